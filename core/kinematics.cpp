@@ -1,0 +1,88 @@
+// Forward kinematics and the twist-rule derivatives (spec pbfd.md §2.2-§2.3).
+#include "core/kinematics.h"
+
+#include <cmath>
+
+namespace bigstep {
+
+Kinematics::Kinematics(const Model& m)
+    : R(m.n_link, Mat3::Identity()), t(m.n_link, Vec3::Zero()), w(m.n_q, Vec3::Zero()),
+      o(m.n_q, Vec3::Zero()), dR(size_t(m.n_link) * m.n_q, Mat3::Zero()),
+      dt(size_t(m.n_link) * m.n_q, Vec3::Zero()) {}
+
+void forward_kinematics(const Model& m, const VecX& theta, Kinematics& kin) {
+  for (int j = 0; j < m.n_link; ++j) {
+    const LinkSpec& l = m.links[j];
+    // start from the parent pose, apply the constant joint offset
+    Mat3 R = l.parent < 0 ? Mat3::Identity() : kin.R[l.parent];
+    Vec3 t = l.parent < 0 ? Vec3::Zero() : kin.t[l.parent];
+    t = R * l.t_o + t;
+    R = R * l.R_o;
+    // elementary DOFs in composition order
+    for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
+      kin.w[k] = R * m.dof_axis[k];
+      if (m.dof_revolute[k]) {
+        kin.o[k] = t;
+        R = R * axis_rotation(m.dof_axis[k], theta[k]);
+      } else {
+        kin.o[k] = t;
+        t += kin.w[k] * theta[k];
+      }
+    }
+    kin.R[j] = R;
+    kin.t[j] = t;
+  }
+}
+
+void link_derivatives(const Model& m, Kinematics& kin) {
+  for (int j = 0; j < m.n_link; ++j)
+    for (int k = 0; k < m.n_q; ++k) {
+      Mat3& dR = kin.dR[size_t(j) * m.n_q + k];
+      Vec3& dt = kin.dt[size_t(j) * m.n_q + k];
+      if (!m.moves(k, j)) {
+        dR.setZero();
+        dt.setZero();
+      } else if (m.dof_revolute[k]) {
+        dR = skew(kin.w[k]) * kin.R[j];
+        dt = kin.w[k].cross(kin.t[j] - kin.o[k]);
+      } else {
+        dR.setZero();
+        dt = kin.w[k];
+      }
+    }
+}
+
+void point_jacobian(const Model& m, const Kinematics& kin, int j, const Vec3& p,
+                    Eigen::Ref<MatX> J) {
+  for (int k = 0; k < m.n_q; ++k) {
+    if (!m.moves(k, j))
+      J.col(k).setZero();
+    else if (m.dof_revolute[k])
+      J.col(k) = kin.w[k].cross(p - kin.o[k]);
+    else
+      J.col(k) = kin.w[k];
+  }
+}
+
+void add_point_hessian(const Model& m, const Kinematics& kin, int j, const MatX& J,
+                       const Vec3& w, double scale, MatX& Hess) {
+  for (int a = 0; a < m.n_q; ++a) {
+    if (!m.moves(a, j) || !m.dof_revolute[a]) continue;
+    // (omega_a x J_b) . w = (J_b x w) . omega_a ; only b >= a on the path contribute
+    const Vec3 wa = scale * kin.w[a];
+    for (int b = a; b < m.n_q; ++b) {
+      if (!m.moves(b, j)) continue;
+      const double h = w.dot(wa.cross(J.col(b).head<3>()));
+      Hess(a, b) += h;
+      if (b != a) Hess(b, a) += h;
+    }
+  }
+}
+
+bool gimbal_locked(const Model& m, const VecX& theta) {
+  for (int k : m.gimbal_dof)
+    if (std::abs(std::cos(theta[k])) < 1e-6) return true;
+  return false;
+}
+
+}  // namespace bigstep

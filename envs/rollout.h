@@ -1,0 +1,40 @@
+// Simulates one scene rollout on the CPU reference integrator and computes its metrics.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "envs/scene.h"
+
+namespace bigstep {
+
+struct Rollout {
+  std::vector<VecX> theta;            ///< (steps_run + 1) configurations, theta[0] = initial
+  std::vector<StepStats> stats;       ///< (steps_run) per step
+  std::vector<double> step_wall_s;    ///< (steps_run) wall time per step [s]
+  int steps_run = 0;
+  bool stopped_at_rest = false;       ///< the §8.1 stopping rule ended the run
+  bool aborted = false;               ///< a non-recoverable status (non-finite, gimbal lock) ended it
+  double wall_time_s = 0;
+};
+
+/// Runs scene.steps() steps (fewer if the stopping rule or a failure ends it).
+/// progress(step, total) is called after each step when set.
+Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress = {});
+
+/// Scene metrics for summary.json.
+struct Metrics {
+  // sliding (pbfd.md §8.1)
+  double sliding_distance_m = 0;  ///< x of the metric link at the stop step minus x at t = 0
+  double max_tilt_rad = 0;        ///< largest rotation of the metric link from its initial pose
+  bool tipped = false;            ///< max_tilt_rad > 30 degrees
+  // com
+  Vec3 com_final = Vec3::Zero();  ///< whole-model centre of mass at the last step [m]
+  Vec3 com_initial = Vec3::Zero();
+};
+
+Metrics compute_metrics(const Scene& sc, const Rollout& r);
+
+/// Mechanical energy 1/2 v^T H(theta_b) v + V(theta_b) with v = (theta_b - theta_a)/dt.
+double mechanical_energy(const Model& m, const VecX& theta_a, const VecX& theta_b, double dt);
+
+}  // namespace bigstep

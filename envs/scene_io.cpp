@@ -1,0 +1,412 @@
+// YAML -> Scene with strict key checking (design.md "configs/"). Each error names the file,
+// the full key path and the offending value.
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "envs/scene.h"
+
+namespace bigstep {
+
+int Scene::steps() const { return int(std::lround(duration / settings.dt)); }
+
+namespace {
+
+std::string show(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "(empty)";
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+// A YAML map with its key path; records which keys were read so leftovers are reported.
+class Cfg {
+ public:
+  Cfg(const YAML::Node& n, std::string path, const std::string& file)
+      : n_(n), path_(std::move(path)), file_(file) {
+    if (n_.IsDefined() && !n_.IsNull() && !n_.IsMap()) fail(path_, show(n_), "expected a mapping");
+  }
+  template <class V>
+  [[noreturn]] void fail(const std::string& key, const V& value, const std::string& why) const {
+    throw InvalidArgument(detail::concat(file_, ": ", key.empty() ? "(top level)" : key, " = ", value, ": ", why));
+  }
+  std::string key(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
+  bool has(const std::string& k) const { return n_.IsMap() && n_[k].IsDefined() && !n_[k].IsNull(); }
+  YAML::Node raw(const std::string& k) {
+    used_.insert(k);
+    return n_.IsMap() ? n_[k] : YAML::Node();
+  }
+  Cfg child(const std::string& k) { return Cfg(raw(k), key(k), file_); }
+
+  double num(const std::string& k, double def, bool required = false) {
+    if (!has(k)) {
+      if (required) fail(key(k), "(missing)", "required number");
+      used_.insert(k);
+      return def;
+    }
+    return as_num(raw(k), key(k));
+  }
+  double as_num(const YAML::Node& v, const std::string& kp) const {
+    double x;
+    try {
+      if (!v.IsScalar()) throw YAML::Exception(YAML::Mark(), "");
+      x = v.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(kp, show(v), "expected a number");
+    }
+    if (!std::isfinite(x)) fail(kp, show(v), "must be finite");
+    return x;
+  }
+  int integer(const std::string& k, int def) {
+    const double x = num(k, def);
+    if (x != std::floor(x)) fail(key(k), show(raw(k)), "expected an integer");
+    return int(x);
+  }
+  bool flag(const std::string& k, bool def) {
+    if (!has(k)) { used_.insert(k); return def; }
+    const YAML::Node v = raw(k);
+    try { return v.as<bool>(); } catch (const YAML::Exception&) { fail(key(k), show(v), "expected true or false"); }
+  }
+  std::string str(const std::string& k, const std::string& def, bool required = false) {
+    if (!has(k)) {
+      if (required) fail(key(k), "(missing)", "required");
+      used_.insert(k);
+      return def;
+    }
+    const YAML::Node v = raw(k);
+    if (!v.IsScalar()) fail(key(k), show(v), "expected a string");
+    return v.as<std::string>();
+  }
+  std::string choice(const std::string& k, const std::string& def, const std::vector<std::string>& ok) {
+    const std::string s = str(k, def);
+    for (const auto& o : ok) if (s == o) return s;
+    std::string list;
+    for (const auto& o : ok) list += (list.empty() ? "" : ", ") + o;
+    fail(key(k), s, "expected one of: " + list);
+  }
+  VecX vec(const std::string& k, int n, const VecX& def) {
+    if (!has(k)) { used_.insert(k); return def; }
+    return as_vec(raw(k), key(k), n);
+  }
+  VecX as_vec(const YAML::Node& v, const std::string& kp, int n) const {
+    if (!v.IsSequence()) fail(kp, show(v), detail::concat("expected a list of ", n, " numbers"));
+    if (n >= 0 && int(v.size()) != n) fail(kp, show(v), detail::concat("expected ", n, " numbers, got ", v.size()));
+    VecX x(v.size());
+    for (size_t i = 0; i < v.size(); ++i) x[i] = as_num(v[i], detail::concat(kp, "[", i, "]"));
+    return x;
+  }
+  Vec3 v3(const std::string& k, const Vec3& def) { return vec(k, 3, def); }
+  // Every key of the map must have been read.
+  void finish() const {
+    if (!n_.IsMap()) return;
+    for (const auto& kv : n_) {
+      const std::string k = kv.first.as<std::string>();
+      if (!used_.count(k)) fail(key(k), show(kv.second), "unknown key");
+    }
+  }
+  const YAML::Node& node() const { return n_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  YAML::Node n_;
+  std::string path_, file_;
+  std::set<std::string> used_;
+};
+
+Mat3 rpy_matrix(const Vec3& rpy) {
+  return (Eigen::AngleAxisd(rpy.z(), Vec3::UnitZ()) * Eigen::AngleAxisd(rpy.y(), Vec3::UnitY()) *
+          Eigen::AngleAxisd(rpy.x(), Vec3::UnitX())).toRotationMatrix();
+}
+
+JointType parse_joint(Cfg& c) {
+  static const std::map<std::string, JointType> m = {
+      {"fixed", JointType::Fixed}, {"hinge", JointType::Hinge}, {"prismatic", JointType::Prismatic},
+      {"ball", JointType::Ball}, {"floating", JointType::Floating}, {"planar", JointType::Planar}};
+  return m.at(c.choice("joint", "fixed", {"fixed", "hinge", "prismatic", "ball", "floating", "planar"}));
+}
+
+// Inertia given as [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz].
+Mat3 parse_inertia(Cfg& c, const std::string& k) {
+  const YAML::Node v = c.raw(k);
+  if (!v.IsSequence() || (v.size() != 3 && v.size() != 6))
+    c.fail(c.key(k), show(v), "expected [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
+  const VecX x = c.as_vec(v, c.key(k), int(v.size()));
+  Mat3 I = Mat3::Zero();
+  I.diagonal() = x.head<3>();
+  if (x.size() == 6) {
+    I(0, 1) = I(1, 0) = x[3];
+    I(0, 2) = I(2, 0) = x[4];
+    I(1, 2) = I(2, 1) = x[5];
+  }
+  return I;
+}
+
+void parse_links(Cfg& model, ModelSpec& spec) {
+  const YAML::Node links = model.raw("links");
+  if (!links.IsSequence() || links.size() == 0)
+    model.fail(model.key("links"), show(links), "expected a non-empty list of links");
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < links.size(); ++i) {
+    Cfg c(links[i], detail::concat(model.key("links"), "[", i, "]"), model.file());
+    LinkSpec l;
+    l.name = c.str("name", "", true);
+    if (index.count(l.name)) c.fail(c.key("name"), l.name, "duplicate link name");
+    const std::string parent = c.str("parent", "world");
+    if (parent == "world") {
+      l.parent = -1;
+    } else if (index.count(parent)) {
+      l.parent = index[parent];
+    } else {
+      c.fail(c.key("parent"), parent, "no earlier link has this name (links are parent-before-child)");
+    }
+    l.joint = parse_joint(c);
+    if (l.joint == JointType::Hinge || l.joint == JointType::Prismatic) {
+      if (!c.has("axis")) c.fail(c.key("axis"), "(missing)", "hinge and prismatic joints need an axis");
+      l.axis = c.v3("axis", Vec3::UnitZ());
+    }
+    l.t_o = c.v3("pos", Vec3::Zero());
+    l.R_o = rpy_matrix(c.v3("rpy", Vec3::Zero()));
+    if (c.has("box")) {
+      // a solid box: mass, COM and inertia from its size; optional corner contact points
+      Cfg b = c.child("box");
+      const Vec3 size = b.v3("size", Vec3::Zero());
+      if (!(size.minCoeff() > 0)) b.fail(b.key("size"), show(b.node()["size"]), "box sides must be > 0");
+      const double vol = size.prod();
+      if (b.has("mass") == b.has("density")) b.fail(b.key("mass"), show(b.node()), "give exactly one of mass or density");
+      l.mass = b.has("mass") ? b.num("mass", 0) : b.num("density", 0) * vol;
+      b.num(b.has("mass") ? "density" : "mass", 0);  // mark the absent one as read
+      if (!(l.mass > 0)) b.fail(b.key("mass"), l.mass, "box mass must be > 0");
+      l.com = b.v3("centre", Vec3::Zero());
+      const Vec3 s2 = size.cwiseProduct(size);
+      l.inertia = (l.mass / 12.0 * Vec3(s2.y() + s2.z(), s2.x() + s2.z(), s2.x() + s2.y())).asDiagonal();
+      if (b.flag("corners", false))
+        for (int k = 0; k < 8; ++k) {
+          const Vec3 sg((k & 1) ? 1 : -1, (k & 2) ? 1 : -1, (k & 4) ? 1 : -1);
+          spec.spheres.push_back({int(i), l.com + 0.5 * size.cwiseProduct(sg), 0.0});
+        }
+      b.finish();
+      for (const char* k : {"mass", "com", "inertia"})
+        if (c.has(k)) c.fail(c.key(k), show(c.node()[k]), "give either box or mass/com/inertia");
+    } else {
+      l.mass = c.num("mass", 0, true);
+      l.com = c.v3("com", Vec3::Zero());
+      if (c.has("inertia")) l.inertia = parse_inertia(c, "inertia");
+      else c.raw("inertia");
+    }
+    c.finish();
+    index[l.name] = int(i);
+    spec.links.push_back(l);
+  }
+  // contacts reference links by name
+  const YAML::Node contacts = model.raw("contacts");
+  if (contacts.IsDefined() && !contacts.IsNull()) {
+    if (!contacts.IsSequence()) model.fail(model.key("contacts"), show(contacts), "expected a list");
+    for (size_t i = 0; i < contacts.size(); ++i) {
+      Cfg c(contacts[i], detail::concat(model.key("contacts"), "[", i, "]"), model.file());
+      const std::string link = c.str("link", "", true);
+      if (!index.count(link)) c.fail(c.key("link"), link, "no such link");
+      const double r = c.num("radius", 0);
+      if (r < 0) c.fail(c.key("radius"), r, "must be >= 0");
+      const YAML::Node pts = c.raw("points");
+      if (!pts.IsSequence() || pts.size() == 0) c.fail(c.key("points"), show(pts), "expected a list of [x, y, z]");
+      for (size_t p = 0; p < pts.size(); ++p)
+        spec.spheres.push_back({index[link], c.as_vec(pts[p], detail::concat(c.key("points"), "[", p, "]"), 3), r});
+      c.finish();
+    }
+  }
+}
+
+void parse_terrain(Cfg& model, ModelSpec& spec) {
+  const YAML::Node t = model.raw("terrain");
+  if (!t.IsDefined() || t.IsNull()) return;
+  if (!t.IsSequence()) model.fail(model.key("terrain"), show(t), "expected a list of planes");
+  for (size_t i = 0; i < t.size(); ++i) {
+    Cfg c(t[i], detail::concat(model.key("terrain"), "[", i, "]"), model.file());
+    Plane p;
+    if (c.has("slope_deg")) {
+      // a slope descending along +x through `point`: n = (sin s, 0, cos s)
+      const double s = c.num("slope_deg", 0) * M_PI / 180;
+      if (!(std::abs(s) < M_PI / 2)) c.fail(c.key("slope_deg"), s * 180 / M_PI, "must be in (-90, 90)");
+      p.normal = Vec3(std::sin(s), 0, std::cos(s));
+      p.offset = p.normal.dot(c.v3("point", Vec3::Zero()));
+    } else {
+      p.normal = c.v3("normal", Vec3::UnitZ());
+      if (!(p.normal.norm() > 0)) c.fail(c.key("normal"), show(c.node()["normal"]), "must be non-zero");
+      p.normal.normalize();
+      p.offset = c.num("offset", 0);
+    }
+    c.finish();
+    spec.planes.push_back(p);
+  }
+}
+
+// Applies one "a.b.c=value" override onto the document, creating maps as needed.
+void apply_override(YAML::Node& root, const std::string& ov, const std::string& file) {
+  const size_t eq = ov.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InvalidArgument(detail::concat(file, ": --set ", ov, ": expected key.path=value"));
+  const std::string key = ov.substr(0, eq), text = ov.substr(eq + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InvalidArgument(detail::concat(file, ": --set ", key, " = ", text, ": not a YAML value (", e.msg, ")"));
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  std::vector<YAML::Node> chain{root};
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node cur = chain.back();
+    const std::string& p = parts[i];
+    if (cur.IsSequence()) {
+      char* end;
+      const long idx = std::strtol(p.c_str(), &end, 10);
+      if (*end || idx < 0 || size_t(idx) >= cur.size())
+        throw InvalidArgument(detail::concat(file, ": --set ", key, " = ", text, ": '", p, "' is not an index of that list"));
+      chain.push_back(cur[size_t(idx)]);
+    } else {
+      if (cur.IsDefined() && !cur.IsNull() && !cur.IsMap())
+        throw InvalidArgument(detail::concat(file, ": --set ", key, " = ", text, ": '", p, "' is not a mapping"));
+      if (!cur[p].IsDefined() || cur[p].IsNull()) cur[p] = YAML::Node(YAML::NodeType::Map);
+      chain.push_back(cur[p]);
+    }
+  }
+  YAML::Node last = chain.back();
+  if (last.IsSequence()) {
+    char* end;
+    const long idx = std::strtol(parts.back().c_str(), &end, 10);
+    if (*end || idx < 0 || size_t(idx) >= last.size())
+      throw InvalidArgument(detail::concat(file, ": --set ", key, " = ", text, ": '", parts.back(), "' is not an index of that list"));
+    last[size_t(idx)] = value;
+  } else {
+    last[parts.back()] = value;
+  }
+}
+
+Scene parse(YAML::Node root, const std::string& file, const std::vector<std::string>& overrides) {
+  if (!root.IsMap()) throw InvalidArgument(file + ": (top level) = " + show(root) + ": expected a mapping");
+  for (const auto& ov : overrides) apply_override(root, ov, file);
+  Cfg top(root, "", file);
+  Scene sc;
+  sc.source = file;
+  sc.name = top.str("scene", "", true);
+  top.str("description", "");
+
+  Cfg model = top.child("model");
+  if (!top.has("model")) top.fail("model", "(missing)", "required");
+  ModelSpec spec;
+  spec.gravity = model.v3("gravity", Vec3(0, 0, -9.81));
+  parse_links(model, spec);
+  parse_terrain(model, spec);
+  model.finish();
+  try {
+    sc.model = Model::finalize(spec);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(file + ": model." + e.what());
+  }
+  const int n = sc.model.n_q;
+
+  Cfg init = top.child("initial");
+  sc.theta0 = init.vec("theta", n, VecX::Zero(n));
+  sc.theta_dot0 = init.vec("theta_dot", n, VecX::Zero(n));
+  init.finish();
+  Cfg ctrl = top.child("control");
+  sc.tau = ctrl.vec("tau", n, VecX::Zero(n));
+  ctrl.finish();
+
+  Cfg integ = top.child("integrator");
+  PbdSettings& s = sc.settings;
+  sc.integrator = integ.choice("type", "pbfd", {"pbd", "pbfd"});
+  s.formulation = sc.integrator == "pbd" ? Formulation::Pbd : Formulation::Pbfd;
+  const std::string opt = integ.choice("optimizer", "jtj_lm", {"lm", "jtj_lm", "lbfgs"});
+  s.optimizer = opt == "lm" ? Optimizer::Lm : opt == "lbfgs" ? Optimizer::Lbfgs : Optimizer::JtjLm;
+  s.dt = integ.num("dt", 0.01);
+  if (!(s.dt > 0)) integ.fail(integ.key("dt"), s.dt, "must be > 0");
+  sc.duration = integ.num("duration", 1.0);
+  if (!(sc.duration > 0)) integ.fail(integ.key("duration"), sc.duration, "must be > 0");
+  s.eps_r = integ.num("eps_r", s.eps_r);
+  s.eps_x = integ.num("eps_x", s.eps_x);
+  s.it_max = integ.integer("it_max", s.it_max);
+  s.lbfgs_it_max = integ.integer("lbfgs_it_max", s.lbfgs_it_max);
+  s.restart = integ.flag("restart", true);
+  integ.finish();
+
+  Cfg contact = top.child("contact");
+  ContactParams& cp = s.contact;
+  cp.c_perp = contact.num("c_perp", cp.c_perp);
+  cp.c_par = contact.num("c_par", cp.c_par);
+  cp.mu = contact.num("mu", cp.mu);
+  cp.alpha = contact.num("alpha", cp.alpha);
+  cp.beta = contact.num("beta", cp.beta);
+  cp.gamma = contact.num("gamma", cp.gamma);
+  contact.finish();
+  try {
+    validate_pbd_settings(s);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(file + ": " + e.what());
+  }
+
+  Cfg met = top.child("metrics");
+  sc.metric = met.choice("type", "com", {"com", "sliding"}) == "sliding" ? MetricKind::Sliding : MetricKind::Com;
+  sc.stop_at_rest = met.flag("stop_at_rest", false);
+  sc.rest_speed = met.num("rest_speed", sc.rest_speed);
+  sc.rest_time = met.num("rest_time", sc.rest_time);
+  const std::string ml = met.str("link", sc.model.links[0].name);
+  sc.metric_link = -1;
+  for (int j = 0; j < sc.model.n_link; ++j) if (sc.model.links[j].name == ml) sc.metric_link = j;
+  if (sc.metric_link < 0) met.fail(met.key("link"), ml, "no such link");
+  met.finish();
+  top.finish();
+  return sc;
+}
+
+}  // namespace
+
+Scene load_scene_text(const std::string& yaml, const std::string& source,
+                      const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    throw InvalidArgument(detail::concat(source, ": line ", e.mark.line + 1, ": YAML syntax error: ", e.msg));
+  }
+  return parse(root, source, overrides);
+}
+
+Scene load_scene(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream f(path);
+  if (!f) throw InvalidArgument(path + ": cannot open file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return load_scene_text(ss.str(), path, overrides);
+}
+
+std::string scene_keys_help() {
+  return R"(Config keys (any of them can be given or overridden with --set key=value):
+  scene                     scene name (required)
+  model.gravity             [gx, gy, gz] m/s^2 (default [0, 0, -9.81])
+  model.links[i].name|parent|joint|axis|pos|rpy|mass|com|inertia|box
+                            joint: fixed|hinge|prismatic|ball|floating|planar;
+                            box: {size, mass|density, centre, corners}
+  model.contacts[i]         {link, points: [[x,y,z]...], radius}
+  model.terrain[i]          {normal, offset} or {slope_deg, point}
+  initial.theta, initial.theta_dot    initial state (n_q values each)
+  control.tau               constant joint torques (n_q values)
+  integrator.type           pbd | pbfd
+  integrator.optimizer      lm | jtj_lm | lbfgs   (lm is pbd only)
+  integrator.dt, integrator.duration  timestep and simulated time [s]
+  integrator.eps_r, eps_x, it_max, lbfgs_it_max, restart   solver tolerances (pbfd.md 5.1)
+  contact.c_perp, contact.c_par       normal / tangential force coefficients
+  contact.mu                Coulomb coefficient (Newton-Euler baselines)
+  contact.alpha, beta, gamma          force exponents (2, 1, 1)
+  metrics.type              com | sliding;  metrics.link, stop_at_rest, rest_speed, rest_time
+)";
+}
+
+}  // namespace bigstep

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what bigstep needs, idempotently: Debian packages (compiler, Eigen, Catch2, yaml-cpp,
+# nlohmann-json, LBFGSpp) and Python packages (numpy, matplotlib, pytest) for plots and tests.
+set -euo pipefail
+need=()
+for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev liblbfgspp-dev python3 python3-pip; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+PY=${PYTHON:-python3}
+if ! $PY -c "import numpy, matplotlib, pytest" 2>/dev/null; then
+  $PY -m pip install -q --disable-pip-version-check numpy matplotlib pytest 2>/dev/null ||
+    $PY -m pip install -q --disable-pip-version-check --break-system-packages numpy matplotlib pytest
+fi

@@ -1,0 +1,100 @@
+// LM iteration, spec pbfd.md §5.1 (Eq. 14 update with the Nielsen lambda schedule).
+#include "solvers/lm.h"
+
+#include <cmath>
+#include <limits>
+
+namespace bigstep {
+
+LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s) {
+  const int n = int(x.size());
+  LmResult res;
+  double F, Fc;
+  VecX g(n), gc(n), delta(n), xc(n);
+  MatX B(n, n), Bc(n, n), A(n, n);
+  Eigen::LLT<MatX> llt(n);
+  double r, rc;
+  f.evaluate(x, F, g, B, r);
+  res.residual = r;
+  if (!std::isfinite(F) || !g.allFinite() || !B.allFinite()) {
+    res.outcome = LmOutcome::NonFinite;
+    return res;
+  }
+  const double tol = s.eps_r * s.scale;
+  double lambda = std::max(1e-3 * B.diagonal().maxCoeff(), 1e-12);
+  double nu = 2;
+  const double eps = std::numeric_limits<double>::epsilon();
+  for (int it = 0;; ++it) {
+    res.iterations = it;
+    res.residual = r;
+    if (r <= tol) {
+      res.outcome = LmOutcome::Converged;
+      return res;
+    }
+    if (it >= s.it_max || lambda > 1e16 * std::max(1.0, B.diagonal().maxCoeff())) {
+      res.outcome = LmOutcome::NotConverged;
+      return res;
+    }
+    // solve (B + lambda I) delta = -g; a failed factorization raises lambda (<= 30 times)
+    bool factored = false;
+    for (int tries = 0; tries < 30 && !factored; ++tries) {
+      A = B;
+      A.diagonal().array() += lambda;
+      llt.compute(A);
+      if (llt.info() == Eigen::Success) {
+        factored = true;
+      } else {
+        lambda *= nu;
+        nu *= 2;
+      }
+    }
+    if (!factored) {
+      res.outcome = LmOutcome::FactorFailed;
+      return res;
+    }
+    delta = llt.solve(-g);
+    if (delta.lpNorm<Eigen::Infinity>() <= s.eps_x * (s.eps_x + x.lpNorm<Eigen::Infinity>())) {
+      res.outcome = r <= 100 * tol ? LmOutcome::SmallStep : LmOutcome::NotConverged;
+      return res;
+    }
+    xc = x + delta;
+    Fc = f.value(xc);
+    const double pred = 0.5 * delta.dot(lambda * delta - g);
+    double rho = (F - Fc) / pred;
+    bool accept = false, evaluated = false;
+    if (std::isfinite(Fc)) {
+      if (std::abs(F - Fc) <= 64 * eps * std::max(1.0, std::abs(F))) {
+        // the change is below F's rounding: rho is noise, compare gradients instead
+        f.evaluate(xc, Fc, gc, Bc, rc);
+        evaluated = true;
+        accept = gc.allFinite() && gc.lpNorm<Eigen::Infinity>() < g.lpNorm<Eigen::Infinity>();
+        rho = 0.5;
+      } else {
+        accept = rho > 0;
+      }
+    }
+    if (accept) {
+      x = xc;
+      if (evaluated) {
+        F = Fc;
+        g.swap(gc);
+        B.swap(Bc);
+        r = rc;
+      } else {
+        f.evaluate(x, F, g, B, r);
+      }
+      if (!std::isfinite(F) || !g.allFinite() || !B.allFinite()) {
+        res.outcome = LmOutcome::NonFinite;
+        res.iterations = it + 1;
+        return res;
+      }
+      lambda *= std::max(1.0 / 3.0, 1 - std::pow(2 * rho - 1, 3));
+      nu = 2;
+    } else {
+      lambda *= nu;
+      nu *= 2;
+    }
+  }
+}
+
+}  // namespace bigstep

@@ -1,0 +1,40 @@
+// Levenberg-Marquardt with the Nielsen lambda schedule (spec pbfd.md §5.1). The model matrix B
+// is whatever the objective supplies: exact Hessian (LM) or a PSD Gauss-Newton matrix (JTJ-LM).
+#pragma once
+#include "core/types.h"
+
+namespace bigstep {
+
+/// An objective F with gradient g, model matrix B and a convergence measure.
+class LmObjective {
+ public:
+  virtual ~LmObjective() = default;
+  /// F(x) only (may return a non-finite value: the step is then rejected).
+  virtual double value(const VecX& x) = 0;
+  /// F, g, B at x and the convergence measure res (PBFD ||r||_inf, PBD ||grad E||_inf).
+  virtual void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) = 0;
+};
+
+struct LmSettings {
+  double eps_r = 1e-8;   ///< converged when res <= eps_r * scale
+  double eps_x = 1e-12;  ///< small-step test ||delta||_inf <= eps_x (eps_x + ||x||_inf)
+  int it_max = 500;      ///< iterations (candidate evaluations) per attempt
+  double scale = 1;      ///< s = max(1, W), W the total weight [N]
+};
+
+enum class LmOutcome { Converged, SmallStep, NotConverged, FactorFailed, NonFinite };
+
+struct LmResult {
+  LmOutcome outcome = LmOutcome::NotConverged;
+  int iterations = 0;   ///< LM iterations (= candidates evaluated)
+  double residual = 0;  ///< convergence measure at the returned x
+  bool converged() const {
+    return outcome == LmOutcome::Converged || outcome == LmOutcome::SmallStep;
+  }
+};
+
+/// Minimizes from x (in/out). SmallStep is returned only when res <= 100 eps_r scale;
+/// otherwise a small step reports NotConverged.
+LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s);
+
+}  // namespace bigstep

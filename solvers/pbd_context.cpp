@@ -1,0 +1,25 @@
+#include "solvers/pbd_context.h"
+
+#include "core/error.h"
+
+namespace bigstep {
+
+PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
+                             double dt, const VecX& tau, const ContactParams& cp, PbdWorkspace& ws) {
+  PbdStepInput in;
+  in.dt = dt;
+  in.tau = tau.size() == 0 ? VecX(VecX::Zero(m.n_q)) : tau;
+  BIGSTEP_CHECK_ARG(in.tau.size() == m.n_q, "tau.size()", in.tau.size(),
+                    detail::concat("expected n_q = ", m.n_q));
+  in.cp = cp;
+  // anchor = 2 T(theta_n) - T(theta_{n-1}); ws.kin holds theta_n afterwards
+  forward_kinematics(m, theta_nm1, ws.kin_a);
+  forward_kinematics(m, theta_n, ws.kin);
+  in.anchor = make_inertia_anchor(ws.kin, ws.kin_a, 1.0);
+  in.centre_n.resize(m.spheres.size());
+  for (size_t s = 0; s < m.spheres.size(); ++s)
+    in.centre_n[s] = point_position(ws.kin, m.spheres[s].link, m.spheres[s].centre);
+  return in;
+}
+
+}  // namespace bigstep

@@ -1,0 +1,54 @@
+// What one PBD/PBFD timestep holds constant (theta_n, theta_{n-1}, tau, dt) and the
+// per-rollout scratch the objectives reuse (spec pbfd.md §3, §4).
+#pragma once
+#include <vector>
+
+#include "core/inertia.h"
+#include "solvers/contact_terms.h"
+
+namespace bigstep {
+
+/// Constants of one step. Built by make_step_input() from theta_n and theta_{n-1}.
+struct PbdStepInput {
+  double dt = 0.01;
+  VecX tau;                       ///< (n_q) joint torques, constant over the step
+  ContactParams cp;
+  InertiaAnchor anchor;           ///< 2 T(theta_n) - T(theta_{n-1}) per link
+  std::vector<Vec3> centre_n;     ///< (n_sphere) sphere centres at theta_n (p_n)
+};
+
+/// Per-rollout scratch sized from the Model.
+struct PbdWorkspace {
+  explicit PbdWorkspace(const Model& m) : kin(m), kin_a(m), J(3, m.n_q) {}
+  Kinematics kin;    ///< at the current iterate
+  Kinematics kin_a;  ///< scratch for theta_n / theta_{n-1}
+  MatX J;            ///< (3 x n_q) point Jacobian
+};
+
+PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
+                             double dt, const VecX& tau, const ContactParams& cp, PbdWorkspace& ws);
+
+/// Calls f(c, d, n, u) for every (sphere, plane) pair in penetration (d > 0), with ws.J set to
+/// the Jacobian of the sphere centre c. u = P_t (c - c_n). Needs forward_kinematics in ws.kin.
+template <class F>
+void for_each_active_contact(const Model& m, const PbdStepInput& in, PbdWorkspace& ws, F&& f) {
+  for (size_t s = 0; s < m.spheres.size(); ++s) {
+    const ContactSphere& sp = m.spheres[s];
+    const Vec3 c = point_position(ws.kin, sp.link, sp.centre);
+    bool have_J = false;
+    for (const Plane& pl : m.planes) {
+      const double d = -sphere_plane_phi(c, sp.radius, pl.normal, pl.offset);
+      if (!(d > 0)) continue;
+      if (!have_J) {
+        point_jacobian(m, ws.kin, sp.link, c, ws.J);
+        have_J = true;
+      }
+      const Vec3& n = pl.normal;
+      const Vec3 dc = c - in.centre_n[s];
+      const Vec3 u = dc - n * n.dot(dc);
+      f(sp.link, c, d, n, u);
+    }
+  }
+}
+
+}  // namespace bigstep

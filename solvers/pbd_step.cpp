@@ -1,0 +1,175 @@
+// PBD / PBFD step driver (spec pbfd.md §5.1 restart rule, §5.3 predictor and outputs).
+// cpu-only: the CUDA mirror of the per-iteration body is the batched backend's job.
+#include "solvers/pbd_step.h"
+
+#include "core/error.h"
+#include "solvers/pbd_objective.h"
+#include "solvers/pbfd_residual.h"
+
+namespace bigstep {
+
+const char* formulation_name(Formulation f) { return f == Formulation::Pbd ? "pbd" : "pbfd"; }
+const char* optimizer_name(Optimizer o) {
+  switch (o) {
+    case Optimizer::Lm: return "lm";
+    case Optimizer::JtjLm: return "jtj_lm";
+    case Optimizer::Lbfgs: return "lbfgs";
+  }
+  return "?";
+}
+
+void validate_pbd_settings(const PbdSettings& s) {
+  BIGSTEP_CHECK_ARG(std::isfinite(s.dt) && s.dt > 0, "integrator.dt", s.dt, "must be finite and > 0");
+  BIGSTEP_CHECK_ARG(!(s.formulation == Formulation::Pbfd && s.optimizer == Optimizer::Lm),
+                    "integrator.optimizer", "lm",
+                    "LM with the exact Hessian of Eq. 13 needs third derivatives (excluded by the "
+                    "paper); use jtj_lm or lbfgs with integrator.type = pbfd");
+  const ContactParams& c = s.contact;
+  BIGSTEP_CHECK_ARG(std::isfinite(c.c_perp) && c.c_perp >= 0, "contact.c_perp", c.c_perp, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(std::isfinite(c.c_par) && c.c_par >= 0, "contact.c_par", c.c_par, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(std::isfinite(c.alpha) && c.alpha > 1, "contact.alpha", c.alpha,
+                    "must be > 1 (the normal energy must be C^2, Lemma 4.2)");
+  BIGSTEP_CHECK_ARG(std::isfinite(c.beta) && c.beta >= 1, "contact.beta", c.beta,
+                    "must be >= 1 (the friction force is not differentiable at zero slip below 1)");
+  BIGSTEP_CHECK_ARG(std::isfinite(c.gamma) && c.gamma >= 1, "contact.gamma", c.gamma, "must be >= 1");
+  BIGSTEP_CHECK_ARG(std::isfinite(c.mu) && c.mu >= 0, "contact.mu", c.mu, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(s.eps_r > 0, "integrator.eps_r", s.eps_r, "must be > 0");
+  BIGSTEP_CHECK_ARG(s.eps_x > 0, "integrator.eps_x", s.eps_x, "must be > 0");
+  BIGSTEP_CHECK_ARG(s.it_max > 0, "integrator.it_max", s.it_max, "must be > 0");
+}
+
+namespace {
+
+// Eq. 6 for LM (exact B) and JTJ-LM (Gauss-Newton B): F = E, g = grad E, res = ||grad E||_inf.
+struct Eq6Objective final : LmObjective {
+  const Model& m; const PbdStepInput& in; PbdWorkspace& ws; HessianKind kind;
+  Eq6Objective(const Model& m, const PbdStepInput& in, PbdWorkspace& ws, HessianKind k)
+      : m(m), in(in), ws(ws), kind(k) {}
+  double value(const VecX& x) override { return pbd_energy(m, in, x, ws); }
+  void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) override {
+    pbd_energy_derivatives(m, in, x, ws, F, g, &B, kind);
+    res = g.lpNorm<Eigen::Infinity>();
+  }
+};
+
+// Eq. 13 for JTJ-LM: F = 1/2 ||r||^2, g = J_r^T r, B = J_r^T J_r, res = ||r||_inf.
+struct Eq13Objective final : LmObjective {
+  const Model& m; const PbdStepInput& in; PbdWorkspace& ws; VecX r; MatX Jr;
+  Eq13Objective(const Model& m, const PbdStepInput& in, PbdWorkspace& ws)
+      : m(m), in(in), ws(ws), r(m.n_q), Jr(m.n_q, m.n_q) {}
+  double value(const VecX& x) override {
+    pbfd_residual(m, in, x, ws, r, nullptr);
+    return 0.5 * r.squaredNorm();
+  }
+  void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) override {
+    pbfd_residual(m, in, x, ws, r, &Jr);
+    F = 0.5 * r.squaredNorm();
+    g.noalias() = Jr.transpose() * r;
+    B.noalias() = Jr.transpose() * Jr;
+    res = r.lpNorm<Eigen::Infinity>();
+  }
+};
+
+bool finite(const VecX& v) { return v.allFinite(); }
+
+}  // namespace
+
+PbdIntegrator::PbdIntegrator(const Model& m, const PbdSettings& s) : m_(m), s_(s), ws_(m) {
+  validate_pbd_settings(s_);
+}
+
+bool PbdIntegrator::solve(const PbdStepInput& in, VecX& theta, StepStats& st) {
+  const double scale = std::max(1.0, m_.weight());
+  if (s_.optimizer == Optimizer::Lbfgs) {
+    LbfgsSettings ls{s_.eps_r, scale, s_.lbfgs_it_max, 10};
+    LbfgsResult r;
+    if (s_.formulation == Formulation::Pbd) {
+      VecX gg(m_.n_q);
+      r = lbfgs_minimize(
+          [&](const VecX& x, VecX& g) {
+            double E;
+            pbd_energy_derivatives(m_, in, x, ws_, E, g, nullptr, HessianKind::None);
+            return E;
+          },
+          [&](const VecX& x) {
+            double E;
+            pbd_energy_derivatives(m_, in, x, ws_, E, gg, nullptr, HessianKind::None);
+            return gg.lpNorm<Eigen::Infinity>();
+          },
+          theta, ls);
+    } else {
+      Eq13Objective f(m_, in, ws_);
+      MatX B(m_.n_q, m_.n_q);
+      r = lbfgs_minimize(
+          [&](const VecX& x, VecX& g) {
+            double F, res;
+            f.evaluate(x, F, g, B, res);
+            return F;
+          },
+          [&](const VecX& x) {
+            f.value(x);
+            return f.r.lpNorm<Eigen::Infinity>();
+          },
+          theta, ls);
+    }
+    st.iterations += r.iterations;
+    st.residual = r.residual;
+    return r.converged;
+  }
+  LmSettings ls{s_.eps_r, s_.eps_x, s_.it_max, scale};
+  LmResult r;
+  if (s_.formulation == Formulation::Pbfd) {
+    Eq13Objective f(m_, in, ws_);
+    r = levenberg_marquardt(f, theta, ls);
+  } else {
+    Eq6Objective f(m_, in, ws_, s_.optimizer == Optimizer::Lm ? HessianKind::Exact : HessianKind::GaussNewton);
+    r = levenberg_marquardt(f, theta, ls);
+  }
+  st.iterations += r.iterations;
+  st.residual = r.residual;
+  if (r.outcome == LmOutcome::SmallStep) st.status |= STATUS_SMALL_STEP;
+  if (r.outcome == LmOutcome::FactorFailed) st.status |= STATUS_FACTOR_FAILED;
+  if (r.outcome == LmOutcome::NonFinite) st.status |= STATUS_NONFINITE;
+  return r.converged();
+}
+
+StepStats PbdIntegrator::step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau,
+                              VecX& theta_next) {
+  StepStats st;
+  // check inputs: a bad rollout is flagged and held, never stepped
+  if (theta_n.size() != m_.n_q || theta_nm1.size() != m_.n_q ||
+      (tau.size() != 0 && tau.size() != m_.n_q)) {
+    throw InvalidArgument(detail::concat("theta.size() = ", theta_n.size(), ", theta_prev.size() = ",
+                                         theta_nm1.size(), ", tau.size() = ", tau.size(),
+                                         ": expected n_q = ", m_.n_q, " (tau may be empty)"));
+  }
+  if (!finite(theta_n) || !finite(theta_nm1) || !finite(tau)) {
+    st.status |= STATUS_NONFINITE;
+    theta_next = theta_n;
+    return st;
+  }
+  if (gimbal_locked(m_, theta_n)) {
+    st.status |= STATUS_GIMBAL_LOCK;
+    theta_next = theta_n;
+    return st;
+  }
+  const PbdStepInput in = make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, s_.contact, ws_);
+  // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
+  theta_next = 2 * theta_n - theta_nm1;
+  bool ok = solve(in, theta_next, st);
+  if (!ok && s_.restart) {
+    st.status = STATUS_RESTARTED;
+    theta_next = theta_n;
+    ok = solve(in, theta_next, st);
+  }
+  if (!ok) st.status |= STATUS_NOT_CONVERGED;
+  if (!finite(theta_next)) {
+    st.status |= STATUS_NONFINITE;
+    theta_next = theta_n;
+  } else if (gimbal_locked(m_, theta_next)) {
+    st.status |= STATUS_GIMBAL_LOCK;
+  }
+  return st;
+}
+
+}  // namespace bigstep

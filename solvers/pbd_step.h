@@ -1,0 +1,62 @@
+// One PBD / PBFD timestep: predictor, optimizer, restart rule, status (spec pbfd.md §5, §5.3).
+#pragma once
+#include <string>
+
+#include "solvers/lbfgs.h"
+#include "solvers/lm.h"
+#include "solvers/pbd_context.h"
+
+namespace bigstep {
+
+enum class Formulation { Pbd, Pbfd };       ///< Eq. 6 (energy) or Eq. 13 (force residual)
+enum class Optimizer { Lm, JtjLm, Lbfgs };  ///< Table I optimizers
+
+const char* formulation_name(Formulation f);
+const char* optimizer_name(Optimizer o);
+
+struct PbdSettings {
+  Formulation formulation = Formulation::Pbfd;
+  Optimizer optimizer = Optimizer::JtjLm;
+  double dt = 0.01;
+  ContactParams contact;
+  double eps_r = 1e-8;
+  double eps_x = 1e-12;
+  int it_max = 500;         ///< LM iterations per attempt
+  int lbfgs_it_max = 10000;
+  bool restart = true;      ///< retry once from theta_n when the predictor start fails (§5.1)
+};
+
+/// Per-step statistics (pbfd.md §5.3).
+struct StepStats {
+  int iterations = 0;     ///< optimizer iterations, both attempts together
+  double residual = 0;    ///< final convergence measure (PBFD ||r||_inf, PBD ||grad E||_inf)
+  uint32_t status = STATUS_OK;
+  bool converged() const { return !status_failed(status); }
+};
+
+/// Validates settings against the model (throws InvalidArgument naming the field).
+void validate_pbd_settings(const PbdSettings& s);
+
+/// Steps one rollout. Owns its scratch; not thread-safe (one per thread).
+class PbdIntegrator {
+ public:
+  PbdIntegrator(const Model& m, const PbdSettings& s);
+
+  /// theta_{n+1} from (theta_n, theta_{n-1}) and constant torques tau (size n_q or empty).
+  /// On failure theta_next holds the best iterate (NOT_CONVERGED) or theta_n (non-finite input,
+  /// gimbal lock) and the status says so; it never throws for bad state.
+  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next);
+
+  const PbdSettings& settings() const { return s_; }
+  const Model& model() const { return m_; }
+
+ private:
+  // one optimizer attempt from theta (in/out); returns converged
+  bool solve(const PbdStepInput& in, VecX& theta, StepStats& st);
+
+  const Model& m_;
+  PbdSettings s_;
+  PbdWorkspace ws_;
+};
+
+}  // namespace bigstep

@@ -1,0 +1,22 @@
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("BIGSTEP_BIN", ROOT / "build" / "bigstep"))
+
+
+@pytest.fixture(scope="session")
+def bigstep():
+    if not BIN.exists():
+        pytest.fail(f"{BIN} not built: run scripts/build.sh first")
+
+    def run(*args, check=None):
+        p = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, cwd=ROOT)
+        if check is not None:
+            assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
+        return p
+
+    return run

@@ -1,0 +1,49 @@
+"""End-to-end checks of `bigstep run`: outputs, overrides and error paths."""
+import csv
+import json
+
+CONFIG = "configs/box_slide.yaml"
+
+
+def test_run_writes_outputs(bigstep, tmp_path):
+    bigstep("run", CONFIG, "--set", "integrator.duration=0.5", "--set", "metrics.stop_at_rest=false",
+            "--out", tmp_path, "--quiet", check=0)
+    s = json.loads((tmp_path / "summary.json").read_text())
+    for key in ["scene", "integrator", "optimizer", "dt", "steps", "sim_time_s", "wall_time_s",
+                "iterations_mean", "iterations_max", "converged_fraction", "sliding_distance_m"]:
+        assert key in s, key
+    assert s["steps"] == 50 and s["converged_fraction"] == 1.0
+    rows = list(csv.reader(open(tmp_path / "trajectory.csv")))
+    assert rows[0][0] == "t" and len(rows[0]) == 4 and len(rows) == 52
+    # PBFD friction per corner is 2 C_par d^2 v dt = k v N (k = 2 C_par dt / C_perp): the speed
+    # decays as exp(-k g t), so x(t) = (1 - exp(-k g t)) / (k g) = 0.190 m at t = 0.5 s
+    import math
+    k = 2 * 3.0e7 * 0.01 / 1.23e6
+    expect = (1 - math.exp(-k * 9.81 * 0.5)) / (k * 9.81)
+    assert abs(s["sliding_distance_m"] - expect) < 0.05 * expect
+
+
+def test_set_overrides_key(bigstep, tmp_path):
+    bigstep("run", CONFIG, "--set", "integrator.dt=0.05", "--set", "integrator.type=pbd",
+            "--set", "integrator.duration=0.5", "--out", tmp_path, "--quiet", check=0)
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["dt"] == 0.05 and s["integrator"] == "pbd" and s["steps"] == 10
+
+
+def test_bad_override_value_names_file_key_value(bigstep, tmp_path):
+    p = bigstep("run", CONFIG, "--set", "integrator.dt=abc", "--out", tmp_path, check=2)
+    line = p.stderr.strip()
+    assert len(line.splitlines()) == 1
+    assert CONFIG in line and "integrator.dt" in line and "abc" in line
+
+
+def test_unknown_key_is_rejected(bigstep, tmp_path):
+    p = bigstep("run", CONFIG, "--set", "integrator.foo=1", "--out", tmp_path, check=2)
+    assert "integrator.foo" in p.stderr and "unknown key" in p.stderr
+
+
+def test_help_documents_keys(bigstep):
+    p = bigstep("run", "--help", check=0)
+    for key in ["integrator.type", "integrator.optimizer", "integrator.dt", "integrator.duration",
+                "contact.c_perp", "contact.c_par", "contact.mu", "--set", "--out"]:
+        assert key in p.stdout, key
