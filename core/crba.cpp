@@ -1,0 +1,30 @@
+// CRBA (world convention): composite inertias Ic_j = sum over the subtree of j of I_i (world,
+// about the origin); H_kl = S_k^T Ic_{link(l)} S_l for k on the root->link(l) path, k <= l.
+#include "core/crba.h"
+
+#include "core/kinematics.h"
+#include "core/rnea.h"
+
+namespace bigstep {
+
+void crba(const Model& m, const VecX& q, MatX& H) {
+  Kinematics kin(m);
+  forward_kinematics(m, q, kin);
+  const MatX S = motion_subspace(m, q);
+  std::vector<Eigen::Matrix<double, 6, 6>> Ic(m.n_link);
+  for (int j = 0; j < m.n_link; ++j) Ic[j] = spatial_inertia_world(m, j, kin.R[j], kin.t[j]);
+  // backward pass: composite inertias
+  for (int j = m.n_link - 1; j >= 0; --j)
+    if (m.links[j].parent >= 0) Ic[m.links[j].parent] += Ic[j];
+  H.setZero(m.n_q, m.n_q);
+  for (int l = 0; l < m.n_q; ++l) {
+    const int j = m.dof_link[l];
+    const Vec6T<double> F = Ic[j] * S.col(l);
+    for (int k = 0; k <= l; ++k) {
+      if (!m.moves(k, j)) continue;
+      H(k, l) = H(l, k) = S.col(k).dot(F);
+    }
+  }
+}
+
+}  // namespace bigstep

@@ -1,0 +1,42 @@
+#include "core/forward_dynamics.h"
+
+#include <unsupported/Eigen/AutoDiff>
+
+#include "core/crba.h"
+#include "core/rnea.h"
+
+namespace bigstep {
+
+VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau) {
+  MatX H;
+  crba(m, q, H);
+  return H.ldlt().solve(tau - nonlinear_effects(m, q, qd));
+}
+
+void rnea_derivatives(const Model& m, const VecX& q, const VecX& qd, const VecX& qdd, MatX& dtau_dq,
+                      MatX& dtau_dqd) {
+  using AD = Eigen::AutoDiffScalar<VecX>;
+  const int n = m.n_q;
+  // seed 2n directions: the first n for q, the next n for qd
+  VecXT<AD> qa(n), qda(n), qdda(n), tau;
+  for (int k = 0; k < n; ++k) {
+    qa[k] = AD(q[k], 2 * n, k);
+    qda[k] = AD(qd[k], 2 * n, n + k);
+    qdda[k] = AD(qdd[k], VecX::Zero(2 * n));
+  }
+  rnea<AD>(m, qa, qda, qdda, tau);
+  dtau_dq.resize(n, n);
+  dtau_dqd.resize(n, n);
+  for (int i = 0; i < n; ++i) {
+    const VecX& d = tau[i].derivatives();
+    if (d.size() == 0) {  // tau_i independent of every seed
+      dtau_dq.row(i).setZero();
+      dtau_dqd.row(i).setZero();
+      continue;
+    }
+    dtau_dq.row(i) = d.head(n).transpose();
+    dtau_dqd.row(i) = d.tail(n).transpose();
+  }
+}
+
+}  // namespace bigstep

@@ -1,0 +1,15 @@
+// Forward dynamics qdd = H^-1 (tau - c - grad V) and forward-mode-AD derivatives of RNEA
+// (the partials the Newton-Euler NMDP form needs, nmdp.md §5.2).
+#pragma once
+#include "core/model.h"
+
+namespace bigstep {
+
+/// qdd (n_q) solving H qdd = tau - rnea(q, qd, 0). Uses CRBA + LDLT.
+VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau);
+
+/// d tau / d q and d tau / d qd (n_q x n_q each) of tau = rnea(q, qd, qdd), by forward-mode AD.
+void rnea_derivatives(const Model& m, const VecX& q, const VecX& qd, const VecX& qdd, MatX& dtau_dq,
+                      MatX& dtau_dqd);
+
+}  // namespace bigstep

@@ -1,0 +1,31 @@
+// Recursive Newton-Euler inverse dynamics in world-frame spatial algebra (Featherstone, world
+// convention as in Pinocchio), over the elementary DOFs of pbfd.md §2.1. Templated on Scalar so
+// forward-mode AD (Eigen AutoDiffScalar) differentiates it (core/rnea_derivatives.h).
+//
+//   tau = rnea(q, qd, qdd) = H(q) qdd + c(q, qd) + grad V(q)     (pbfd.md §2.4, A9 sign convention)
+#pragma once
+#include "core/model.h"
+
+namespace bigstep {
+
+/// Spatial vectors (6): motion (omega, v_O), force (n_O, f), both about the world origin.
+template <class S> using Vec6T = Eigen::Matrix<S, 6, 1>;
+template <class S> using VecXT = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+
+/// tau (n_q) = H qdd + c + grad V. Sizes are checked (InvalidArgument).
+template <class S>
+void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau);
+
+/// Bias forces c(q, qd) + grad V(q) = rnea(q, qd, 0).
+VecX nonlinear_effects(const Model& m, const VecX& q, const VecX& qd);
+/// Gravity torques grad V(q) = rnea(q, 0, 0).
+VecX gravity_torques(const Model& m, const VecX& q);
+
+/// World motion subspace columns S_k (6 x n_q) at q: revolute (omega_k, o_k x omega_k),
+/// prismatic (0, u_k).
+MatX motion_subspace(const Model& m, const VecX& q);
+
+/// Spatial inertia of link j about the world origin (6 x 6) from its world pose.
+Eigen::Matrix<double, 6, 6> spatial_inertia_world(const Model& m, int j, const Mat3& R, const Vec3& t);
+
+}  // namespace bigstep

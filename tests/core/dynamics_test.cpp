@@ -1,0 +1,141 @@
+// RNEA / CRBA / forward dynamics cross-checks (style.md habit 12) and FD checks of the AD
+// derivatives (habit 13), on a tree with every joint type and a random state.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "core/crba.h"
+#include "core/forward_dynamics.h"
+#include "core/inertia.h"
+#include "core/kinematics.h"
+#include "core/rnea.h"
+#include "tests/support/tol.h"
+
+using namespace bigstep;
+using bigstep::test::tol;
+
+namespace {
+
+// A 7-link tree: floating base, hinge, ball, prismatic, planar-on-branch, fixed, hinge.
+Model tree_model(std::mt19937& rng) {
+  std::uniform_real_distribution<double> U(-1, 1);
+  auto rvec = [&] { return Vec3(U(rng), U(rng), U(rng)); };
+  const JointType types[] = {JointType::Floating, JointType::Hinge, JointType::Ball, JointType::Prismatic,
+                             JointType::Planar, JointType::Fixed, JointType::Hinge};
+  const int parents[] = {-1, 0, 1, 2, 0, 4, 5};
+  ModelSpec s;
+  for (int j = 0; j < 7; ++j) {
+    LinkSpec l;
+    l.name = "l" + std::to_string(j);
+    l.parent = parents[j];
+    l.joint = types[j];
+    l.axis = rvec().normalized();
+    l.t_o = 0.3 * rvec();
+    l.R_o = Eigen::AngleAxisd(U(rng), rvec().normalized()).toRotationMatrix();
+    l.mass = 0.5 + std::abs(U(rng));
+    l.com = 0.2 * rvec();
+    const Vec3 d(0.1 + std::abs(U(rng)) * 0.2, 0.1 + std::abs(U(rng)) * 0.2, 0.1 + std::abs(U(rng)) * 0.2);
+    const Mat3 Q = Eigen::AngleAxisd(U(rng), rvec().normalized()).toRotationMatrix();
+    const Vec3 I = l.mass / 12 * Vec3(d.y() * d.y() + d.z() * d.z(), d.x() * d.x() + d.z() * d.z(), d.x() * d.x() + d.y() * d.y());
+    l.inertia = Q * I.asDiagonal() * Q.transpose();
+    s.links.push_back(l);
+  }
+  s.gravity = Vec3(0.3, -0.2, -9.81);
+  return Model::finalize(s);
+}
+
+VecX rand_vec(std::mt19937& rng, int n, double scale) {
+  std::uniform_real_distribution<double> U(-scale, scale);
+  VecX v(n);
+  for (int i = 0; i < n; ++i) v[i] = U(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("dynamics: CRBA equals the moment-product H and RNEA columns", "[dynamics]") {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Model m = tree_model(rng);
+    const VecX q = rand_vec(rng, m.n_q, 1.0);
+    MatX H;
+    crba(m, q, H);
+    // H from the spec's moment inner product (pbfd.md §2.4)
+    Kinematics kin(m);
+    forward_kinematics(m, q, kin);
+    link_derivatives(m, kin);
+    MatX H2;
+    mass_matrix(m, kin, H2);
+    CHECK((H - H2).norm() <= tol(1e-12) * H.norm());  // two exact formulas: round-off only
+    // CRBA column i == RNEA(q, 0, e_i) - RNEA(q, 0, 0)
+    const VecX z = VecX::Zero(m.n_q);
+    VecX tau0, taui;
+    rnea<double>(m, q, z, z, tau0);
+    for (int i = 0; i < m.n_q; ++i) {
+      rnea<double>(m, q, z, VecX::Unit(m.n_q, i), taui);
+      CHECK((taui - tau0 - H.col(i)).norm() <= tol(1e-12) * (1 + H.norm()));
+    }
+    // gravity torques == grad V
+    VecX gV = VecX::Zero(m.n_q);
+    add_gravity_derivatives(m, kin, gV, nullptr);
+    CHECK((gravity_torques(m, q) - gV).norm() <= tol(1e-12) * (1 + gV.norm()));
+  }
+}
+
+TEST_CASE("dynamics: forward dynamics inverts RNEA", "[dynamics]") {
+  std::mt19937 rng(11);
+  const Model m = tree_model(rng);
+  for (int trial = 0; trial < 5; ++trial) {
+    const VecX q = rand_vec(rng, m.n_q, 1.0), qd = rand_vec(rng, m.n_q, 2.0), qdd = rand_vec(rng, m.n_q, 3.0);
+    VecX tau;
+    rnea<double>(m, q, qd, qdd, tau);
+    const VecX qdd2 = forward_dynamics(m, q, qd, tau);
+    CHECK((qdd2 - qdd).norm() <= tol(1e-9) * (1 + qdd.norm()));  // cond(H) ~ 1e3 on this tree
+  }
+}
+
+TEST_CASE("dynamics: Coriolis term equals the Christoffel form", "[dynamics]") {
+  // c_k = sum_ab (d_a H_kb - 1/2 d_k H_ab) qd_a qd_b, with dH by central differences (pbfd.md §2.4)
+  std::mt19937 rng(3);
+  const Model m = tree_model(rng);
+  const VecX q = rand_vec(rng, m.n_q, 1.0), qd = rand_vec(rng, m.n_q, 1.5);
+  const int n = m.n_q;
+  const double h = 1e-5;
+  std::vector<MatX> dH(n);
+  for (int a = 0; a < n; ++a) {
+    MatX Hp, Hm;
+    crba(m, q + h * VecX::Unit(n, a), Hp);
+    crba(m, q - h * VecX::Unit(n, a), Hm);
+    dH[a] = (Hp - Hm) / (2 * h);
+  }
+  VecX c = VecX::Zero(n);
+  for (int k = 0; k < n; ++k)
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) c[k] += (dH[a](k, b) - 0.5 * dH[k](a, b)) * qd[a] * qd[b];
+  const VecX c_rnea = nonlinear_effects(m, q, qd) - gravity_torques(m, q);
+  // central differences: error O(h^2) ~ 1e-10 relative, plus round-off 1e-16/h ~ 1e-11
+  CHECK((c - c_rnea).norm() <= tol(1e-7) * (1 + c.norm()));
+}
+
+TEST_CASE("dynamics: AD derivatives of RNEA match central differences", "[dynamics]") {
+  std::mt19937 rng(5);
+  const Model m = tree_model(rng);
+  const int n = m.n_q;
+  const VecX q = rand_vec(rng, n, 1.0), qd = rand_vec(rng, n, 2.0), qdd = rand_vec(rng, n, 3.0);
+  MatX dq, dqd;
+  rnea_derivatives(m, q, qd, qdd, dq, dqd);
+  const double h = 1e-6;
+  MatX fq(n, n), fqd(n, n);
+  for (int k = 0; k < n; ++k) {
+    VecX tp, tm;
+    rnea<double>(m, q + h * VecX::Unit(n, k), qd, qdd, tp);
+    rnea<double>(m, q - h * VecX::Unit(n, k), qd, qdd, tm);
+    fq.col(k) = (tp - tm) / (2 * h);
+    rnea<double>(m, q, qd + h * VecX::Unit(n, k), qdd, tp);
+    rnea<double>(m, q, qd - h * VecX::Unit(n, k), qdd, tm);
+    fqd.col(k) = (tp - tm) / (2 * h);
+  }
+  // central differences with h = 1e-6: truncation ~1e-12 * |tau'''|, round-off ~1e-10 * |tau|
+  CHECK((dq - fq).norm() <= tol(1e-6) * (1 + fq.norm()));
+  CHECK((dqd - fqd).norm() <= tol(1e-6) * (1 + fqd.norm()));
+}
