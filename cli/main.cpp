@@ -3,12 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/inspect_command.h"
 #include "cli/run_command.h"
 
 static const char* kUsage =
     "usage: bigstep <command> [options]\n"
     "commands:\n"
     "  run CONFIG [--set key=value]... [--out DIR]   simulate a scene (see: bigstep run --help)\n"
+    "  inspect CONFIG [--states N] [--seed S]         model + CRBA/RNEA at random states as JSON\n"
     "  --help                                         this text\n";
 
 int main(int argc, char** argv) {
@@ -18,6 +20,7 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "run") return bigstep::run_command({args.begin() + 1, args.end()});
+  if (args[0] == "inspect") return bigstep::inspect_command({args.begin() + 1, args.end()});
   std::fprintf(stderr, "bigstep: unknown command '%s'\n%s", args[0].c_str(), kUsage);
   return 2;
 }

@@ -12,7 +12,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 PY=${PYTHON:-python3}
-if ! $PY -c "import numpy, matplotlib, pytest" 2>/dev/null; then
-  $PY -m pip install -q --disable-pip-version-check numpy matplotlib pytest 2>/dev/null ||
-    $PY -m pip install -q --disable-pip-version-check --break-system-packages numpy matplotlib pytest
+if ! $PY -c "import numpy, matplotlib, pytest, pinocchio" 2>/dev/null; then
+  $PY -m pip install -q --disable-pip-version-check numpy matplotlib pytest pin 2>/dev/null ||
+    $PY -m pip install -q --disable-pip-version-check --break-system-packages numpy matplotlib pytest pin
 fi
