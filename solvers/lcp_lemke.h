@@ -1,0 +1,33 @@
+// Lemke's complementary pivoting for the LCP (design.md "Shared numerical kernels"):
+//   find z >= 0 with w = M z + q >= 0 and w^T z = 0.
+// Covering vector e = 1, lexicographic ratio test (no cycling on degenerate problems),
+// deterministic, scratch in an LcpWorkspace sized once (n_max): solve() does not allocate.
+#pragma once
+#include "core/types.h"
+
+namespace bigstep {
+
+enum class LcpStatus { Solved, RayTermination, MaxPivots, InvalidInput };
+const char* lcp_status_name(LcpStatus s);
+
+struct LcpResult {
+  LcpStatus status = LcpStatus::InvalidInput;
+  VecX z;         ///< (n)
+  VecX w;         ///< (n) = M z + q
+  int pivots = 0;
+};
+
+class LcpWorkspace {
+ public:
+  explicit LcpWorkspace(int n_max);
+  /// Solves the LCP (M, q). Ray termination means Lemke found no solution (possible unless M is
+  /// e.g. a P-matrix or copositive-plus with a feasible problem).
+  LcpStatus solve(const MatX& M, const VecX& q, LcpResult& out, int max_pivots = 0);
+
+ private:
+  int n_max_;
+  MatX T_;                 // (n_max x 2 n_max + 2): [w | z | z0 | rhs]
+  Eigen::VectorXi basis_;  // (n_max) basic variable of each row
+};
+
+}  // namespace bigstep
