@@ -91,7 +91,8 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["scene"] = sc.name;
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
-  j["optimizer"] = optimizer_name(sc.settings.optimizer);
+  const bool ne = sc.integrator.rfind("ne_", 0) == 0;
+  j["optimizer"] = ne ? (sc.integrator == "ne_lcp" ? "lemke" : "qp_dual_active_set") : optimizer_name(sc.settings.optimizer);
   j["backend"] = "cpu";
   j["backend_reason"] = bk.reason;
   j["n_q"] = m.n_q;
@@ -199,8 +200,8 @@ int run_command(const std::vector<std::string>& args) {
   write_outputs(sc, r, dir, bk);
   int failed = 0;
   for (const auto& s : r.stats) failed += !s.converged();
-  std::printf("%s: %s/%s dt=%g, %d steps in %.3f s wall; %d non-converged; wrote %s\n", sc.name.c_str(),
-              sc.integrator.c_str(), optimizer_name(sc.settings.optimizer), sc.settings.dt, r.steps_run,
+  std::printf("%s: %s dt=%g, %d steps in %.3f s wall; %d non-converged; wrote %s\n", sc.name.c_str(),
+              sc.integrator.c_str(), sc.settings.dt, r.steps_run,
               r.wall_time_s, failed, (dir / "summary.json").c_str());
   return (failed || r.aborted) ? 1 : 0;
 }

@@ -10,7 +10,7 @@ namespace bigstep {
 Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress) {
   const Model& m = sc.model;
   const double dt = sc.settings.dt;
-  PbdIntegrator integ(m, sc.settings);
+  const std::unique_ptr<Integrator> integ = make_integrator(sc);
   Kinematics kin(m);
   Rollout r;
   const int total = sc.steps();
@@ -30,7 +30,7 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   const auto t_start = std::chrono::steady_clock::now();
   for (int n = 0; n < total; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
-    const StepStats st = integ.step(th_n, th_nm1, sc.tau, th_next);
+    const StepStats st = integ->step(th_n, th_nm1, sc.tau, th_next);
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     r.stats.push_back(st);
     th_nm1 = th_n;

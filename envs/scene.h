@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "core/model.h"
+#include <memory>
+
+#include "solvers/ne_contact.h"
 #include "solvers/pbd_step.h"
 
 namespace bigstep {
@@ -19,8 +22,9 @@ struct Scene {
   VecX theta0;              ///< initial.theta (n_q), default zeros
   VecX theta_dot0;          ///< initial.theta_dot (n_q), default zeros
   VecX tau;                 ///< control.tau (n_q), constant joint torques, default zeros
-  std::string integrator;   ///< integrator.type: pbd | pbfd
-  PbdSettings settings;     ///< integrator.* and contact.*
+  std::string integrator;   ///< integrator.type: pbd | pbfd | ne_lcp | ne_mdp
+  PbdSettings settings;     ///< integrator.* and contact.* (dt lives here for every type)
+  NeSettings ne;            ///< Newton-Euler baseline settings (contact.mu, friction_directions, ...)
   double duration = 1.0;    ///< integrator.duration [s]
   MetricKind metric = MetricKind::Com;
   bool stop_at_rest = false;  ///< metrics.stop_at_rest (pbfd.md §8.1 stopping rule)
@@ -30,6 +34,9 @@ struct Scene {
 
   int steps() const;          ///< round(duration / dt)
 };
+
+/// The scene's integrator (PBD/PBFD or a Newton-Euler baseline), bound to sc.model.
+std::unique_ptr<Integrator> make_integrator(const Scene& sc);
 
 /// Loads `path`, applies `overrides` ("key.path=yaml_value", like --set) and validates.
 /// Throws InvalidArgument "<path>: <key> = <value>: <expectation>".

@@ -10,6 +10,8 @@
 
 #include "core/error.h"
 #include "envs/scene.h"
+#include "solvers/ne_lcp.h"
+#include "solvers/ne_mdp.h"
 
 namespace bigstep {
 
@@ -322,7 +324,7 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
 
   Cfg integ = top.child("integrator");
   PbdSettings& s = sc.settings;
-  sc.integrator = integ.choice("type", "pbfd", {"pbd", "pbfd"});
+  sc.integrator = integ.choice("type", "pbfd", {"pbd", "pbfd", "ne_lcp", "ne_mdp"});
   s.formulation = sc.integrator == "pbd" ? Formulation::Pbd : Formulation::Pbfd;
   const std::string opt = integ.choice("optimizer", "jtj_lm", {"lm", "jtj_lm", "lbfgs"});
   s.optimizer = opt == "lm" ? Optimizer::Lm : opt == "lbfgs" ? Optimizer::Lbfgs : Optimizer::JtjLm;
@@ -345,9 +347,22 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   cp.alpha = contact.num("alpha", cp.alpha);
   cp.beta = contact.num("beta", cp.beta);
   cp.gamma = contact.num("gamma", cp.gamma);
+  NeSettings& ne = sc.ne;
+  ne.dt = s.dt;
+  ne.mu = cp.mu;
+  ne.friction_directions = contact.integer("friction_directions", ne.friction_directions);
+  ne.active_distance = contact.num("active_distance", ne.active_distance);
+  ne.cfm = contact.num("cfm", ne.cfm);
+  ne.k_c = contact.num("k_c", ne.k_c);
+  ne.d_ref = contact.num("d_ref", ne.d_ref);
+  ne.zeta = contact.num("zeta", ne.zeta);
   contact.finish();
   try {
-    validate_pbd_settings(s);
+    if (sc.integrator == "pbd" || sc.integrator == "pbfd") {
+      validate_pbd_settings(s);
+    } else {
+      validate_ne_settings(ne);
+    }
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(file + ": " + e.what());
   }
@@ -367,6 +382,12 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
 }
 
 }  // namespace
+
+std::unique_ptr<Integrator> make_integrator(const Scene& sc) {
+  if (sc.integrator == "ne_lcp") return std::make_unique<NeLcpIntegrator>(sc.model, sc.ne);
+  if (sc.integrator == "ne_mdp") return std::make_unique<NeMdpIntegrator>(sc.model, sc.ne);
+  return std::make_unique<PbdIntegrator>(sc.model, sc.settings);
+}
 
 Scene load_scene_text(const std::string& yaml, const std::string& source,
                       const std::vector<std::string>& overrides) {
@@ -398,12 +419,16 @@ std::string scene_keys_help() {
   model.terrain[i]          {normal, offset} or {slope_deg, point}
   initial.theta, initial.theta_dot    initial state (n_q values each)
   control.tau               constant joint torques (n_q values)
-  integrator.type           pbd | pbfd
-  integrator.optimizer      lm | jtj_lm | lbfgs   (lm is pbd only)
+  integrator.type           pbd | pbfd | ne_lcp | ne_mdp
+  integrator.optimizer      lm | jtj_lm | lbfgs   (lm is pbd only; pbd/pbfd only)
   integrator.dt, integrator.duration  timestep and simulated time [s]
   integrator.eps_r, eps_x, it_max, lbfgs_it_max, restart   solver tolerances (pbfd.md 5.1)
   contact.c_perp, contact.c_par       normal / tangential force coefficients
   contact.mu                Coulomb coefficient (Newton-Euler baselines)
+  contact.friction_directions         linearized cone edges, even (ne_*; 2 for planar models)
+  contact.active_distance   ne_lcp: pairs with phi <= this are contacts [m] (1e-3)
+  contact.cfm               ne_lcp: compliance on the Delassus diagonal, relative (1e-6)
+  contact.k_c, d_ref, zeta  ne_mdp polytope scale (0 = W/(N_s d_ref^3)), reference depth, ghost cap
   contact.alpha, beta, gamma          force exponents (2, 1, 1)
   metrics.type              com | sliding;  metrics.link, stop_at_rest, rest_speed, rest_time
 )";

@@ -73,9 +73,11 @@ LcpStatus LcpWorkspace::solve(const MatX& M, const VecX& q, LcpResult& out, int 
         continue;
       }
       const double a = T(i, rhs) / T(i, entering), b = T(r, rhs) / T(r, entering);
-      if (a < b - 1e-14 * (1 + std::abs(b))) {
+      // ratios within 1e-9 (relative) are ties: round-off in the tableau must not pick the row
+      constexpr double tie = 1e-9;
+      if (a < b - tie * (1 + std::abs(b))) {
         r = i;
-      } else if (std::abs(a - b) <= 1e-14 * (1 + std::abs(b))) {
+      } else if (std::abs(a - b) <= tie * (1 + std::abs(b))) {
         if (basis_[i] == z0) {  // prefer letting z0 leave: terminates
           r = i;
           continue;

@@ -26,7 +26,8 @@ class LcpWorkspace {
 
  private:
   int n_max_;
-  MatX T_;                 // (n_max x 2 n_max + 2): [w | z | z0 | rhs]
+  // (n_max x 2 n_max + 2): [w | z | z0 | rhs]; row-major because pivots are row operations
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> T_;
   Eigen::VectorXi basis_;  // (n_max) basic variable of each row
 };
 

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 
+#include "solvers/integrator.h"
 #include "solvers/lbfgs.h"
 #include "solvers/lm.h"
 #include "solvers/pbd_context.h"
@@ -26,26 +27,18 @@ struct PbdSettings {
   bool restart = true;      ///< retry once from theta_n when the predictor start fails (§5.1)
 };
 
-/// Per-step statistics (pbfd.md §5.3).
-struct StepStats {
-  int iterations = 0;     ///< optimizer iterations, both attempts together
-  double residual = 0;    ///< final convergence measure (PBFD ||r||_inf, PBD ||grad E||_inf)
-  uint32_t status = STATUS_OK;
-  bool converged() const { return !status_failed(status); }
-};
-
 /// Validates settings against the model (throws InvalidArgument naming the field).
 void validate_pbd_settings(const PbdSettings& s);
 
 /// Steps one rollout. Owns its scratch; not thread-safe (one per thread).
-class PbdIntegrator {
+class PbdIntegrator final : public Integrator {
  public:
   PbdIntegrator(const Model& m, const PbdSettings& s);
 
   /// theta_{n+1} from (theta_n, theta_{n-1}) and constant torques tau (size n_q or empty).
   /// On failure theta_next holds the best iterate (NOT_CONVERGED) or theta_n (non-finite input,
   /// gimbal lock) and the status says so; it never throws for bad state.
-  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next);
+  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
 
   const PbdSettings& settings() const { return s_; }
   const Model& model() const { return m_; }

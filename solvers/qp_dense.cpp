@@ -279,6 +279,7 @@ QpStatus QpWorkspace::solve(const DenseQp& p, QpResult& out, const std::vector<i
   ck_.head(n) = p.c;
   xprev_.head(n).setZero();
   const std::vector<int>* start = warm;
+  double dx_prev = kInf;
   for (int outer = 0; outer < (pd ? 1 : kMaxProximal); ++outer) {
     if (!pd) ck_.head(n) = p.c - rho_ * xprev_.head(n);
     if (dual_active_set(out, start, max_iter) != QpStatus::Solved) return out.status;
@@ -288,11 +289,22 @@ QpStatus QpWorkspace::solve(const DenseQp& p, QpResult& out, const std::vector<i
     xprev_.head(n) = out.x;
     // rho * dx is the stationarity error this proximal step leaves in the original problem
     const double scale = 1 + qmax * out.x.cwiseAbs().maxCoeff() + p.c.cwiseAbs().maxCoeff();
-    if (rho_ * dx <= 1e-12 * scale) break;
+    if (rho_ * dx <= 1e-11 * scale) break;
     if (outer + 1 == kMaxProximal) {
       out.status = QpStatus::MaxIterations;  // typically an unbounded problem
       return out.status;
     }
+    // slow drift along a low-curvature direction: weaken the proximal term (down to 1e-12 qmax)
+    if (dx > 0.5 * dx_prev && rho_ > 1e-12 * qmax) {
+      rho_ = std::max(rho_ * 1e-2, 1e-12 * qmax);
+      L_.topLeftCorner(n, n) = p.Q;
+      L_.topLeftCorner(n, n).diagonal().array() += rho_;
+      if (!cholesky_inplace(L_, n)) {
+        out.status = QpStatus::NotConvex;
+        return out.status;
+      }
+    }
+    dx_prev = dx;
   }
   for (int j = 0; j < int(W_.size()); ++j) {
     if (W_[j] < m_e) {

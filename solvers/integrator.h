@@ -1,0 +1,26 @@
+// One interface for every time integrator (design.md "Integrators"). State is (theta_n,
+// theta_{n-1}) for all of them: position-based methods use it directly, velocity-level
+// (Newton-Euler) methods read theta_dot_n = (theta_n - theta_{n-1}) / dt, which is exact for
+// semi-implicit Euler since theta_{n+1} = theta_n + dt theta_dot_{n+1}.
+#pragma once
+#include "core/types.h"
+
+namespace bigstep {
+
+/// Per-step statistics (pbfd.md §5.3).
+struct StepStats {
+  int iterations = 0;     ///< optimizer iterations / LCP pivots / QP iterations of the step
+  double residual = 0;    ///< final convergence measure of the method
+  uint32_t status = STATUS_OK;
+  bool converged() const { return !status_failed(status); }
+};
+
+class Integrator {
+ public:
+  virtual ~Integrator() = default;
+  /// theta_{n+1} from (theta_n, theta_{n-1}) and constant torques tau (n_q, or empty = 0).
+  /// Bad state is reported in the status, never thrown; wrong sizes throw InvalidArgument.
+  virtual StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) = 0;
+};
+
+}  // namespace bigstep

@@ -1,0 +1,59 @@
+#include "solvers/ne_contact.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace bigstep {
+
+void validate_ne_settings(const NeSettings& s) {
+  BIGSTEP_CHECK_ARG(std::isfinite(s.dt) && s.dt > 0, "integrator.dt", s.dt, "must be finite and > 0");
+  BIGSTEP_CHECK_ARG(std::isfinite(s.mu) && s.mu >= 0, "contact.mu", s.mu, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(s.friction_directions >= 2 && s.friction_directions <= 16 && s.friction_directions % 2 == 0,
+                    "contact.friction_directions", s.friction_directions, "must be an even number in [2, 16]");
+  BIGSTEP_CHECK_ARG(std::isfinite(s.active_distance) && s.active_distance >= 0, "contact.active_distance",
+                    s.active_distance, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(std::isfinite(s.cfm) && s.cfm >= 0, "contact.cfm", s.cfm, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(std::isfinite(s.k_c) && s.k_c >= 0, "contact.k_c", s.k_c, "must be finite and >= 0 (0 = auto)");
+  BIGSTEP_CHECK_ARG(std::isfinite(s.d_ref) && s.d_ref > 0, "contact.d_ref", s.d_ref, "must be finite and > 0");
+  BIGSTEP_CHECK_ARG(std::isfinite(s.zeta) && s.zeta >= 0, "contact.zeta", s.zeta, "must be finite and >= 0");
+}
+
+std::vector<Vec3> tangent_directions(const Vec3& n, int k) {
+  Vec3 t1 = Vec3::UnitX() - n * n.x();
+  if (t1.norm() < 1e-6) t1 = Vec3::UnitY() - n * n.y();
+  t1.normalize();
+  const Vec3 t2 = n.cross(t1);
+  std::vector<Vec3> t(k);
+  for (int i = 0; i < k; ++i) {
+    const double a = 2 * M_PI * i / k;
+    t[i] = std::cos(a) * t1 + std::sin(a) * t2;
+  }
+  return t;
+}
+
+std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs) {
+  std::vector<ContactFrame> out;
+  for (size_t s = 0; s < m.spheres.size(); ++s) {
+    const ContactSphere& sp = m.spheres[s];
+    const Vec3 c = point_position(kin, sp.link, sp.centre);
+    for (size_t p = 0; p < m.planes.size(); ++p) {
+      const Plane& pl = m.planes[p];
+      const double phi = pl.normal.dot(c) - pl.offset - sp.radius;
+      if (phi > phi_max) continue;
+      ContactFrame f;
+      f.sphere = int(s);
+      f.plane = int(p);
+      f.phi = phi;
+      f.n = pl.normal;
+      f.t = tangent_directions(pl.normal, n_dirs);
+      f.J.resize(3, m.n_q);
+      // the contact point c - r n moves like the centre (n is constant for planes)
+      point_jacobian(m, kin, sp.link, c, f.J);
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+}  // namespace bigstep

@@ -1,0 +1,40 @@
+// Contact frames for the Newton-Euler baselines: (sphere, plane) pairs with their normal,
+// tangent directions and point Jacobian at the start of the step (pbfd.md §7, nmdp.md §4).
+#pragma once
+#include <vector>
+
+#include "core/kinematics.h"
+
+namespace bigstep {
+
+/// Newton-Euler baseline settings (pbfd.md §7; nmdp.md §4, §8).
+struct NeSettings {
+  double dt = 1e-3;
+  double mu = 0.5;                ///< Coulomb coefficient
+  int friction_directions = 4;    ///< linearized cone edges (2 for planar x-z models)
+  double active_distance = 1e-3;  ///< NE-LCP: a pair is a contact when phi <= this [m]
+  double cfm = 1e-6;              ///< NE-LCP: compliance added to diag(G), relative to max diag(G)
+  // NE-MDP polytope v^i = k_c (d^3 + zeta_s) (n + mu t^i), nmdp.md §4
+  double k_c = 0;                 ///< 0 = W / (N_s d_ref^3), N_s = half the contact points
+  double d_ref = 5e-3;            ///< [m]
+  double zeta = 1e-3;             ///< zeta_s = zeta d_ref^3 (ghost-force cap, nmdp.md B5)
+};
+
+void validate_ne_settings(const NeSettings& s);
+
+struct ContactFrame {
+  int sphere = 0, plane = 0;
+  double phi = 0;         ///< signed distance (> 0 separated)
+  Vec3 n;                 ///< unit normal (towards free space)
+  std::vector<Vec3> t;    ///< unit tangent directions, evenly spread in the tangent plane
+  MatX J;                 ///< (3 x n_q) Jacobian of the sphere's contact point
+};
+
+/// Evenly spread unit tangents t_i = cos(2 pi i/k) t1 + sin(2 pi i/k) t2, with t1 the projection
+/// of e_x on the tangent plane (e_y if n is along x) so that k = 2 stays in the x-z plane.
+std::vector<Vec3> tangent_directions(const Vec3& n, int k);
+
+/// Every (sphere, plane) pair with phi <= phi_max, in sphere-major order. kin at theta.
+std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs);
+
+}  // namespace bigstep

@@ -1,0 +1,111 @@
+// NE dry-friction LCP step (spec pbfd.md §7 [choice]): semi-implicit Euler at velocity level
+//   H (v+ - v) = h (tau - c - grad V) + sum_p J_p^T (n lambda_p + D_p beta_p)
+//   0 <= lambda ⊥ n^T J v+ + phi / h >= 0          (non-penetration with position correction)
+//   0 <= beta   ⊥ D^T J v+ + e gamma >= 0           (friction along the cone edges)
+//   0 <= gamma  ⊥ mu lambda - e^T beta >= 0          (Coulomb cone)
+//   theta+ = theta + h v+
+// Departure from the spec: a contact compliance cfm * max(diag G) is added to the Delassus
+// diagonal (default cfm = 1e-6). With many coplanar contacts G is rank deficient and Lemke's
+// pivoting ended in ray termination (chain on the slope, 40 contacts, dt = 1 ms). A failed solve
+// is retried with 100x and 10^4 x that compliance before the step is flagged NOT_CONVERGED.
+// cpu-only: the Newton-Euler baselines are CPU comparisons (their GPU form is not a goal).
+#include "solvers/ne_lcp.h"
+
+#include <cmath>
+
+#include "core/crba.h"
+#include "core/error.h"
+#include "core/rnea.h"
+
+namespace bigstep {
+
+NeLcpIntegrator::NeLcpIntegrator(const Model& m, const NeSettings& s)
+    : m_(m), s_(s), kin_(m), lcp_(int(m.spheres.size() * m.planes.size()) * (2 + s.friction_directions) + 1) {
+  validate_ne_settings(s_);
+}
+
+StepStats NeLcpIntegrator::step(const VecX& th, const VecX& th_prev, const VecX& tau_in, VecX& th_next) {
+  StepStats st;
+  const int n = m_.n_q;
+  BIGSTEP_CHECK_ARG(th.size() == n && th_prev.size() == n && (tau_in.size() == 0 || tau_in.size() == n),
+                    "theta/theta_prev/tau size", detail::concat(th.size(), "/", th_prev.size(), "/", tau_in.size()),
+                    detail::concat("expected n_q = ", n, " (tau may be empty)"));
+  const VecX tau = tau_in.size() == 0 ? VecX(VecX::Zero(n)) : tau_in;
+  if (!th.allFinite() || !th_prev.allFinite() || !tau.allFinite()) {
+    st.status |= STATUS_NONFINITE;
+    th_next = th;
+    return st;
+  }
+  const double h = s_.dt;
+  const VecX v = (th - th_prev) / h;
+  // smooth dynamics at the start of the step
+  MatX H;
+  crba(m_, th, H);
+  const Eigen::LDLT<MatX> Hf(H);
+  const VecX v_star = v + h * Hf.solve(tau - nonlinear_effects(m_, th, v));
+  forward_kinematics(m_, th, kin_);
+  const auto contacts = collect_contacts(m_, kin_, s_.active_distance, s_.friction_directions);
+  const int nc = int(contacts.size()), nd = s_.friction_directions;
+  last_contacts_ = nc;
+  if (nc == 0) {
+    th_next = th + h * v_star;
+    return st;
+  }
+  // generalized directions: rows of Jn (nc x n) and Jd (nc nd x n)
+  MatX Jn(nc, n), Jd(nc * nd, n);
+  VecX phi(nc);
+  for (int c = 0; c < nc; ++c) {
+    Jn.row(c) = contacts[c].n.transpose() * contacts[c].J;
+    for (int i = 0; i < nd; ++i) Jd.row(c * nd + i) = contacts[c].t[i].transpose() * contacts[c].J;
+    phi[c] = contacts[c].phi;
+  }
+  MatX Jall(nc * (1 + nd), n);
+  Jall << Jn, Jd;
+  const MatX HinvJt = Hf.solve(Jall.transpose());  // n x (nc (1 + nd))
+  const MatX G = Jall * HinvJt;                     // Delassus operator
+  // LCP in (lambda, beta, gamma)
+  const int N = nc * (2 + nd);
+  MatX M = MatX::Zero(N, N);
+  VecX q = VecX::Zero(N);
+  M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)) = G;
+  // contact compliance (CFM): many coplanar contacts make G rank deficient, and Lemke's
+  // lexicographic pivoting then fails numerically; a tiny diagonal keeps it well posed
+  const double gmax = G.diagonal().maxCoeff();
+  M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)).diagonal().array() += s_.cfm * gmax;
+  for (int c = 0; c < nc; ++c) {
+    const int g = nc * (1 + nd) + c;
+    for (int i = 0; i < nd; ++i) {
+      M(nc + c * nd + i, g) = 1;   // D^T J v+ + gamma
+      M(g, nc + c * nd + i) = -1;  // - e^T beta
+    }
+    M(g, c) = s_.mu;               // mu lambda
+  }
+  q.head(nc) = Jn * v_star + phi / h;
+  q.segment(nc, nc * nd) = Jd * v_star;
+  // Lemke; when it ends without a solution (numerical ray termination on degenerate contact sets)
+  // retry twice with 100x more compliance, flagging the step as restarted
+  LcpResult r;
+  LcpStatus ls = lcp_.solve(M, q, r);
+  st.iterations = r.pivots;
+  for (int retry = 1; retry <= 2 && ls != LcpStatus::Solved; ++retry) {
+    M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)).diagonal().array() += (std::pow(100.0, retry) - std::pow(100.0, retry - 1)) * s_.cfm * gmax;
+    ls = lcp_.solve(M, q, r);
+    st.iterations += r.pivots;
+    st.status |= STATUS_RESTARTED;
+  }
+  VecX v_plus = v_star;
+  if (ls == LcpStatus::Solved) {
+    v_plus += HinvJt * r.z.head(nc * (1 + nd));
+    st.residual = std::abs(r.z.dot(r.w));
+  } else {
+    st.status |= STATUS_NOT_CONVERGED;  // no contact impulse found: the step is flagged
+  }
+  th_next = th + h * v_plus;
+  if (!th_next.allFinite()) {
+    st.status |= STATUS_NONFINITE;
+    th_next = th;
+  }
+  return st;
+}
+
+}  // namespace bigstep

@@ -1,0 +1,24 @@
+// Newton-Euler with dry friction: Stewart-Trinkle / Anitescu-Potra velocity-level LCP with a
+// linearized friction cone (spec pbfd.md §7, paper Eq. 1, 2, 7), solved by Lemke.
+#pragma once
+#include "solvers/integrator.h"
+#include "solvers/lcp_lemke.h"
+#include "solvers/ne_contact.h"
+
+namespace bigstep {
+
+class NeLcpIntegrator final : public Integrator {
+ public:
+  NeLcpIntegrator(const Model& m, const NeSettings& s);
+  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
+  int last_contact_count() const { return last_contacts_; }
+
+ private:
+  const Model& m_;
+  NeSettings s_;
+  Kinematics kin_;
+  LcpWorkspace lcp_;
+  int last_contacts_ = 0;
+};
+
+}  // namespace bigstep

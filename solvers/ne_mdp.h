@@ -1,0 +1,25 @@
+// NE-MDP baseline (spec nmdp.md §8): forward (semi-implicit) Euler with the maximal-dissipation
+// contact QP over the linearized polytope of nmdp.md §4, contact data frozen at the step start.
+#pragma once
+#include "solvers/integrator.h"
+#include "solvers/ne_contact.h"
+#include "solvers/qp_dense.h"
+
+namespace bigstep {
+
+class NeMdpIntegrator final : public Integrator {
+ public:
+  NeMdpIntegrator(const Model& m, const NeSettings& s);
+  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
+  double k_c() const { return k_c_; }
+
+ private:
+  const Model& m_;
+  NeSettings s_;
+  double k_c_, zeta_s_;
+  Kinematics kin_;
+  QpWorkspace qp_;
+  std::vector<int> warm_;
+};
+
+}  // namespace bigstep
