@@ -47,3 +47,20 @@ def test_help_documents_keys(bigstep):
     for key in ["integrator.type", "integrator.optimizer", "integrator.dt", "integrator.duration",
                 "contact.c_perp", "contact.c_par", "contact.mu", "--set", "--out"]:
         assert key in p.stdout, key
+
+
+import pytest  # noqa: E402
+
+SCENES = ["configs/box_slide.yaml", "configs/chain_fixed.yaml", "configs/chain_floating_ground.yaml",
+          "configs/chain_slope.yaml"]
+
+
+@pytest.mark.parametrize("scene", SCENES)
+@pytest.mark.parametrize("integrator", ["pbd", "pbfd", "ne_lcp", "ne_mdp"])
+def test_every_integrator_runs_every_scene(bigstep, tmp_path, scene, integrator):
+    dt = "0.01" if integrator.startswith("pb") else "0.001"
+    bigstep("run", scene, "--set", f"integrator.type={integrator}", "--set", f"integrator.dt={dt}",
+            "--set", "integrator.duration=0.05", "--out", tmp_path, "--quiet", check=0)
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["integrator"] == integrator and s["converged_fraction"] == 1.0
+    assert all(abs(x) < 10 for x in s["com_final_m"])
