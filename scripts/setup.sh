@@ -3,7 +3,7 @@
 # nlohmann-json, LBFGSpp) and Python packages (numpy, matplotlib, pytest) for plots and tests.
 set -euo pipefail
 need=()
-for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev liblbfgspp-dev python3 python3-pip; do
+for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev python3 python3-pip; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
