@@ -23,7 +23,6 @@ LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s) {
   const double tol = s.eps_r * s.scale;
   double lambda = std::max(1e-3 * B.diagonal().maxCoeff(), 1e-12);
   double nu = 2;
-  const double eps = std::numeric_limits<double>::epsilon();
   for (int it = 0;; ++it) {
     res.iterations = it;
     res.residual = r;
@@ -63,7 +62,7 @@ LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s) {
     double rho = (F - Fc) / pred;
     bool accept = false, evaluated = false;
     if (std::isfinite(Fc)) {
-      if (std::abs(F - Fc) <= 64 * eps * std::max(1.0, std::abs(F))) {
+      if (std::abs(F - Fc) <= f.rounding(F)) {
         // the change is below F's rounding: rho is noise, compare gradients instead
         f.evaluate(xc, Fc, gc, Bc, rc);
         evaluated = true;

@@ -1,6 +1,9 @@
 // Levenberg-Marquardt with the Nielsen lambda schedule (spec pbfd.md §5.1). The model matrix B
 // is whatever the objective supplies: exact Hessian (LM) or a PSD Gauss-Newton matrix (JTJ-LM).
 #pragma once
+#include <algorithm>
+#include <cmath>
+
 #include "core/types.h"
 
 namespace bigstep {
@@ -13,6 +16,9 @@ class LmObjective {
   virtual double value(const VecX& x) = 0;
   /// F, g, B at x and the convergence measure res (PBFD ||r||_inf, PBD ||grad E||_inf).
   virtual void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) = 0;
+  /// Size of F's rounding error near F: changes below it make rho noise (pbfd.md §5.1 uses
+  /// 64 eps max(1, |F|), right for an energy; a sum of squares overrides it, see pbd_step.cpp).
+  virtual double rounding(double F) const { return 64 * 2.220446049250313e-16 * std::max(1.0, std::abs(F)); }
 };
 
 struct LmSettings {
