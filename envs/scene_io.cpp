@@ -186,11 +186,18 @@ void parse_links(Cfg& model, ModelSpec& spec) {
       l.com = b.v3("centre", Vec3::Zero());
       const Vec3 s2 = size.cwiseProduct(size);
       l.inertia = (l.mass / 12.0 * Vec3(s2.y() + s2.z(), s2.x() + s2.z(), s2.x() + s2.y())).asDiagonal();
-      if (b.flag("corners", false))
-        for (int k = 0; k < 8; ++k) {
-          const Vec3 sg((k & 1) ? 1 : -1, (k & 2) ? 1 : -1, (k & 4) ? 1 : -1);
-          spec.spheres.push_back({int(i), l.com + 0.5 * size.cwiseProduct(sg), 0.0});
-        }
+      // contact points on the box surface: corners (grid 1) or an s x s lattice on every face
+      const bool corners = b.flag("corners", false);
+      const int grid = b.integer("contact_grid", corners ? 1 : 0);
+      if (grid < 0 || grid > 16) b.fail(b.key("contact_grid"), grid, "must be in [0, 16]");
+      for (int a = 0; a <= grid && grid > 0; ++a)
+        for (int c = 0; c <= grid; ++c)
+          for (int e = 0; e <= grid; ++e) {
+            const bool surface = a == 0 || a == grid || c == 0 || c == grid || e == 0 || e == grid;
+            if (!surface) continue;
+            const Vec3 f(double(a) / grid - 0.5, double(c) / grid - 0.5, double(e) / grid - 0.5);
+            spec.spheres.push_back({int(i), l.com + size.cwiseProduct(f), 0.0});
+          }
       b.finish();
       for (const char* k : {"mass", "com", "inertia"})
         if (c.has(k)) c.fail(c.key(k), show(c.node()[k]), "give either box or mass/com/inertia");
@@ -414,7 +421,8 @@ std::string scene_keys_help() {
   model.gravity             [gx, gy, gz] m/s^2 (default [0, 0, -9.81])
   model.links[i].name|parent|joint|axis|pos|rpy|mass|com|inertia|box
                             joint: fixed|hinge|prismatic|ball|floating|planar;
-                            box: {size, mass|density, centre, corners}
+                            box: {size, mass|density, centre, corners, contact_grid}
+                            (contact_grid s: an s x s lattice of points on every face)
   model.contacts[i]         {link, points: [[x,y,z]...], radius}
   model.terrain[i]          {normal, offset} or {slope_deg, point}
   initial.theta, initial.theta_dot    initial state (n_q values each)
