@@ -85,6 +85,7 @@ QpWorkspace::QpWorkspace(int n_max, int m_max)
       U_(n_max, std::min(n_max, m_max)), Rr_(std::min(n_max, m_max), std::min(n_max, m_max)), y_(n_max),
       tmp_(n_max), s_(m_max), uW_(m_max), z_(n_max), r_(m_max), xs_(n_max), ck_(n_max), xprev_(n_max) {
   W_.reserve(m_max);
+  W_copy_.reserve(m_max);
   active_tmp_.reserve(m_max);
 }
 
@@ -111,9 +112,9 @@ bool QpWorkspace::add_to_basis(int idx) {
 }
 
 void QpWorkspace::rebuild_basis() {
-  const std::vector<int> W = W_;  // small copy; W_ is rebuilt in the same order
+  W_copy_.assign(W_.begin(), W_.end());  // reserved once: no allocation
   W_.clear();
-  for (int idx : W) add_to_basis(idx);
+  for (int idx : W_copy_) add_to_basis(idx);
 }
 
 void QpWorkspace::directions(int p, Eigen::Ref<VecX> z, Eigen::Ref<VecX> r) {

@@ -69,6 +69,7 @@ class QpWorkspace {
   Eigen::LLT<MatX> llt_;
   VecX x0_;                            // unconstrained minimizer
   std::vector<int> W_;                 // active set: equality ids then inequality ids (offset m_e)
+  std::vector<int> W_copy_;            // scratch for rebuild_basis
   MatX U_;                             // orthonormal basis of L^-1 N_W (n x |W|)
   MatX Rr_;                            // (|W| x |W|) upper triangular, L^-1 N_W = U Rr
   VecX y_, tmp_, s_, uW_, z_, r_, xs_;
