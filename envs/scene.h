@@ -31,6 +31,13 @@ struct Scene {
   double rest_speed = 1e-3;   ///< metrics.rest_speed [m/s]
   double rest_time = 0.1;     ///< metrics.rest_time [s]
   int metric_link = 0;        ///< metrics.link: the link whose x is tracked (sliding)
+  // batch.* (used when rollouts > 1; see envs/batch.h)
+  int rollouts = 1;                 ///< batch.rollouts
+  uint64_t seed = 0;                ///< batch.seed
+  int threads = 0;                  ///< batch.threads (0 = all cores)
+  double perturb_theta = 0.01;      ///< batch.perturb_theta: std. dev. on theta(0)
+  double perturb_theta_dot = 0.01;  ///< batch.perturb_theta_dot: std. dev. on theta_dot(0)
+  double randomize_friction = 0;    ///< batch.randomize_friction: c_par, mu scaled by exp(U(-r, r))
 
   int steps() const;          ///< round(duration / dt)
 };

@@ -384,6 +384,20 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   for (int j = 0; j < sc.model.n_link; ++j) if (sc.model.links[j].name == ml) sc.metric_link = j;
   if (sc.metric_link < 0) met.fail(met.key("link"), ml, "no such link");
   met.finish();
+  Cfg batch = top.child("batch");
+  sc.rollouts = batch.integer("rollouts", 1);
+  if (sc.rollouts < 1) batch.fail(batch.key("rollouts"), sc.rollouts, "must be >= 1");
+  const double seed = batch.num("seed", 0);
+  if (seed < 0 || seed != std::floor(seed)) batch.fail(batch.key("seed"), seed, "must be a non-negative integer");
+  sc.seed = uint64_t(seed);
+  sc.threads = batch.integer("threads", 0);
+  if (sc.threads < 0) batch.fail(batch.key("threads"), sc.threads, "must be >= 0 (0 = all cores)");
+  sc.perturb_theta = batch.num("perturb_theta", sc.perturb_theta);
+  sc.perturb_theta_dot = batch.num("perturb_theta_dot", sc.perturb_theta_dot);
+  sc.randomize_friction = batch.num("randomize_friction", 0);
+  for (const char* k : {"perturb_theta", "perturb_theta_dot", "randomize_friction"})
+    if (batch.num(k, 0) < 0) batch.fail(batch.key(k), batch.num(k, 0), "must be >= 0");
+  batch.finish();
   top.finish();
   return sc;
 }
@@ -439,6 +453,9 @@ std::string scene_keys_help() {
   contact.k_c, d_ref, zeta  ne_mdp polytope scale (0 = W/(N_s d_ref^3)), reference depth, ghost cap
   contact.alpha, beta, gamma          force exponents (2, 1, 1)
   metrics.type              com | sliding;  metrics.link, stop_at_rest, rest_speed, rest_time
+  batch.rollouts, seed, threads       K rollouts on the CPU batched backend (also --rollouts/--seed/--threads)
+  batch.perturb_theta, perturb_theta_dot   std. dev. of the seeded initial-state perturbation (0.01)
+  batch.randomize_friction  per-rollout c_par and mu scaled by exp(U(-r, r)) (0 = off)
 )";
 }
 

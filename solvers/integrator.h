@@ -4,6 +4,7 @@
 // semi-implicit Euler since theta_{n+1} = theta_n + dt theta_dot_{n+1}.
 #pragma once
 #include "core/types.h"
+#include "solvers/contact_terms.h"
 
 namespace bigstep {
 
@@ -21,6 +22,9 @@ class Integrator {
   /// theta_{n+1} from (theta_n, theta_{n-1}) and constant torques tau (n_q, or empty = 0).
   /// Bad state is reported in the status, never thrown; wrong sizes throw InvalidArgument.
   virtual StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) = 0;
+  /// Contact parameters for the following steps (per-rollout randomisation in a batch; values are
+  /// validated by the caller). PBD/PBFD use c_perp, c_par; Newton-Euler baselines use mu.
+  virtual void set_contact(const ContactParams& cp) = 0;
 };
 
 }  // namespace bigstep

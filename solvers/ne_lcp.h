@@ -11,6 +11,7 @@ class NeLcpIntegrator final : public Integrator {
  public:
   NeLcpIntegrator(const Model& m, const NeSettings& s);
   StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
+  void set_contact(const ContactParams& cp) override { s_.mu = cp.mu; }
   int last_contact_count() const { return last_contacts_; }
 
  private:

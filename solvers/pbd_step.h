@@ -40,6 +40,7 @@ class PbdIntegrator final : public Integrator {
   /// gimbal lock) and the status says so; it never throws for bad state.
   StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
 
+  void set_contact(const ContactParams& cp) override { s_.contact = cp; }
   const PbdSettings& settings() const { return s_; }
   const Model& model() const { return m_; }
 

@@ -1,0 +1,16 @@
+// `bigstep run ... --rollouts K`: K seeded rollouts on the CPU batched backend.
+#pragma once
+#include <filesystem>
+#include <functional>
+
+#include "core/backend.h"
+#include "envs/scene.h"
+
+namespace bigstep {
+
+/// Steps sc.rollouts rollouts for sc.steps() steps; writes trajectory.csv (rollout 0), rollouts.csv
+/// (one row per rollout) and summary.json into dir. Returns the exit code (1 if any rollout failed).
+int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendChoice& bk,
+              const std::function<void(int, int)>& progress);
+
+}  // namespace bigstep

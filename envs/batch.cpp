@@ -1,0 +1,82 @@
+#include "envs/batch.h"
+
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/error.h"
+
+namespace bigstep {
+
+StateBatch::StateBatch(int K_, int n_q_)
+    : K(K_), n_q(n_q_), theta(size_t(K_) * n_q_), theta_prev(size_t(K_) * n_q_), status(K_, 0),
+      iterations(K_, 0), residual(K_, 0) {}
+
+void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParams& p) {
+  BIGSTEP_CHECK_ARG(opt.rollouts >= 1, "--rollouts", opt.rollouts, "must be >= 1");
+  BIGSTEP_CHECK_ARG(opt.perturb_theta >= 0 && opt.perturb_theta_dot >= 0 && opt.randomize_friction >= 0,
+                    "batch.perturb_theta / perturb_theta_dot / randomize_friction",
+                    detail::concat(opt.perturb_theta, " / ", opt.perturb_theta_dot, " / ", opt.randomize_friction),
+                    "must be >= 0");
+  const int n = sc.model.n_q;
+  const double dt = sc.settings.dt;
+  p.contact.clear();
+  if (opt.randomize_friction > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
+  for (int k = 0; k < opt.rollouts; ++k) {
+    // per-rollout stream: independent of K and of the thread partition
+    std::seed_seq seq{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x6269u};
+    std::mt19937_64 rng(seq);
+    std::normal_distribution<double> N(0, 1);
+    VecX th = sc.theta0, thd = sc.theta_dot0;
+    for (int i = 0; i < n; ++i) th[i] += opt.perturb_theta * N(rng);
+    for (int i = 0; i < n; ++i) thd[i] += opt.perturb_theta_dot * N(rng);
+    b.row(b.theta, k) = th;
+    b.row(b.theta_prev, k) = th - dt * thd;  // theta_{-1} = theta(0) - dt theta_dot(0)
+    b.status[k] = 0;
+    if (opt.randomize_friction > 0) {
+      std::uniform_real_distribution<double> U(-opt.randomize_friction, opt.randomize_friction);
+      p.contact[k].c_par *= std::exp(U(rng));
+      p.contact[k].mu *= std::exp(U(rng));
+    }
+  }
+}
+
+CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
+  if (threads <= 0) threads = omp_get_num_procs();
+  BIGSTEP_CHECK_ARG(threads <= 1024, "--threads", threads, "must be in [1, 1024]");
+  const int n = sc.model.n_q;
+  for (int t = 0; t < threads; ++t) {
+    integ_.push_back(make_integrator(sc));
+    th_n_.emplace_back(n);
+    th_nm1_.emplace_back(n);
+    th_next_.emplace_back(n);
+    tau_.emplace_back(n);
+  }
+}
+
+void CpuBatchStepper::step(StateBatch& b, const RolloutParams& p, const double* tau) {
+  BIGSTEP_CHECK_ARG(b.n_q == sc_.model.n_q, "StateBatch.n_q", b.n_q, detail::concat("expected ", sc_.model.n_q));
+  BIGSTEP_CHECK_ARG(p.contact.empty() || int(p.contact.size()) == b.K, "RolloutParams.contact.size()",
+                    p.contact.size(), detail::concat("expected 0 or K = ", b.K));
+  const int T = threads();
+#pragma omp parallel for schedule(static) num_threads(T)
+  for (int k = 0; k < b.K; ++k) {
+    if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
+      continue;  // a dead rollout is held until the caller resets it
+    const int t = omp_get_thread_num();
+    Integrator& integ = *integ_[t];
+    integ.set_contact(p.contact.empty() ? sc_.settings.contact : p.contact[k]);
+    th_n_[t] = b.row(b.theta, k);
+    th_nm1_[t] = b.row(b.theta_prev, k);
+    if (tau) tau_[t] = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
+    const StepStats st = integ.step(th_n_[t], th_nm1_[t], tau ? tau_[t] : sc_.tau, th_next_[t]);
+    b.row(b.theta_prev, k) = th_n_[t];
+    b.row(b.theta, k) = th_next_[t];
+    b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"
+    b.iterations[k] = st.iterations;
+    b.residual[k] = st.residual;
+  }
+}
+
+}  // namespace bigstep

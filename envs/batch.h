@@ -1,0 +1,57 @@
+// K rollouts of one scene stepped together on the CPU batched backend (design.md "cpu batched":
+// threads over rollouts). State is SoA, rows are rollouts. A bad rollout is flagged in its status
+// and held; it never disturbs the others. Results are bit-identical for any thread count because
+// each rollout's arithmetic is independent of the partition.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "envs/scene.h"
+
+namespace bigstep {
+
+/// Host SoA state of K rollouts. theta / theta_prev are (K x n_q), row k contiguous.
+struct StateBatch {
+  StateBatch(int K, int n_q);
+  int K, n_q;
+  std::vector<double> theta;       ///< (K x n_q) theta_n
+  std::vector<double> theta_prev;  ///< (K x n_q) theta_{n-1}
+  std::vector<uint32_t> status;    ///< (K) last step's status bits; failure bits are sticky
+  std::vector<int> iterations;     ///< (K) last step's iterations
+  std::vector<double> residual;    ///< (K) last step's convergence measure
+  Eigen::Map<VecX> row(std::vector<double>& a, int k) { return Eigen::Map<VecX>(a.data() + size_t(k) * n_q, n_q); }
+};
+
+/// Optional per-rollout parameters (empty = the scene's value for every rollout).
+struct RolloutParams {
+  std::vector<ContactParams> contact;  ///< (K) or empty
+};
+
+/// Batch options: initial-state perturbation and randomisation, seeded.
+struct BatchOptions {
+  int rollouts = 1;
+  uint64_t seed = 0;
+  int threads = 0;                 ///< 0 = all cores
+  double perturb_theta = 0.01;     ///< std. dev. added to every theta(0) coordinate (rollout 0 too)
+  double perturb_theta_dot = 0.01; ///< std. dev. added to every theta_dot(0) coordinate
+  double randomize_friction = 0;   ///< c_par and mu scaled by exp(U(-r, r)) per rollout (0 = off)
+};
+
+/// Initial states and per-rollout parameters for K rollouts. Rollout k draws from its own stream
+/// (seed, k), so it is the same whatever K is.
+void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParams& p);
+
+class CpuBatchStepper {
+ public:
+  CpuBatchStepper(const Scene& sc, int threads);
+  /// One step of every rollout whose status has no failure bit. tau: (K x n_q) or nullptr.
+  void step(StateBatch& b, const RolloutParams& p, const double* tau = nullptr);
+  int threads() const { return int(integ_.size()); }
+
+ private:
+  const Scene& sc_;
+  std::vector<std::unique_ptr<Integrator>> integ_;  // one per thread
+  std::vector<VecX> th_n_, th_nm1_, th_next_, tau_;  // per-thread scratch
+};
+
+}  // namespace bigstep
