@@ -21,8 +21,11 @@ namespace {
 
 std::string show(const YAML::Node& n) {
   if (!n.IsDefined() || n.IsNull()) return "(empty)";
+  // flow style on a clone: a node parsed in block style keeps it, and messages must be one line
+  YAML::Node c = YAML::Clone(n);
+  c.SetStyle(YAML::EmitterStyle::Flow);
   YAML::Emitter e;
-  e << YAML::Flow << n;
+  e << YAML::Flow << c;
   return e.c_str();
 }
 
@@ -66,7 +69,7 @@ class Cfg {
   }
   int integer(const std::string& k, int def) {
     const double x = num(k, def);
-    if (x != std::floor(x)) fail(key(k), show(raw(k)), "expected an integer");
+    if (x != std::floor(x) || std::abs(x) > 2147483647.0) fail(key(k), show(raw(k)), "expected an integer (|n| < 2^31)");
     return int(x);
   }
   bool flag(const std::string& k, bool def) {
@@ -294,6 +297,10 @@ void apply_override(YAML::Node& root, const std::string& ov, const std::string& 
       throw InvalidArgument(detail::concat(file, ": --set ", key, " = ", text, ": '", parts.back(), "' is not an index of that list"));
     last[size_t(idx)] = value;
   } else {
+    if (last.IsDefined() && !last.IsNull() && !last.IsMap())
+      throw InvalidArgument(detail::concat(file, ": --set ", key, " = ", text, ": '",
+                                           parts.size() > 1 ? parts[parts.size() - 2] : std::string("(top level)"),
+                                           "' is not a mapping"));
     last[parts.back()] = value;
   }
 }
@@ -343,6 +350,7 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   s.eps_x = integ.num("eps_x", s.eps_x);
   s.it_max = integ.integer("it_max", s.it_max);
   s.lbfgs_it_max = integ.integer("lbfgs_it_max", s.lbfgs_it_max);
+  if (s.lbfgs_it_max <= 0) integ.fail(integ.key("lbfgs_it_max"), s.lbfgs_it_max, "must be > 0");
   s.restart = integ.flag("restart", true);
   integ.finish();
 
@@ -379,6 +387,8 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   sc.stop_at_rest = met.flag("stop_at_rest", false);
   sc.rest_speed = met.num("rest_speed", sc.rest_speed);
   sc.rest_time = met.num("rest_time", sc.rest_time);
+  if (!(sc.rest_speed > 0)) met.fail(met.key("rest_speed"), sc.rest_speed, "must be > 0");
+  if (!(sc.rest_time > 0)) met.fail(met.key("rest_time"), sc.rest_time, "must be > 0");
   const std::string ml = met.str("link", sc.model.links[0].name);
   sc.metric_link = -1;
   for (int j = 0; j < sc.model.n_link; ++j) if (sc.model.links[j].name == ml) sc.metric_link = j;
