@@ -1,0 +1,27 @@
+// Host launcher of the CUDA mirror of solvers/pbfd_residual_team.h (cuda/pbfd_residual.cu).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+
+namespace bigstep {
+
+/// Inputs of K rollouts, flat host arrays (row k = rollout k), laid out as PbfdStepConst.
+template <class S>
+struct PbfdBatchInput {
+  int K = 0;
+  std::vector<S> anchor_R;  // (K x n_link x 9)
+  std::vector<S> anchor_t;  // (K x n_link x 3)
+  std::vector<S> centre_n;  // (K x n_sphere x 3)
+  std::vector<S> tau;       // (K x n_q)
+  std::vector<S> theta;     // (K x n_q)
+  S dt, c_perp, c_par, alpha, beta, gamma;
+};
+
+/// r (K x n_q) and J_r (K x n_q x n_q, rows) on device 0: one block per rollout, n_q lanes
+/// rounded up to a warp. Throws std::runtime_error naming the failing CUDA call.
+template <class S>
+void pbfd_residual_cuda(const Model& m, const PbfdBatchInput<S>& in, std::vector<S>& r, std::vector<S>& Jr);
+
+}  // namespace bigstep
