@@ -1,0 +1,119 @@
+// CPU emulation of the batched GPU scheme (spec pbfd.md §6): K PBFD trajectories, each "launch"
+// runs one LM iteration (solvers/pbfd_lm_team.h) for every RUNNING trajectory, OpenMP over
+// trajectories. Free-running (rollout) mode or lockstep mode (WAITING after each step until
+// release_waiting()). The CUDA backend runs the same iteration body per block.
+#pragma once
+#include <omp.h>
+
+#include <vector>
+
+#include "core/model_view.h"
+#include "solvers/pbd_step.h"
+#include "solvers/pbfd_lm_team.h"
+#include "solvers/team.h"
+
+namespace bigstep {
+
+template <class S>
+class PbfdTeamBatch {
+ public:
+  PbfdTeamBatch(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep, int threads = 0)
+      : arrays_(m), mv_(arrays_.view()), K_(K), D_(m.n_q), threads_(threads > 0 ? threads : omp_get_num_procs()) {
+    cfg_.eps_r = S(s.eps_r);
+    cfg_.eps_x = S(s.eps_x);
+    cfg_.it_max = s.it_max;
+    cfg_.n_steps = n_steps;
+    cfg_.lockstep = lockstep;
+    cfg_.restart = s.restart;
+    const ContactParams& c = s.contact;
+    const S params[6] = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
+    for (int i = 0; i < 6; ++i) p_[i] = params[i];
+    per_ = size_t(lm_traj_size(mv_, n_steps));
+    data_.assign(per_ * K, S(0));
+    ints_.assign(size_t(6) * K, 0);
+    iters_.assign(size_t(n_steps) * K, 0);
+    status_.assign(size_t(n_steps) * K, 0);
+    scratch_.assign(size_t(pbfd_scratch_size(mv_)) * threads_, S(0));
+  }
+
+  /// Initial state of trajectory k: theta(0) and theta_{-1} = theta(0) - dt theta_dot(0).
+  void init(int k, const VecX& theta0, const VecX& theta_m1) {
+    LmTraj<S> t = traj(k);
+    for (int i = 0; i < D_; ++i) {
+      t.th_n[i] = S(theta0[i]);
+      t.th_nm1[i] = S(theta_m1[i]);
+      t.tau[i] = 0;
+    }
+    CpuTeam team;
+    lm_team_init(team, mv_, t, scratch_.data());
+  }
+
+  /// One launch: one LM iteration of every RUNNING trajectory. Returns how many are RUNNING.
+  int launch() {
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int k = 0; k < K_; ++k) {
+      CpuTeam team;
+      LmTraj<S> t = traj(k);
+      lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[1], p_[2], p_[3], p_[4], p_[5],
+                        scratch_.data() + size_t(omp_get_thread_num()) * pbfd_scratch_size(mv_));
+    }
+    int running = 0;
+    for (int k = 0; k < K_; ++k) running += ints_[6 * k] == TRAJ_RUNNING;
+    return running;
+  }
+  /// Lockstep: WAITING -> RUNNING for every trajectory (after the caller set new torques).
+  void release_waiting() {
+    for (int k = 0; k < K_; ++k)
+      if (ints_[6 * k] == TRAJ_WAITING) ints_[6 * k] = TRAJ_RUNNING;
+  }
+  int status(int k) const { return ints_[6 * k]; }
+  int steps_done(int k) const { return ints_[6 * k + 1]; }
+  /// Committed configuration of trajectory k after step n (0-based).
+  VecX theta(int k, int n) {
+    LmTraj<S> t = traj(k);
+    VecX v(D_);
+    for (int i = 0; i < D_; ++i) v[i] = double(t.out_theta[n * D_ + i]);
+    return v;
+  }
+  int iterations(int k, int n) const { return iters_[size_t(k) * cfg_.n_steps + n]; }
+  unsigned step_status(int k, int n) const { return status_[size_t(k) * cfg_.n_steps + n]; }
+  S* torques(int k) { return traj(k).tau; }
+
+ private:
+  LmTraj<S> traj(int k) {
+    S* p = data_.data() + per_ * k;
+    const int D = D_, L = mv_.n_link;
+    LmTraj<S> t;
+    t.th_n = p; p += D;
+    t.th_nm1 = p; p += D;
+    t.th = p; p += D;
+    t.th_c = p; p += D;
+    t.g = p; p += D;
+    t.r = p; p += D;
+    t.J = p; p += D * D;
+    t.B = p; p += D * D;
+    t.Lc = p; p += D * D;
+    t.anchor_R = p; p += 9 * L;
+    t.anchor_t = p; p += 3 * L;
+    t.centre_n = p; p += 3 * mv_.n_sphere;
+    t.tau = p; p += D;
+    t.out_theta = p; p += cfg_.n_steps * D;
+    t.scal = p;
+    t.ints = ints_.data() + 6 * k;
+    t.out_iters = iters_.data() + size_t(k) * cfg_.n_steps;
+    t.out_status = status_.data() + size_t(k) * cfg_.n_steps;
+    return t;
+  }
+
+  ModelArrays<S> arrays_;
+  ModelView<S> mv_;
+  int K_, D_, threads_;
+  LmTeamSettings<S> cfg_;
+  S p_[6];
+  size_t per_;
+  std::vector<S> data_, scratch_;
+  std::vector<int> ints_, iters_;
+  std::vector<unsigned> status_;
+};
+
+}  // namespace bigstep

@@ -1,0 +1,329 @@
+// One LM iteration of one PBFD trajectory per call (spec pbfd.md §6 "Batched GPU scheduling"),
+// written once against the team interface: the CPU emulation loops it over rollouts, the CUDA
+// kernel runs one block per rollout, so every launch advances every running trajectory by exactly
+// one LM iteration and a converged trajectory moves on to its next timestep (Fig. 3).
+// Same decisions as the Eigen reference (solvers/lm.cpp + solvers/pbd_step.cpp): predictor start,
+// Nielsen lambda schedule, rounding rule for 1/2|r|^2, small-step test, one restart from theta_n.
+#pragma once
+#include "core/types.h"
+#include "solvers/pbfd_residual_team.h"
+
+namespace bigstep {
+
+enum TrajStatus : int { TRAJ_RUNNING = 0, TRAJ_WAITING = 1, TRAJ_DONE = 2, TRAJ_FAILED = 3 };
+
+/// Solver settings shared by all trajectories.
+template <class S>
+struct LmTeamSettings {
+  S eps_r = S(1e-8), eps_x = S(1e-12);
+  int it_max = 500;
+  int n_steps = 1;        ///< timesteps per trajectory
+  bool lockstep = false;  ///< WAITING after each committed step (an RL step()); else free-running
+  bool restart = true;
+};
+
+/// Per-trajectory state (global memory). Arrays: D = n_q entries unless noted.
+template <class S>
+struct LmTraj {
+  S *th_n, *th_nm1, *th, *th_c, *g, *r;
+  S *J, *B, *Lc;               // (D x D) row-major: J_r at the candidate, model matrix, Cholesky factor
+  S *anchor_R, *anchor_t;      // (n_link x 9), (n_link x 3): step constants
+  S *centre_n;                 // (n_sphere x 3)
+  S *tau;                      // (D) constant torques of the current step
+  S *out_theta;                // (n_steps x D) committed configurations
+  int *out_iters;              // (n_steps) iterations of each committed step
+  unsigned *out_status;        // (n_steps) StatusBits of each committed step
+  S *scal;                     // 8 scalars: F, lambda, nu, pred, res, rho, accept, gmax
+  int *ints;                   // 6 ints: status, step, it, first_eval, attempt, it_total (step)
+};
+
+/// Number of S / int per trajectory for LmTraj storage (the caller carves the pointers).
+template <class S>
+BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_steps) {
+  const int D = m.n_q;
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + D + n_steps * D + 8;
+}
+
+namespace team_detail {
+enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7 };
+enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5 };
+constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
+
+// Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n.
+template <class S, class Team>
+BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  team.single([&] {
+    const int L = m.n_link;
+    // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T)
+    for (int pass = 0; pass < 2; ++pass) {
+      const S* th = pass == 0 ? t.th_nm1 : t.th_n;
+      const S coef = pass == 0 ? S(-1) : S(2);
+      hd::M3<S>* R = reinterpret_cast<hd::M3<S>*>(scratch);
+      hd::V3<S>* tt = reinterpret_cast<hd::V3<S>*>(scratch + 9 * L);
+      for (int j = 0; j < L; ++j) {
+        const int p = m.link_parent[j];
+        hd::M3<S> Rj = p < 0 ? hd::M3<S>::identity() : R[p];
+        hd::V3<S> tj = p < 0 ? hd::V3<S>{0, 0, 0} : tt[p];
+        tj = Rj * m.v3(m.link_to, j) + tj;
+        Rj = Rj * m.m3(m.link_Ro, j);
+        for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
+          const hd::V3<S> a = m.v3(m.dof_axis, k);
+          if (m.dof_revolute[k]) Rj = Rj * hd::axis_rotation(a, th[k]);
+          else tj = tj + th[k] * (Rj * a);
+        }
+        R[j] = Rj;
+        tt[j] = tj;
+        for (int c = 0; c < 9; ++c) t.anchor_R[9 * j + c] = (pass == 0 ? S(0) : t.anchor_R[9 * j + c]) + coef * Rj.a[c];
+        for (int c = 0; c < 3; ++c) t.anchor_t[3 * j + c] = (pass == 0 ? S(0) : t.anchor_t[3 * j + c]) + coef * tj[c];
+      }
+      if (pass == 1)
+        for (int s = 0; s < m.n_sphere; ++s) {
+          const int j = m.sphere_link[s];
+          const hd::V3<S> c = R[j] * m.v3(m.sphere_pos, s) + tt[j];
+          for (int a = 0; a < 3; ++a) t.centre_n[3 * s + a] = c[a];
+        }
+    }
+  });
+  team.sync();
+}
+
+// Commits theta as the step's result and prepares the next step (predictor 2 theta_n - theta_{n-1}).
+template <class S, class Team>
+BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                          unsigned status_bits, S* scratch) {
+  const int D = m.n_q;
+  const int step = t.ints[STEP];
+  team.for_each_lane(D, [&](int i) {
+    t.out_theta[step * D + i] = t.th[i];
+    t.th_nm1[i] = t.th_n[i];
+    t.th_n[i] = t.th[i];
+  });
+  team.sync();
+  team.single([&] {
+    t.out_iters[step] = t.ints[IT_TOTAL] + t.ints[IT];
+    t.ints[IT_TOTAL] = 0;
+    t.out_status[step] = status_bits;
+    t.ints[STEP] = step + 1;
+    t.ints[IT] = 0;
+    t.ints[FIRST] = 1;
+    t.ints[ATTEMPT] = 0;
+    if (step + 1 == cfg.n_steps) t.ints[STATUS] = TRAJ_DONE;
+    else if (cfg.lockstep) t.ints[STATUS] = TRAJ_WAITING;
+  });
+  team.sync();
+  if (t.ints[STATUS] == TRAJ_DONE) return;
+  team.for_each_lane(D, [&](int i) { t.th_c[i] = 2 * t.th_n[i] - t.th_nm1[i]; });
+  team.sync();
+  lm_step_constants(team, m, t, scratch);
+}
+
+}  // namespace team_detail
+
+/// Prepares trajectory t for step 0 from theta(0) (in t.th_n) and theta_{-1} (in t.th_nm1).
+template <class S, class Team>
+BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  using namespace team_detail;
+  team.single([&] {
+    t.ints[STATUS] = TRAJ_RUNNING;
+    t.ints[STEP] = 0;
+    t.ints[IT] = 0;
+    t.ints[FIRST] = 1;
+    t.ints[ATTEMPT] = 0;
+    t.ints[IT_TOTAL] = 0;
+  });
+  team.for_each_lane(m.n_q, [&](int i) { t.th_c[i] = 2 * t.th_n[i] - t.th_nm1[i]; });
+  team.sync();
+  lm_step_constants(team, m, t, scratch);
+}
+
+/// One LM iteration of trajectory t (a no-op unless RUNNING). scratch: pbfd_scratch_size(m) S.
+template <class S, class Team>
+BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  S dt, S c_perp, S c_par, S alpha, S beta, S gamma, S* scratch) {
+  using namespace team_detail;
+  using std::abs;
+  using std::isfinite;
+  using std::pow;
+  if (t.ints[STATUS] != TRAJ_RUNNING) return;
+  const int D = m.n_q;
+  const S eps = sizeof(S) == 8 ? S(2.220446049250313e-16) : S(1.1920929e-7);
+  const S scale = m.weight > S(1) ? m.weight : S(1);
+  const S tol = cfg.eps_r * scale;
+  const PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, c_perp, c_par, alpha, beta, gamma};
+  // 1 evaluate the candidate: r and J_r at th_c (the only evaluation of this launch)
+  pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
+  // 2 accept or reject (one lane decides; fixed-order sums: deterministic)
+  team.single([&] {
+    S Fc = 0, rc = 0;
+    bool finite = true;
+    for (int i = 0; i < D; ++i) {
+      Fc += t.r[i] * t.r[i];
+      rc = abs(t.r[i]) > rc ? abs(t.r[i]) : rc;
+      finite = finite && isfinite(t.r[i]);
+    }
+    Fc *= S(0.5);
+    bool accept = false;
+    S rho = 0;
+    if (t.ints[FIRST]) {
+      accept = finite;
+    } else if (finite) {
+      const S F = t.scal[F_];
+      const S sqrt2F = pow(S(2) * abs(F), S(0.5));
+      const S rounding = 64 * eps * (abs(F) > sqrt2F * scale ? abs(F) : sqrt2F * scale);
+      if (abs(F - Fc) <= rounding) {  // below F's rounding: compare ||g||_inf instead
+        S gc = 0;
+        for (int i = 0; i < D; ++i) {
+          S gi = 0;
+          for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
+          gc = abs(gi) > gc ? abs(gi) : gc;
+        }
+        accept = gc < t.scal[GMAX];
+        rho = S(0.5);
+      } else {
+        rho = (F - Fc) / t.scal[PRED];
+        accept = rho > 0;
+      }
+    }
+    t.scal[ACCEPT] = accept ? S(1) : S(0);
+    t.scal[RHO] = rho;
+    if (accept) {
+      t.scal[F_] = Fc;
+      t.scal[RES] = rc;
+    }
+  });
+  team.sync();
+  const bool accept = t.scal[ACCEPT] != S(0);
+  if (accept) {
+    // g = J^T r, B = J^T J (lane i: entry i and row i), th = th_c
+    team.for_each_lane(D, [&](int i) {
+      S gi = 0;
+      for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
+      t.g[i] = gi;
+      for (int l = 0; l < D; ++l) {
+        S b = 0;
+        for (int k = 0; k < D; ++k) b += t.J[k * D + i] * t.J[k * D + l];
+        t.B[i * D + l] = b;
+      }
+      t.th[i] = t.th_c[i];
+    });
+    team.sync();
+  }
+  if (!accept && t.ints[FIRST]) {  // non-finite at the predictor: the trajectory fails
+    team.single([&] { t.ints[STATUS] = TRAJ_FAILED; });
+    team.sync();
+    return;
+  }
+  team.single([&] {
+    S bmax = 0, gmax = 0;
+    for (int i = 0; i < D; ++i) {
+      bmax = t.B[i * D + i] > bmax ? t.B[i * D + i] : bmax;
+      gmax = abs(t.g[i]) > gmax ? abs(t.g[i]) : gmax;
+    }
+    if (accept) {
+      t.scal[GMAX] = gmax;
+      if (t.ints[FIRST]) {
+        t.scal[LAMBDA] = S(1e-3) * bmax > S(1e-12) ? S(1e-3) * bmax : S(1e-12);
+      } else {
+        const S x = 2 * t.scal[RHO] - 1, f = 1 - x * x * x;
+        t.scal[LAMBDA] *= f > S(1) / 3 ? f : S(1) / 3;
+      }
+      t.scal[NU] = 2;
+    } else {
+      t.scal[LAMBDA] *= t.scal[NU];
+      t.scal[NU] *= 2;
+    }
+    t.ints[FIRST] = 0;
+  });
+  team.sync();
+  // 3 convergence -> commit; iteration cap / lambda cap -> restart once from theta_n, then commit
+  auto end_attempt = [&](unsigned bits) {
+    if ((bits & kFailBits) && cfg.restart && t.ints[ATTEMPT] == 0) {
+      team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th_n[i]; });
+      team.single([&] {
+        t.ints[ATTEMPT] = 1;
+        t.ints[FIRST] = 1;
+        t.ints[IT_TOTAL] += t.ints[IT];
+        t.ints[IT] = 0;
+      });
+      team.sync();
+      return;
+    }
+    lm_commit(team, m, cfg, t, bits | (t.ints[ATTEMPT] ? unsigned(STATUS_RESTARTED) : 0u), scratch);
+  };
+  S bmax = 0;
+  for (int i = 0; i < D; ++i) bmax = t.B[i * D + i] > bmax ? t.B[i * D + i] : bmax;
+  if (t.scal[RES] <= tol) {
+    end_attempt(STATUS_OK);
+    return;
+  }
+  if (t.ints[IT] >= cfg.it_max || t.scal[LAMBDA] > S(1e16) * (bmax > 1 ? bmax : S(1))) {
+    end_attempt(STATUS_NOT_CONVERGED);
+    return;
+  }
+  // 4 next candidate: Cholesky of B + lambda I (column by column across lanes), retried
+  for (int tries = 0;; ++tries) {
+    bool ok = true;
+    for (int j = 0; j < D && ok; ++j) {
+      team.single([&] {
+        S d = t.B[j * D + j] + t.scal[LAMBDA];
+        for (int k = 0; k < j; ++k) d -= t.Lc[j * D + k] * t.Lc[j * D + k];
+        t.Lc[j * D + j] = d > 0 && isfinite(d) ? pow(d, S(0.5)) : S(0);
+      });
+      team.sync();
+      ok = t.Lc[j * D + j] > 0;
+      if (!ok) break;
+      team.for_each_lane(D - j - 1, [&](int q) {
+        const int i = j + 1 + q;
+        S s = t.B[i * D + j];
+        for (int k = 0; k < j; ++k) s -= t.Lc[i * D + k] * t.Lc[j * D + k];
+        t.Lc[i * D + j] = s / t.Lc[j * D + j];
+      });
+      team.sync();
+    }
+    if (ok) break;
+    if (tries >= 29) {
+      team.single([&] { t.ints[STATUS] = TRAJ_FAILED; });
+      team.sync();
+      return;
+    }
+    team.single([&] {
+      t.scal[LAMBDA] *= t.scal[NU];
+      t.scal[NU] *= 2;
+    });
+    team.sync();
+  }
+  // delta = -(L L^T)^-1 g (substitutions on one lane, kept in r), small-step test, candidate
+  bool small = false;
+  team.single([&] {
+    S* delta = t.r;
+    for (int i = 0; i < D; ++i) {
+      S s = -t.g[i];
+      for (int k = 0; k < i; ++k) s -= t.Lc[i * D + k] * delta[k];
+      delta[i] = s / t.Lc[i * D + i];
+    }
+    for (int i = D - 1; i >= 0; --i) {
+      S s = delta[i];
+      for (int k = i + 1; k < D; ++k) s -= t.Lc[k * D + i] * delta[k];
+      delta[i] = s / t.Lc[i * D + i];
+    }
+    S dmax = 0, xmax = 0, pred = 0;
+    for (int i = 0; i < D; ++i) {
+      dmax = abs(delta[i]) > dmax ? abs(delta[i]) : dmax;
+      xmax = abs(t.th[i]) > xmax ? abs(t.th[i]) : xmax;
+      pred += delta[i] * (t.scal[LAMBDA] * delta[i] - t.g[i]);
+    }
+    t.scal[PRED] = S(0.5) * pred;
+    t.scal[ACCEPT] = dmax <= cfg.eps_x * (cfg.eps_x + xmax) ? S(1) : S(0);  // reused: small step
+  });
+  team.sync();
+  small = t.scal[ACCEPT] != S(0);
+  if (small) {
+    end_attempt(t.scal[RES] <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED));
+    return;
+  }
+  team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th[i] + t.r[i]; });
+  team.single([&] { t.ints[IT] += 1; });
+  team.sync();
+}
+
+}  // namespace bigstep
