@@ -81,28 +81,7 @@ class PbfdTeamBatch {
 
  private:
   LmTraj<S> traj(int k) {
-    S* p = data_.data() + per_ * k;
-    const int D = D_, L = mv_.n_link;
-    LmTraj<S> t;
-    t.th_n = p; p += D;
-    t.th_nm1 = p; p += D;
-    t.th = p; p += D;
-    t.th_c = p; p += D;
-    t.g = p; p += D;
-    t.r = p; p += D;
-    t.J = p; p += D * D;
-    t.B = p; p += D * D;
-    t.Lc = p; p += D * D;
-    t.anchor_R = p; p += 9 * L;
-    t.anchor_t = p; p += 3 * L;
-    t.centre_n = p; p += 3 * mv_.n_sphere;
-    t.tau = p; p += D;
-    t.out_theta = p; p += cfg_.n_steps * D;
-    t.scal = p;
-    t.ints = ints_.data() + 6 * k;
-    t.out_iters = iters_.data() + size_t(k) * cfg_.n_steps;
-    t.out_status = status_.data() + size_t(k) * cfg_.n_steps;
-    return t;
+    return lm_traj_at(mv_, cfg_.n_steps, k, data_.data(), ints_.data(), iters_.data(), status_.data());
   }
 
   ModelArrays<S> arrays_;

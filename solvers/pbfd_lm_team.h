@@ -44,6 +44,35 @@ BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_steps) {
   return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + D + n_steps * D + 8;
 }
 
+/// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x 6),
+/// iters and status (K x n_steps). Used by the CPU emulation and the CUDA kernels alike.
+template <class S>
+BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* data, int* ints, int* iters,
+                                unsigned* status) {
+  const int D = m.n_q, L = m.n_link;
+  S* p = data + size_t(lm_traj_size(m, n_steps)) * k;
+  LmTraj<S> t;
+  t.th_n = p; p += D;
+  t.th_nm1 = p; p += D;
+  t.th = p; p += D;
+  t.th_c = p; p += D;
+  t.g = p; p += D;
+  t.r = p; p += D;
+  t.J = p; p += D * D;
+  t.B = p; p += D * D;
+  t.Lc = p; p += D * D;
+  t.anchor_R = p; p += 9 * L;
+  t.anchor_t = p; p += 3 * L;
+  t.centre_n = p; p += 3 * m.n_sphere;
+  t.tau = p; p += D;
+  t.out_theta = p; p += n_steps * D;
+  t.scal = p;
+  t.ints = ints + 6 * k;
+  t.out_iters = iters + size_t(k) * n_steps;
+  t.out_status = status + size_t(k) * n_steps;
+  return t;
+}
+
 namespace team_detail {
 enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7 };
 enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5 };

@@ -1,0 +1,190 @@
+// CUDA mirror of solvers/pbfd_batch_team.h: the team-form LM iteration (solvers/pbfd_lm_team.h)
+// with CudaTeam. Trajectory state in global memory, residual scratch in dynamic shared memory.
+#include "core/model_view.h"
+#include "cuda/check.h"
+#include "cuda/pbfd_lm.h"
+#include "cuda/team_cuda.cuh"
+#include "solvers/pbfd_lm_team.h"
+
+namespace bigstep {
+
+namespace {
+
+template <class T>
+T* dalloc(size_t n) {
+  T* p = nullptr;
+  BIGSTEP_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(T)));
+  return p;
+}
+template <class T>
+const T* dup(const std::vector<T>& v, std::vector<void*>& owned) {
+  T* p = dalloc<T>(v.size());
+  if (!v.empty()) BIGSTEP_CUDA_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  owned.push_back(p);
+  return p;
+}
+
+template <class S>
+__global__ void lm_init_kernel(const ModelView<S> m, int n_steps, S* data, int* ints, int* iters, unsigned* status) {
+  extern __shared__ unsigned char smem[];
+  CudaTeam team;
+  LmTraj<S> t = lm_traj_at(m, n_steps, blockIdx.x, data, ints, iters, status);
+  lm_team_init(team, m, t, reinterpret_cast<S*>(smem));
+}
+
+template <class S>
+__global__ void lm_iteration_kernel(
+    // model:
+    const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S c_perp, S c_par, S alpha, S beta, S gamma,
+    // data in/out (trajectory state):
+    S* data, int* ints, int* iters, unsigned* status) {
+  extern __shared__ unsigned char smem[];
+  CudaTeam team;
+  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  lm_team_iteration(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
+}
+
+}  // namespace
+
+template <class S>
+struct PbfdTeamBatchCuda<S>::Impl {
+  ModelArrays<S> arrays;
+  ModelView<S> mv;  // device pointers
+  std::vector<void*> owned;
+  LmTeamSettings<S> cfg;
+  S p[6];
+  int K, D, lanes;
+  size_t per, shmem;
+  S* data = nullptr;
+  int *ints = nullptr, *iters = nullptr;
+  unsigned* status = nullptr;
+  std::vector<S> h_data;
+  std::vector<int> h_ints, h_iters;
+  std::vector<unsigned> h_status;
+
+  Impl(const Model& m, const PbdSettings& s, int K_, int n_steps, bool lockstep) : arrays(m), K(K_), D(m.n_q) {
+    mv = arrays.view();
+    mv.link_parent = dup(arrays.link_parent, owned);
+    mv.link_Ro = dup(arrays.link_Ro, owned);
+    mv.link_to = dup(arrays.link_to, owned);
+    mv.link_mass = dup(arrays.link_mass, owned);
+    mv.link_com = dup(arrays.link_com, owned);
+    mv.link_S = dup(arrays.link_S, owned);
+    mv.link_dof_adr = dup(arrays.link_dof_adr, owned);
+    mv.link_dof_num = dup(arrays.link_dof_num, owned);
+    mv.dof_link = dup(arrays.dof_link, owned);
+    mv.dof_revolute = dup(arrays.dof_revolute, owned);
+    mv.dof_axis = dup(arrays.dof_axis, owned);
+    mv.dof_anc = dup(arrays.dof_anc, owned);
+    mv.sphere_link = dup(arrays.sphere_link, owned);
+    mv.sphere_pos = dup(arrays.sphere_pos, owned);
+    mv.sphere_radius = dup(arrays.sphere_radius, owned);
+    mv.plane_normal = dup(arrays.plane_normal, owned);
+    mv.plane_offset = dup(arrays.plane_offset, owned);
+    cfg.eps_r = S(s.eps_r);
+    cfg.eps_x = S(s.eps_x);
+    cfg.it_max = s.it_max;
+    cfg.n_steps = n_steps;
+    cfg.lockstep = lockstep;
+    cfg.restart = s.restart;
+    const S params[6] = {S(s.dt), S(s.contact.c_perp), S(s.contact.c_par), S(s.contact.alpha), S(s.contact.beta),
+                         S(s.contact.gamma)};
+    for (int i = 0; i < 6; ++i) p[i] = params[i];
+    per = size_t(lm_traj_size(arrays.view(), n_steps));
+    data = dalloc<S>(per * K);
+    ints = dalloc<int>(size_t(6) * K);
+    iters = dalloc<int>(size_t(n_steps) * K);
+    status = dalloc<unsigned>(size_t(n_steps) * K);
+    lanes = ((D + 31) / 32) * 32;
+    shmem = size_t(pbfd_scratch_size(arrays.view())) * sizeof(S);
+    if (shmem > 48 * 1024) {
+      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_iteration_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_init_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+    }
+  }
+  ~Impl() {
+    for (void* q : owned) cudaFree(q);
+    cudaFree(data);
+    cudaFree(ints);
+    cudaFree(iters);
+    cudaFree(status);
+  }
+};
+
+template <class S>
+PbfdTeamBatchCuda<S>::PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep)
+    : impl_(std::make_unique<Impl>(m, s, K, n_steps, lockstep)) {}
+template <class S>
+PbfdTeamBatchCuda<S>::~PbfdTeamBatchCuda() = default;
+
+template <class S>
+void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1) {
+  Impl& I = *impl_;
+  std::vector<S> h(I.per * I.K, S(0));
+  for (int k = 0; k < I.K; ++k)
+    for (int i = 0; i < I.D; ++i) {
+      h[I.per * k + i] = S(theta0[k][i]);           // th_n
+      h[I.per * k + I.D + i] = S(theta_m1[k][i]);   // th_nm1
+    }
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
+  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_steps, I.data, I.ints, I.iters, I.status);
+  BIGSTEP_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class S>
+int PbfdTeamBatchCuda<S>::launch() {
+  Impl& I = *impl_;
+  lm_iteration_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[1], I.p[2], I.p[3], I.p[4], I.p[5],
+                                                    I.data, I.ints, I.iters, I.status);
+  BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  I.h_ints.resize(size_t(6) * I.K);
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));
+  int running = 0;
+  for (int k = 0; k < I.K; ++k) running += I.h_ints[6 * k] == TRAJ_RUNNING;
+  return running;
+}
+
+template <class S>
+void PbfdTeamBatchCuda<S>::release_waiting() {
+  Impl& I = *impl_;
+  for (int k = 0; k < I.K; ++k)
+    if (I.h_ints[6 * k] == TRAJ_WAITING) I.h_ints[6 * k] = TRAJ_RUNNING;
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.ints, I.h_ints.data(), I.h_ints.size() * sizeof(int), cudaMemcpyHostToDevice));
+}
+
+template <class S>
+void PbfdTeamBatchCuda<S>::download() {
+  Impl& I = *impl_;
+  I.h_data.resize(I.per * I.K);
+  I.h_iters.resize(size_t(I.cfg.n_steps) * I.K);
+  I.h_status.resize(size_t(I.cfg.n_steps) * I.K);
+  I.h_ints.resize(size_t(6) * I.K);
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_data.data(), I.data, I.h_data.size() * sizeof(S), cudaMemcpyDeviceToHost));
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_iters.data(), I.iters, I.h_iters.size() * sizeof(int), cudaMemcpyDeviceToHost));
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_status.data(), I.status, I.h_status.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));
+}
+
+template <class S>
+int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[6 * k]; }
+
+template <class S>
+VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {
+  const Impl& I = *impl_;
+  // out_theta follows th_n, th_nm1, th, th_c, g, r (6 D), J, B, Lc (3 D^2), anchors, centres, tau
+  const size_t off = I.per * k + 6 * I.D + 3 * I.D * I.D + 12 * I.arrays.n_link + 3 * I.arrays.n_sphere + I.D;
+  VecX v(I.D);
+  for (int i = 0; i < I.D; ++i) v[i] = double(I.h_data[off + size_t(n) * I.D + i]);
+  return v;
+}
+template <class S>
+int PbfdTeamBatchCuda<S>::iterations(int k, int n) const { return impl_->h_iters[size_t(k) * impl_->cfg.n_steps + n]; }
+template <class S>
+unsigned PbfdTeamBatchCuda<S>::step_status(int k, int n) const {
+  return impl_->h_status[size_t(k) * impl_->cfg.n_steps + n];
+}
+
+template class PbfdTeamBatchCuda<double>;
+template class PbfdTeamBatchCuda<float>;
+
+}  // namespace bigstep

@@ -1,0 +1,34 @@
+// Host side of the CUDA batched PBFD JTJ-LM (cuda/pbfd_lm.cu): same API as the CPU emulation
+// solvers/pbfd_batch_team.h; each launch() is ONE kernel launch = one LM iteration of every
+// running trajectory (one block per trajectory, n_q lanes rounded up to a warp).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "solvers/pbd_step.h"
+
+namespace bigstep {
+
+template <class S>
+class PbfdTeamBatchCuda {
+ public:
+  PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep);
+  ~PbfdTeamBatchCuda();
+  /// Initial states of all K trajectories (rows of theta0 / theta_m1, each n_q), uploaded at once.
+  void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1);
+  /// One kernel launch; returns how many trajectories are RUNNING afterwards.
+  int launch();
+  void release_waiting();
+  /// Downloads results (call once the trajectories are DONE).
+  void download();
+  int status(int k) const;
+  VecX theta(int k, int n) const;
+  int iterations(int k, int n) const;
+  unsigned step_status(int k, int n) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bigstep
