@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Plot `bigstep bench gpu-speedup` output (PBFD paper Fig. 8): time per timestep vs D and vs K.
+
+usage: python3 bench/plot_gpu_speedup.py [bench/results/gpu_speedup.csv]  ->  same stem .png
+"""
+import csv
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main(path):
+    path = Path(path)
+    lines = path.read_text().splitlines()
+    header = lines[0] if lines[0].startswith("#") else ""
+    rows = list(csv.DictReader(lines[1:] if header else lines))
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
+    for panel, (sweep, xkey) in enumerate([("vs_D", "D"), ("vs_K", "K")]):
+        series = {}
+        for r in rows:
+            if r["sweep"] != sweep:
+                continue
+            series.setdefault(f'{r["backend"]} {r["precision"]}', []).append((int(r[xkey]), float(r["time_per_timestep_ms"])))
+        for name, pts in sorted(series.items()):
+            pts.sort()
+            ax[panel].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name)
+        ax[panel].set_xscale("log")
+        ax[panel].set_yscale("log")
+        ax[panel].set_xlabel("|theta| (K = 200)" if xkey == "D" else "trajectories K (|theta| = 10)")
+        ax[panel].set_ylabel("time per timestep, all K [ms]")
+        ax[panel].grid(True, which="both", alpha=0.3)
+        ax[panel].legend(fontsize=8)
+    fig.suptitle("Fig. 8 reproduction (PBFD JTJ-LM, fixed chain, dt = 0.01 s)\n" + header.lstrip("# "), fontsize=9)
+    fig.tight_layout()
+    out = path.with_suffix(".png")
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "bench/results/gpu_speedup.csv")

@@ -1,0 +1,199 @@
+#include "cli/bench_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "core/backend.h"
+#include "core/error.h"
+#include "solvers/pbfd_batch_team.h"
+#ifdef BIGSTEP_WITH_CUDA
+#include "cuda/pbfd_lm.h"
+#endif
+
+namespace bigstep {
+
+namespace {
+
+// Fixed chain of L box links (spec pbfd.md §8.5: D = L), as configs/chain_fixed.yaml.
+Model fixed_chain(int L) {
+  ModelSpec s;
+  for (int j = 0; j < L; ++j) {
+    LinkSpec l;
+    l.name = "l" + std::to_string(j);
+    l.parent = j - 1;
+    l.joint = JointType::Hinge;
+    l.axis = (j % 2) ? Vec3::UnitZ() : Vec3::UnitY();
+    l.t_o = j == 0 ? Vec3(0, 0, 2.5) : Vec3(0.2, 0, 0);
+    l.mass = 0.32;
+    l.com = Vec3(0.1, 0, 0);
+    l.inertia = Vec3(0.32 / 12 * 0.0032, 0.32 / 12 * 0.0416, 0.32 / 12 * 0.0416).asDiagonal();
+    s.links.push_back(l);
+  }
+  return Model::finalize(s);
+}
+
+template <class Batch>
+int run_all(Batch& b, int K) {
+  int launches = 0;
+  for (;;) {
+    ++launches;
+    if (b.launch() > 0) continue;
+    bool waiting = false;
+    for (int k = 0; k < K; ++k) waiting |= b.status(k) == TRAJ_WAITING;
+    if (!waiting) return launches;
+    b.release_waiting();
+  }
+}
+
+struct Row {
+  std::string sweep, backend, precision;
+  int D, K, steps, threads;
+  double wall_s, iters_total;
+};
+
+template <class S, class MakeBatch>
+Row measure(const std::string& sweep, const std::string& backend, const Model& m, int K, int steps, int threads,
+            MakeBatch make) {
+  PbdSettings s;
+  s.dt = 0.01;
+  if (sizeof(S) == 4) {
+    s.eps_r = 1e-4;
+    s.eps_x = 1e-6;
+  }
+  std::mt19937 rng(1);
+  std::normal_distribution<double> N(0, 0.1);
+  std::vector<VecX> th0(K), thm1(K);
+  for (int k = 0; k < K; ++k) {
+    th0[k] = VecX::Zero(m.n_q);
+    for (int i = 0; i < m.n_q; ++i) th0[k][i] = N(rng);
+    thm1[k] = th0[k];
+  }
+  auto b = make(m, s, K, steps);
+  const auto t0 = std::chrono::steady_clock::now();
+  b->init_all(th0, thm1);
+  run_all(*b, K);
+  b->finish();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double iters = 0;
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < steps; ++n) iters += b->iterations(k, n);
+  return {sweep, backend, sizeof(S) == 8 ? "fp64" : "fp32", m.n_q, K, steps, threads, wall, iters};
+}
+
+// Thin adapters so CPU and CUDA batches share measure().
+template <class S>
+struct CpuAdapter {
+  PbfdTeamBatch<S> b;
+  int K;
+  CpuAdapter(const Model& m, const PbdSettings& s, int K_, int steps, int threads) : b(m, s, K_, steps, false, threads), K(K_) {}
+  void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) {
+    for (int k = 0; k < K; ++k) b.init(k, a[k], c[k]);
+  }
+  int launch() { return b.launch(); }
+  void release_waiting() { b.release_waiting(); }
+  int status(int k) const { return b.status(k); }
+  void finish() {}
+  int iterations(int k, int n) const { return b.iterations(k, n); }
+};
+#ifdef BIGSTEP_WITH_CUDA
+template <class S>
+struct CudaAdapter {
+  PbfdTeamBatchCuda<S> b;
+  CudaAdapter(const Model& m, const PbdSettings& s, int K, int steps) : b(m, s, K, steps, false) {}
+  void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) { b.init(a, c); }
+  int launch() { return b.launch(); }
+  void release_waiting() { b.release_waiting(); }
+  int status(int k) const { return b.status(k); }
+  void finish() { b.download(); }
+  int iterations(int k, int n) const { return b.iterations(k, n); }
+};
+#endif
+
+}  // namespace
+
+int bench_command(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "gpu-speedup") {
+    std::fprintf(stderr, "usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N]\n");
+    return 2;
+  }
+  bool quick = false;
+  int steps = 100, threads = int(std::thread::hardware_concurrency());
+  std::string out = "bench/results";
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--quick") quick = true;
+    else if (args[i] == "--steps" && i + 1 < args.size()) steps = std::atoi(args[++i].c_str());
+    else if (args[i] == "--threads" && i + 1 < args.size()) threads = std::atoi(args[++i].c_str());
+    else if (args[i] == "--out" && i + 1 < args.size()) out = args[++i];
+    else if (args[i] == "--help") {
+      std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N]\n"
+                "Fig. 8: time per timestep of K fixed-chain trajectories (PBFD JTJ-LM, dt = 0.01 s) vs D at\n"
+                "K = 200 and vs K at D = 10; CPU batched team emulation on --threads threads (default all\n"
+                "cores) and, when a CUDA device is present, the CUDA kernel in FP64 and FP32.\n"
+                "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.");
+      return 0;
+    } else {
+      std::fprintf(stderr, "bigstep bench gpu-speedup: bad argument '%s'\n", args[i].c_str());
+      return 2;
+    }
+  }
+  if (steps <= 0 || threads <= 0) {
+    std::fprintf(stderr, "bigstep bench gpu-speedup: --steps and --threads must be > 0\n");
+    return 2;
+  }
+  std::string why;
+  const bool gpu = cuda_device_count(&why) > 0;
+  const std::string device = gpu ? cuda_device_name() : "none (" + why + ")";
+  std::printf("device: %s; CPU threads: %d\n", device.c_str(), threads);
+  const std::vector<int> Ds = quick ? std::vector<int>{5, 10} : std::vector<int>{5, 10, 20, 40, 80};
+  std::vector<int> Ks = quick ? std::vector<int>{16, 200} : std::vector<int>{200, 1000, 5000, 16384, 65536};
+  std::vector<Row> rows;
+  auto run = [&](const std::string& sweep, int L, int K) {
+    const Model m = fixed_chain(L);
+    // CPU: skip sizes that would take minutes on few cores (estimate from K * D^3)
+    const double est = double(K) * steps * L * L * L * 1e-8 / threads;
+    if (est < 120) {
+      rows.push_back(measure<double>(sweep, "cpu_batched", m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+        return std::make_unique<CpuAdapter<double>>(mm, s, k, n, threads);
+      }));
+    }
+#ifdef BIGSTEP_WITH_CUDA
+    if (gpu) {
+      rows.push_back(measure<double>(sweep, "cuda", m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+        return std::make_unique<CudaAdapter<double>>(mm, s, k, n);
+      }));
+      rows.push_back(measure<float>(sweep, "cuda", m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+        return std::make_unique<CudaAdapter<float>>(mm, s, k, n);
+      }));
+    }
+#endif
+    for (size_t i = rows.size(); i-- > 0 && rows[i].D == L && rows[i].K == K && rows[i].sweep == sweep;) {
+      const Row& r = rows[i];
+      std::printf("%-6s %-12s %s D=%3d K=%6d: %.3f ms/timestep, %.3g LM it/s\n", r.sweep.c_str(), r.backend.c_str(),
+                  r.precision.c_str(), r.D, r.K, 1e3 * r.wall_s / r.steps, r.iters_total / r.wall_s);
+    }
+  };
+  for (int L : Ds) run("vs_D", L, 200);
+  for (int K : Ks) run("vs_K", 10, K);
+  std::filesystem::create_directories(out);
+  const std::filesystem::path path = std::filesystem::path(out) / "gpu_speedup.csv";
+  std::ofstream f(path);
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  f << "# bigstep bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
+    << "; cpu threads: " << threads << "; " << date << "\n";
+  f << "sweep,backend,precision,D,K,steps,threads,wall_s,time_per_timestep_ms,lm_iterations_per_s,env_steps_per_s\n";
+  for (const Row& r : rows)
+    f << r.sweep << "," << r.backend << "," << r.precision << "," << r.D << "," << r.K << "," << r.steps << ","
+      << r.threads << "," << r.wall_s << "," << 1e3 * r.wall_s / r.steps << "," << r.iters_total / r.wall_s << ","
+      << double(r.K) * r.steps / r.wall_s << "\n";
+  std::printf("wrote %s\n", path.c_str());
+  return 0;
+}
+
+}  // namespace bigstep
