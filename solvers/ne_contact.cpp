@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "core/crba.h"
 #include "core/error.h"
+#include "core/rnea.h"
 
 namespace bigstep {
 
@@ -17,6 +19,26 @@ void validate_ne_settings(const NeSettings& s) {
   BIGSTEP_CHECK_ARG(std::isfinite(s.k_c) && s.k_c >= 0, "contact.k_c", s.k_c, "must be finite and >= 0 (0 = auto)");
   BIGSTEP_CHECK_ARG(std::isfinite(s.d_ref) && s.d_ref > 0, "contact.d_ref", s.d_ref, "must be finite and > 0");
   BIGSTEP_CHECK_ARG(std::isfinite(s.zeta) && s.zeta >= 0, "contact.zeta", s.zeta, "must be finite and >= 0");
+}
+
+bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const VecX& tau,
+                    NeSmoothStep& out, uint32_t& status, VecX& th_next) {
+  const int n = m.n_q;
+  BIGSTEP_CHECK_ARG(th.size() == n && th_prev.size() == n && (tau.size() == 0 || tau.size() == n),
+                    "theta/theta_prev/tau size", detail::concat(th.size(), "/", th_prev.size(), "/", tau.size()),
+                    detail::concat("expected n_q = ", n, " (tau may be empty)"));
+  if (!th.allFinite() || !th_prev.allFinite() || !tau.allFinite()) {
+    status |= STATUS_NONFINITE;
+    th_next = th;
+    return false;
+  }
+  const VecX v = (th - th_prev) / dt;
+  crba(m, th, out.H);
+  out.Hf.compute(out.H);
+  VecX f = -nonlinear_effects(m, th, v);
+  if (tau.size() != 0) f += tau;
+  out.v_free = v + dt * out.Hf.solve(f);
+  return true;
 }
 
 std::vector<Vec3> tangent_directions(const Vec3& n, int k) {

@@ -30,6 +30,19 @@ struct ContactFrame {
   MatX J;                 ///< (3 x n_q) Jacobian of the sphere's contact point
 };
 
+/// The smooth part of a semi-implicit Euler step, shared by the NE baselines: velocity
+/// v = (theta - theta_prev)/dt, H(theta) factored, v_free = v + dt H^-1 (tau - c - grad V).
+struct NeSmoothStep {
+  MatX H;
+  Eigen::LDLT<MatX> Hf;
+  VecX v_free;
+};
+
+/// Checks sizes (throws InvalidArgument) and finiteness (returns false with STATUS_NONFINITE and
+/// theta_next = theta held); otherwise fills out. tau may be empty (= 0).
+bool ne_smooth_step(const Model& m, double dt, const VecX& theta, const VecX& theta_prev, const VecX& tau,
+                    NeSmoothStep& out, uint32_t& status, VecX& theta_next);
+
 /// Evenly spread unit tangents t_i = cos(2 pi i/k) t1 + sin(2 pi i/k) t2, with t1 the projection
 /// of e_x on the tangent plane (e_y if n is along x) so that k = 2 stays in the x-z plane.
 std::vector<Vec3> tangent_directions(const Vec3& n, int k);

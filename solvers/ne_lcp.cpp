@@ -13,9 +13,7 @@
 
 #include <cmath>
 
-#include "core/crba.h"
 #include "core/error.h"
-#include "core/rnea.h"
 
 namespace bigstep {
 
@@ -24,25 +22,15 @@ NeLcpIntegrator::NeLcpIntegrator(const Model& m, const NeSettings& s)
   validate_ne_settings(s_);
 }
 
-StepStats NeLcpIntegrator::step(const VecX& th, const VecX& th_prev, const VecX& tau_in, VecX& th_next) {
+StepStats NeLcpIntegrator::step(const VecX& th, const VecX& th_prev, const VecX& tau, VecX& th_next) {
   StepStats st;
   const int n = m_.n_q;
-  BIGSTEP_CHECK_ARG(th.size() == n && th_prev.size() == n && (tau_in.size() == 0 || tau_in.size() == n),
-                    "theta/theta_prev/tau size", detail::concat(th.size(), "/", th_prev.size(), "/", tau_in.size()),
-                    detail::concat("expected n_q = ", n, " (tau may be empty)"));
-  const VecX tau = tau_in.size() == 0 ? VecX(VecX::Zero(n)) : tau_in;
-  if (!th.allFinite() || !th_prev.allFinite() || !tau.allFinite()) {
-    st.status |= STATUS_NONFINITE;
-    th_next = th;
-    return st;
-  }
   const double h = s_.dt;
-  const VecX v = (th - th_prev) / h;
   // smooth dynamics at the start of the step
-  MatX H;
-  crba(m_, th, H);
-  const Eigen::LDLT<MatX> Hf(H);
-  const VecX v_star = v + h * Hf.solve(tau - nonlinear_effects(m_, th, v));
+  NeSmoothStep sm;
+  if (!ne_smooth_step(m_, h, th, th_prev, tau, sm, st.status, th_next)) return st;
+  const Eigen::LDLT<MatX>& Hf = sm.Hf;
+  const VecX& v_star = sm.v_free;
   forward_kinematics(m_, th, kin_);
   const auto contacts = collect_contacts(m_, kin_, s_.active_distance, s_.friction_directions);
   const int nc = int(contacts.size()), nd = s_.friction_directions;

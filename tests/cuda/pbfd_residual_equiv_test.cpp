@@ -16,14 +16,7 @@
 
 using namespace bigstep;
 
-int main(int argc, char** argv) {
-  std::string why;
-  if (cuda_device_count(&why) == 0) {
-    std::printf("SKIPPED: no CUDA device: %s\n", why.c_str());
-    return 77;
-  }
-  return Catch::Session().run(argc, argv);
-}
+#include "tests/support/cuda_main.h"
 
 namespace {
 
