@@ -7,7 +7,8 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
-#include "envs/batch.h"
+#include "cli/batch_engines.h"
+#include "core/error.h"
 
 namespace bigstep {
 
@@ -20,7 +21,13 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   StateBatch b(K, n);
   RolloutParams p;
   init_batch(sc, opt, b, p);
-  CpuBatchStepper stepper(sc, sc.threads);
+  std::unique_ptr<BatchEngine> stepper;
+  try {
+    stepper = make_batch_engine(sc, bk, b, p);
+  } catch (const InvalidArgument& e) {
+    std::fprintf(stderr, "bigstep run: %s: %s\n", sc.source.c_str(), e.what());
+    return 2;
+  }
   std::vector<double> it_sum(K, 0);
   std::vector<int> it_max(K, 0), n_bad(K, 0), steps_done(K, 0);
   std::ofstream traj(dir / "trajectory.csv");
@@ -35,7 +42,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   write_row0(0);
   const auto t0 = std::chrono::steady_clock::now();
   for (int s = 0; s < steps; ++s) {
-    stepper.step(b, p);
+    stepper->step(b, p);
     for (int k = 0; k < K; ++k) {
       if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)) &&
           steps_done[k] < s)
@@ -75,9 +82,9 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
   j["optimizer"] = optimizer_name(sc.settings.optimizer);
-  j["backend"] = "cpu_batched";
+  j["backend"] = stepper->name();
   j["backend_reason"] = bk.reason;
-  j["threads"] = stepper.threads();
+  j["threads"] = stepper->threads();
   j["rollouts"] = K;
   j["seed"] = sc.seed;
   j["n_q"] = n;
@@ -94,7 +101,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   std::ofstream(dir / "summary.json") << j.dump(2) << "\n";
   std::printf("%s: %d rollouts x %d steps (%s, dt=%g) in %.3f s wall on %d threads (%.0f env-steps/s); "
               "%d rollouts with failures; wrote %s\n",
-              sc.name.c_str(), K, steps, sc.integrator.c_str(), dt, wall, stepper.threads(),
+              sc.name.c_str(), K, steps, sc.integrator.c_str(), dt, wall, stepper->threads(),
               double(K) * steps / std::max(wall, 1e-12), failed, (dir / "summary.json").c_str());
   return failed ? 1 : 0;
 }

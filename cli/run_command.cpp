@@ -32,9 +32,11 @@ const char* run_help() {
          "  --set key=value  override any config key (value is YAML: 0.05, pbd, [0, 1, 2]);\n"
          "                   repeatable, e.g. --set integrator.dt=0.05 --set contact.c_par=1e6\n"
          "  --out DIR        output directory (created)\n"
-         "  --backend B      cpu | cuda | auto (default cpu; this build steps single rollouts on\n"
-         "                   the CPU reference, auto reports whether a CUDA device is present)\n"
-         "  --rollouts K     simulate K rollouts on the CPU batched backend (threads over rollouts);\n"
+         "  --backend B      cpu | cuda | auto (= batch.backend, default cpu). cuda steps --rollouts K\n"
+         "                   on the GPU (pbfd + jtj_lm, one LM iteration per kernel launch); auto picks\n"
+         "                   cuda only when built with it and a device is present, and says why in\n"
+         "                   summary.json (backend_reason); a single rollout runs on the CPU reference\n"
+         "  --rollouts K     simulate K rollouts on the batched backend (CPU: threads over rollouts);\n"
          "                   each starts from the scene's state plus a seeded perturbation\n"
          "                   (batch.perturb_theta, batch.perturb_theta_dot); writes rollouts.csv and\n"
          "                   trajectory.csv of rollout 0; summary.json adds env_steps_per_s\n"
@@ -132,7 +134,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
-  std::string config, out, backend = "cpu";
+  std::string config, out;
   std::vector<std::string> sets;
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -155,7 +157,7 @@ int run_command(const std::vector<std::string>& args) {
     } else if (a == "--out") {
       out = value("--out");
     } else if (a == "--backend") {
-      backend = value("--backend");
+      sets.push_back("batch.backend=" + value("--backend"));
     } else if (a == "--rollouts") {
       sets.push_back("batch.rollouts=" + value("--rollouts"));
     } else if (a == "--seed") {
@@ -182,13 +184,13 @@ int run_command(const std::vector<std::string>& args) {
   BackendChoice bk;
   try {
     sc = load_scene(config, sets);
-    bk = select_backend(backend);
+    bk = select_backend(sc.backend);
   } catch (const InvalidArgument& e) {
     std::fprintf(stderr, "bigstep run: %s\n", e.what());
     return 2;
   }
   if (bk.backend == Backend::Cuda) {
-    bk.reason += " (single-rollout runs use the CPU reference; batched CUDA stepping is not built yet)";
+    if (sc.rollouts == 1) bk.reason += " (a single rollout runs on the CPU reference; --rollouts K uses the GPU)";
   }
   const std::filesystem::path dir = out.empty() ? std::filesystem::path("out") / sc.name : std::filesystem::path(out);
   std::error_code ec;

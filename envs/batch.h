@@ -20,6 +20,9 @@ struct StateBatch {
   std::vector<int> iterations;     ///< (K) last step's iterations
   std::vector<double> residual;    ///< (K) last step's convergence measure
   Eigen::Map<VecX> row(std::vector<double>& a, int k) { return Eigen::Map<VecX>(a.data() + size_t(k) * n_q, n_q); }
+  Eigen::Map<const VecX> row(const std::vector<double>& a, int k) const {
+    return Eigen::Map<const VecX>(a.data() + size_t(k) * n_q, n_q);
+  }
 };
 
 /// Optional per-rollout parameters (empty = the scene's value for every rollout).

@@ -77,3 +77,45 @@ def test_batched_rollouts_are_seeded_and_thread_independent(bigstep, tmp_path):
     assert s["rollouts"] == 4 and s["backend"] == "cpu_batched" and s["env_steps_per_s"] > 0
     rows = list(csv.DictReader(open(tmp_path / "a" / "rollouts.csv")))
     assert len(rows) == 4 and len({r["l0.x"] for r in rows}) == 4  # perturbed: all different
+
+
+def _rollout_rows(path):
+    rows = list(csv.DictReader(open(path / "rollouts.csv")))
+    return rows
+
+
+def test_team_engine_matches_reference_rollouts(bigstep, tmp_path):
+    """batch.engine=team runs the CUDA kernel's cooperative LM iteration on the CPU: it must make
+    the same decisions as the reference integrator (same iteration counts) and land on the same
+    states to round-off (different summation order: 1e-9 rad/m, the documented team tolerance)."""
+    args = ["run", "configs/chain_floating_ground.yaml", "--rollouts", 3, "--seed", 4,
+            "--set", "integrator.duration=0.3", "--quiet"]
+    bigstep(*args, "--out", tmp_path / "ref", check=0)
+    bigstep(*args, "--set", "batch.engine=team", "--out", tmp_path / "team", check=0)
+    ref, team = _rollout_rows(tmp_path / "ref"), _rollout_rows(tmp_path / "team")
+    assert json.loads((tmp_path / "team" / "summary.json").read_text())["backend"] == "cpu_team_emulation"
+    assert len(ref) == len(team) == 3
+    dofs = [k for k in ref[0] if k not in ("rollout", "steps", "iterations_mean", "iterations_max",
+                                           "converged_fraction", "status", "c_par", "mu")]
+    assert len(dofs) == 15
+    for a, b in zip(ref, team):
+        assert a["iterations_mean"] == b["iterations_mean"] and a["iterations_max"] == b["iterations_max"]
+        assert max(abs(float(a[d]) - float(b[d])) for d in dofs) < 1e-9
+    # the rollouts differ from each other (seeded perturbation), so the comparison is not trivial
+    assert abs(float(ref[0][dofs[0]]) - float(ref[1][dofs[0]])) > 1e-6
+
+
+def test_team_engine_rejects_unsupported_integrator(bigstep, tmp_path):
+    p = bigstep("run", CONFIG, "--rollouts", 2, "--set", "integrator.type=pbd", "--set", "batch.engine=team",
+                "--out", tmp_path, check=2)
+    line = p.stderr.strip()
+    assert len(line.splitlines()) == 1 and "batch.engine=team" in line and "pbd" in line
+
+
+def test_backend_auto_says_why(bigstep, tmp_path):
+    bigstep("run", CONFIG, "--rollouts", 2, "--backend", "auto", "--set", "integrator.duration=0.1",
+            "--out", tmp_path, "--quiet", check=0)
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["backend_reason"] and s["backend"] in ("cpu_batched", "cuda_team_fp64")
+    if s["backend"] == "cpu_batched":
+        assert "no CUDA device" in s["backend_reason"]

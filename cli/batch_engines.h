@@ -1,0 +1,33 @@
+// The engines that step a batch for `bigstep run --rollouts K` (issue 5, design.md "Backends"):
+//   reference : CpuBatchStepper (envs/batch.h), every integrator type, threads over rollouts;
+//   team      : the cooperative PBFD JTJ-LM iteration of solvers/pbfd_lm_team.h, CPU emulation
+//               (PbfdTeamBatch, OpenMP) or the CUDA mirror (PbfdTeamBatchCuda), in lockstep:
+//               each step() launches until every live rollout committed its next timestep.
+// Engine choice: --backend cuda (or auto with a device) -> team on CUDA; batch.engine: team ->
+// team on the CPU emulation (the CUDA algorithm, checkable without a GPU); else reference.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/backend.h"
+#include "envs/batch.h"
+
+namespace bigstep {
+
+class BatchEngine {
+ public:
+  virtual ~BatchEngine() = default;
+  /// One timestep of every live rollout; updates theta, theta_prev, status, iterations of b.
+  /// A rollout whose status carries a hard failure is held (it never disturbs the others).
+  virtual void step(StateBatch& b, const RolloutParams& p) = 0;
+  virtual std::string name() const = 0;  ///< cpu_batched | cpu_team_emulation | cuda_team_fp64
+  virtual int threads() const = 0;       ///< CPU threads (0 for CUDA)
+};
+
+/// The engine for scene sc (batch.engine, integrator) on backend bk, started from b's initial
+/// states. Throws InvalidArgument naming the key when the combination is not supported
+/// (the team engines implement PBFD JTJ-LM with zero torques and per-scene contact parameters).
+std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
+                                               const RolloutParams& p);
+
+}  // namespace bigstep
