@@ -87,8 +87,9 @@ void check_team_supported(const Scene& sc, const RolloutParams& p, const std::st
                     "the team (GPU-form) engine implements integrator.type=pbfd with optimizer jtj_lm only");
   BIGSTEP_CHECK_ARG(sc.tau.size() == 0 || sc.tau.isZero(), "control.tau", "non-zero",
                     detail::concat(who, ": the team engine runs with zero joint torques"));
-  BIGSTEP_CHECK_ARG(p.contact.empty(), "batch.randomize_friction", sc.randomize_friction,
-                    detail::concat(who, ": the team engine uses one contact parameter set (set it to 0)"));
+  BIGSTEP_CHECK_ARG(p.contact.empty() && p.mass_scale.empty(), "batch.randomize_friction/stiffness/mass",
+                    detail::concat(sc.randomize_friction, "/", sc.randomize_stiffness, "/", sc.randomize_mass),
+                    detail::concat(who, ": the team engine uses one parameter set (set them to 0)"));
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   const Model& m = sc.model;
   const int K = sc.rollouts, n = m.n_q, steps = sc.steps();
   const double dt = sc.settings.dt;
-  BatchOptions opt{K, sc.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction};
+  BatchOptions opt{K, sc.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction,
+                   sc.randomize_stiffness, sc.randomize_mass};
   StateBatch b(K, n);
   RolloutParams p;
   init_batch(sc, opt, b, p);
@@ -58,7 +59,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // per-rollout table
   std::ofstream rows(dir / "rollouts.csv");
-  rows << "rollout,steps,iterations_mean,iterations_max,converged_fraction,status,c_par,mu";
+  rows << "rollout,steps,iterations_mean,iterations_max,converged_fraction,status,c_par,mu,c_perp,mass_scale";
   for (const auto& name : m.dof_name) rows << "," << name;
   rows << "\n" << std::setprecision(12);
   int failed = 0;
@@ -73,7 +74,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
     failed += n_bad[k] > 0 || steps_done[k] < steps;
     const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
     rows << k << "," << steps_done[k] << "," << it_sum[k] / ns << "," << it_max[k] << "," << conv << ","
-         << b.status[k] << "," << cp.c_par << "," << cp.mu;
+         << b.status[k] << "," << cp.c_par << "," << cp.mu << "," << cp.c_perp << ","
+         << (p.mass_scale.empty() ? 1.0 : p.mass_scale[k]);
     for (int i = 0; i < n; ++i) rows << "," << b.theta[size_t(k) * n + i];
     rows << "\n";
   }

@@ -15,6 +15,9 @@ StateBatch::StateBatch(int K_, int n_q_)
 
 void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParams& p) {
   BIGSTEP_CHECK_ARG(opt.rollouts >= 1, "--rollouts", opt.rollouts, "must be >= 1");
+  BIGSTEP_CHECK_ARG(opt.randomize_stiffness >= 0 && opt.randomize_mass >= 0,
+                    "batch.randomize_stiffness / randomize_mass",
+                    detail::concat(opt.randomize_stiffness, " / ", opt.randomize_mass), "must be >= 0");
   BIGSTEP_CHECK_ARG(opt.perturb_theta >= 0 && opt.perturb_theta_dot >= 0 && opt.randomize_friction >= 0,
                     "batch.perturb_theta / perturb_theta_dot / randomize_friction",
                     detail::concat(opt.perturb_theta, " / ", opt.perturb_theta_dot, " / ", opt.randomize_friction),
@@ -22,7 +25,8 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
   const int n = sc.model.n_q;
   const double dt = sc.settings.dt;
   p.contact.clear();
-  if (opt.randomize_friction > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
+  if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
+  p.mass_scale.assign(opt.randomize_mass > 0 ? opt.rollouts : 0, 1.0);
   for (int k = 0; k < opt.rollouts; ++k) {
     // per-rollout stream: independent of K and of the thread partition
     std::seed_seq seq{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x6269u};
@@ -38,6 +42,15 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
       std::uniform_real_distribution<double> U(-opt.randomize_friction, opt.randomize_friction);
       p.contact[k].c_par *= std::exp(U(rng));
       p.contact[k].mu *= std::exp(U(rng));
+    }
+    // later draws only when enabled, so earlier options keep their streams
+    if (opt.randomize_stiffness > 0) {
+      std::uniform_real_distribution<double> U(-opt.randomize_stiffness, opt.randomize_stiffness);
+      p.contact[k].c_perp *= std::exp(U(rng));
+    }
+    if (opt.randomize_mass > 0) {
+      std::uniform_real_distribution<double> U(-opt.randomize_mass, opt.randomize_mass);
+      p.mass_scale[k] = std::exp(U(rng));
     }
   }
 }
@@ -55,17 +68,38 @@ CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
   }
 }
 
+Model scale_mass(const Model& m, double s) {
+  BIGSTEP_CHECK_ARG(std::isfinite(s) && s > 0, "mass scale", s, "must be finite and > 0");
+  ModelSpec spec{m.links, m.spheres, m.planes, m.gravity};
+  for (LinkSpec& l : spec.links) {
+    l.mass *= s;
+    l.inertia *= s;
+  }
+  return Model::finalize(spec);
+}
+
 void CpuBatchStepper::step(StateBatch& b, const RolloutParams& p, const double* tau) {
   BIGSTEP_CHECK_ARG(b.n_q == sc_.model.n_q, "StateBatch.n_q", b.n_q, detail::concat("expected ", sc_.model.n_q));
   BIGSTEP_CHECK_ARG(p.contact.empty() || int(p.contact.size()) == b.K, "RolloutParams.contact.size()",
                     p.contact.size(), detail::concat("expected 0 or K = ", b.K));
+  BIGSTEP_CHECK_ARG(p.mass_scale.empty() || int(p.mass_scale.size()) == b.K, "RolloutParams.mass_scale.size()",
+                    p.mass_scale.size(), detail::concat("expected 0 or K = ", b.K));
+  if (!p.mass_scale.empty() && int(scaled_.size()) != b.K) {
+    scaled_.clear();
+    scaled_integ_.clear();
+    for (int k = 0; k < b.K; ++k) {
+      scaled_.push_back(std::make_unique<Scene>(sc_));
+      scaled_.back()->model = scale_mass(sc_.model, p.mass_scale[k]);
+      scaled_integ_.push_back(make_integrator(*scaled_.back()));
+    }
+  }
   const int T = threads();
 #pragma omp parallel for schedule(static) num_threads(T)
   for (int k = 0; k < b.K; ++k) {
     if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
       continue;  // a dead rollout is held until the caller resets it
     const int t = omp_get_thread_num();
-    Integrator& integ = *integ_[t];
+    Integrator& integ = scaled_integ_.empty() ? *integ_[t] : *scaled_integ_[k];
     integ.set_contact(p.contact.empty() ? sc_.settings.contact : p.contact[k]);
     th_n_[t] = b.row(b.theta, k);
     th_nm1_[t] = b.row(b.theta_prev, k);

@@ -28,6 +28,7 @@ struct StateBatch {
 /// Optional per-rollout parameters (empty = the scene's value for every rollout).
 struct RolloutParams {
   std::vector<ContactParams> contact;  ///< (K) or empty
+  std::vector<double> mass_scale;      ///< (K) factor on every link mass and inertia, or empty
 };
 
 /// Batch options: initial-state perturbation and randomisation, seeded.
@@ -38,7 +39,12 @@ struct BatchOptions {
   double perturb_theta = 0.01;     ///< std. dev. added to every theta(0) coordinate (rollout 0 too)
   double perturb_theta_dot = 0.01; ///< std. dev. added to every theta_dot(0) coordinate
   double randomize_friction = 0;   ///< c_par and mu scaled by exp(U(-r, r)) per rollout (0 = off)
+  double randomize_stiffness = 0;  ///< c_perp scaled by exp(U(-r, r)) per rollout (0 = off)
+  double randomize_mass = 0;       ///< link masses and inertias scaled by exp(U(-r, r)) (0 = off)
 };
+
+/// The model with every link mass and inertia tensor multiplied by s (> 0).
+Model scale_mass(const Model& m, double s);
 
 /// Initial states and per-rollout parameters for K rollouts. Rollout k draws from its own stream
 /// (seed, k), so it is the same whatever K is.
@@ -55,6 +61,9 @@ class CpuBatchStepper {
   const Scene& sc_;
   std::vector<std::unique_ptr<Integrator>> integ_;  // one per thread
   std::vector<VecX> th_n_, th_nm1_, th_next_, tau_;  // per-thread scratch
+  // per-rollout scenes (scaled models) and integrators, built on the first step with mass scales
+  std::vector<std::unique_ptr<Scene>> scaled_;
+  std::vector<std::unique_ptr<Integrator>> scaled_integ_;
 };
 
 }  // namespace bigstep

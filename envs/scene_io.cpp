@@ -405,7 +405,9 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   sc.perturb_theta = batch.num("perturb_theta", sc.perturb_theta);
   sc.perturb_theta_dot = batch.num("perturb_theta_dot", sc.perturb_theta_dot);
   sc.randomize_friction = batch.num("randomize_friction", 0);
-  for (const char* k : {"perturb_theta", "perturb_theta_dot", "randomize_friction"})
+  sc.randomize_stiffness = batch.num("randomize_stiffness", 0);
+  sc.randomize_mass = batch.num("randomize_mass", 0);
+  for (const char* k : {"perturb_theta", "perturb_theta_dot", "randomize_friction", "randomize_stiffness", "randomize_mass"})
     if (batch.num(k, 0) < 0) batch.fail(batch.key(k), batch.num(k, 0), "must be >= 0");
   sc.backend = batch.choice("backend", "cpu", {"cpu", "cuda", "auto"});
   sc.engine = batch.choice("engine", "reference", {"reference", "team"});
@@ -468,6 +470,8 @@ std::string scene_keys_help() {
   batch.rollouts, seed, threads       K rollouts on the CPU batched backend (also --rollouts/--seed/--threads)
   batch.perturb_theta, perturb_theta_dot   std. dev. of the seeded initial-state perturbation (0.01)
   batch.randomize_friction  per-rollout c_par and mu scaled by exp(U(-r, r)) (0 = off)
+  batch.randomize_stiffness per-rollout c_perp scaled by exp(U(-r, r)) (0 = off)
+  batch.randomize_mass      per-rollout link masses and inertias scaled by exp(U(-r, r)) (0 = off)
   batch.backend             cpu | cuda | auto (cpu; --backend overrides): cuda runs the team engine on the GPU
   batch.engine              reference | team (reference): team = the CUDA kernel's cooperative PBFD JTJ-LM
                             iteration emulated on the CPU (pbfd + jtj_lm, zero torques, one contact set)

@@ -2,6 +2,7 @@
 // a diverging rollout is flagged without disturbing the others (style.md habits 14, 15).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "envs/batch.h"
@@ -120,4 +121,56 @@ TEST_CASE("batch: randomised friction is per rollout and reproducible", "[batch]
     th = next;
   }
   CHECK(VecX(b.row(b.theta, 3)) == th);
+}
+
+TEST_CASE("batch: per-rollout mass scale equals a lone run on the scaled model", "[batch]") {
+  const Scene sc = chain({"batch.randomize_mass=0.5"});
+  BatchOptions opt;
+  opt.rollouts = 3;
+  opt.seed = 9;
+  opt.randomize_mass = 0.5;
+  opt.randomize_stiffness = 0.3;
+  StateBatch b(3, sc.model.n_q);
+  RolloutParams p;
+  init_batch(sc, opt, b, p);
+  REQUIRE(p.mass_scale.size() == 3);
+  REQUIRE(p.contact.size() == 3);
+  CHECK(p.mass_scale[0] != p.mass_scale[1]);
+  CHECK(p.contact[0].c_perp != p.contact[1].c_perp);
+  const int k = 1;
+  VecX th = b.row(b.theta, k), thp = b.row(b.theta_prev, k), next;
+  CpuBatchStepper st(sc, 2);
+  for (int s = 0; s < 15; ++s) st.step(b, p);
+  Scene lone = sc;
+  lone.model = scale_mass(sc.model, p.mass_scale[k]);
+  CHECK(lone.model.total_mass == Approx(sc.model.total_mass * p.mass_scale[k]).epsilon(1e-14));
+  auto integ = make_integrator(lone);
+  integ->set_contact(p.contact[k]);
+  for (int s = 0; s < 15; ++s) {
+    integ->step(th, thp, sc.tau, next);
+    thp = th;
+    th = next;
+  }
+  CHECK(VecX(b.row(b.theta, k)) == th);
+}
+
+TEST_CASE("batch: rigid dry friction slides v0^2/(2 mu g) whatever the mass scale", "[batch]") {
+  // Coulomb friction and gravity both scale with the mass, so NE-LCP's stopping distance must not
+  // depend on the per-rollout mass scale (a physics check that the scale reaches the integrator).
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/box_slide.yaml",
+                              {"integrator.type=ne_lcp", "integrator.dt=0.002"});
+  BatchOptions opt;
+  opt.rollouts = 3;
+  opt.perturb_theta = opt.perturb_theta_dot = 0;
+  opt.randomize_mass = 1.5;
+  StateBatch b(3, sc.model.n_q);
+  RolloutParams p;
+  init_batch(sc, opt, b, p);
+  CHECK(*std::max_element(p.mass_scale.begin(), p.mass_scale.end()) >
+        1.5 * *std::min_element(p.mass_scale.begin(), p.mass_scale.end()));
+  CpuBatchStepper st(sc, 2);
+  const double x0 = b.theta[0], v0 = sc.theta_dot0[0], mu = sc.ne.mu;
+  for (int s = 0; s < 500; ++s) st.step(b, p);
+  const double expect = v0 * v0 / (2 * mu * 9.81);
+  for (int k = 0; k < 3; ++k) CHECK(b.theta[size_t(k) * b.n_q] - x0 == Approx(expect).epsilon(0.02));
 }

@@ -96,7 +96,7 @@ def test_team_engine_matches_reference_rollouts(bigstep, tmp_path):
     assert json.loads((tmp_path / "team" / "summary.json").read_text())["backend"] == "cpu_team_emulation"
     assert len(ref) == len(team) == 3
     dofs = [k for k in ref[0] if k not in ("rollout", "steps", "iterations_mean", "iterations_max",
-                                           "converged_fraction", "status", "c_par", "mu")]
+                                           "converged_fraction", "status", "c_par", "mu", "c_perp", "mass_scale")]
     assert len(dofs) == 15
     for a, b in zip(ref, team):
         assert a["iterations_mean"] == b["iterations_mean"] and a["iterations_max"] == b["iterations_max"]
