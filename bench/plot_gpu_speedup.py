@@ -18,8 +18,12 @@ def main(path):
     lines = path.read_text().splitlines()
     header = lines[0] if lines[0].startswith("#") else ""
     rows = list(csv.DictReader(lines[1:] if header else lines))
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
-    for panel, (sweep, xkey) in enumerate([("vs_D", "D"), ("vs_K", "K")]):
+    panels = [("vs_D", "D", "|theta| (fixed chain, K = 200)"), ("vs_K", "K", "trajectories K (fixed chain, |theta| = 10)"),
+              ("vs_K_floating", "K", "trajectories K (floating chain on ground, |theta| = 15)")]
+    panels = [p for p in panels if any(r["sweep"] == p[0] for r in rows)]
+    fig, ax = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    ax = ax[0]
+    for panel, (sweep, xkey, xlabel) in enumerate(panels):
         series = {}
         for r in rows:
             if r["sweep"] != sweep:
@@ -30,11 +34,11 @@ def main(path):
             ax[panel].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name)
         ax[panel].set_xscale("log")
         ax[panel].set_yscale("log")
-        ax[panel].set_xlabel("|theta| (K = 200)" if xkey == "D" else "trajectories K (|theta| = 10)")
+        ax[panel].set_xlabel(xlabel)
         ax[panel].set_ylabel("time per timestep, all K [ms]")
         ax[panel].grid(True, which="both", alpha=0.3)
         ax[panel].legend(fontsize=8)
-    fig.suptitle("Fig. 8 reproduction (PBFD JTJ-LM, fixed chain, dt = 0.01 s)\n" + header.lstrip("# "), fontsize=9)
+    fig.suptitle("Fig. 8 reproduction (PBFD JTJ-LM, dt = 0.01 s)\n" + header.lstrip("# "), fontsize=9)
     fig.tight_layout()
     out = path.with_suffix(".png")
     fig.savefig(out, dpi=110)

@@ -10,6 +10,7 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "envs/scene.h"
 #include "solvers/pbfd_batch_team.h"
 #ifdef BIGSTEP_WITH_CUDA
 #include "cuda/pbfd_lm.h"
@@ -37,12 +38,14 @@ Model fixed_chain(int L) {
   return Model::finalize(s);
 }
 
+int g_iters_per_launch = 1;  // --iters-per-launch
+
 template <class Batch>
 int run_all(Batch& b, int K) {
   int launches = 0;
   for (;;) {
     ++launches;
-    if (b.launch() > 0) continue;
+    if (b.launch(g_iters_per_launch) > 0) continue;
     bool waiting = false;
     for (int k = 0; k < K; ++k) waiting |= b.status(k) == TRAJ_WAITING;
     if (!waiting) return launches;
@@ -56,22 +59,42 @@ struct Row {
   double wall_s, iters_total;
 };
 
+// The benchmarked problem: model, solver settings and the start state that rollouts perturb.
+struct Problem {
+  Model model;
+  PbdSettings settings;
+  VecX theta0, theta_dot0;
+  double sigma = 0.1;  ///< std. dev. of the per-rollout perturbation of theta(0)
+};
+
+Problem fixed_problem(int L) {
+  Problem p{fixed_chain(L), PbdSettings{}, VecX::Zero(L), VecX::Zero(L), 0.1};
+  p.settings.dt = 0.01;
+  return p;
+}
+
+// configs/chain_floating_ground.yaml (D = 15, 80 contact corners): the target scene.
+Problem floating_problem() {
+  const Scene sc = load_scene("configs/chain_floating_ground.yaml");
+  return Problem{sc.model, sc.settings, sc.theta0, sc.theta_dot0, 0.01};
+}
+
 template <class S, class MakeBatch>
-Row measure(const std::string& sweep, const std::string& backend, const Model& m, int K, int steps, int threads,
+Row measure(const std::string& sweep, const std::string& backend, const Problem& pr, int K, int steps, int threads,
             MakeBatch make) {
-  PbdSettings s;
-  s.dt = 0.01;
+  const Model& m = pr.model;
+  PbdSettings s = pr.settings;
   if (sizeof(S) == 4) {
     s.eps_r = 1e-4;
     s.eps_x = 1e-6;
   }
   std::mt19937 rng(1);
-  std::normal_distribution<double> N(0, 0.1);
+  std::normal_distribution<double> N(0, pr.sigma);
   std::vector<VecX> th0(K), thm1(K);
   for (int k = 0; k < K; ++k) {
-    th0[k] = VecX::Zero(m.n_q);
-    for (int i = 0; i < m.n_q; ++i) th0[k][i] = N(rng);
-    thm1[k] = th0[k];
+    th0[k] = pr.theta0;
+    for (int i = 0; i < m.n_q; ++i) th0[k][i] += N(rng);
+    thm1[k] = th0[k] - s.dt * pr.theta_dot0;
   }
   auto b = make(m, s, K, steps);
   const auto t0 = std::chrono::steady_clock::now();
@@ -94,7 +117,7 @@ struct CpuAdapter {
   void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) {
     for (int k = 0; k < K; ++k) b.init(k, a[k], c[k]);
   }
-  int launch() { return b.launch(); }
+  int launch(int n) { return b.launch(n); }
   void release_waiting() { b.release_waiting(); }
   int status(int k) const { return b.status(k); }
   void finish() {}
@@ -106,7 +129,7 @@ struct CudaAdapter {
   PbfdTeamBatchCuda<S> b;
   CudaAdapter(const Model& m, const PbdSettings& s, int K, int steps) : b(m, s, K, steps, false) {}
   void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) { b.init(a, c); }
-  int launch() { return b.launch(); }
+  int launch(int n) { return b.launch(n); }
   void release_waiting() { b.release_waiting(); }
   int status(int k) const { return b.status(k); }
   void finish() { b.download(); }
@@ -129,11 +152,16 @@ int bench_command(const std::vector<std::string>& args) {
     else if (args[i] == "--steps" && i + 1 < args.size()) steps = std::atoi(args[++i].c_str());
     else if (args[i] == "--threads" && i + 1 < args.size()) threads = std::atoi(args[++i].c_str());
     else if (args[i] == "--out" && i + 1 < args.size()) out = args[++i];
+    else if (args[i] == "--iters-per-launch" && i + 1 < args.size()) g_iters_per_launch = std::atoi(args[++i].c_str());
     else if (args[i] == "--help") {
-      std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N]\n"
+      std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N] [--iters-per-launch N]\n"
                 "Fig. 8: time per timestep of K fixed-chain trajectories (PBFD JTJ-LM, dt = 0.01 s) vs D at\n"
-                "K = 200 and vs K at D = 10; CPU batched team emulation on --threads threads (default all\n"
-                "cores) and, when a CUDA device is present, the CUDA kernel in FP64 and FP32.\n"
+                "K = 200 and vs K at D = 10, and of the floating 10-link chain on the ground (D = 15,\n"
+                "configs/chain_floating_ground.yaml, run from the repository root) vs K; CPU batched team\n"
+                "emulation on --threads threads (default all cores) and, when a CUDA device is present, the\n"
+                "CUDA kernel in FP64 and FP32 with N LM iterations per launch (default 1).\n"
+                "dense_gflops counts the LM linear algebra only (J^T J, J^T r, Cholesky, two solves:\n"
+                "2D^3 + D^3/3 + 4D^2 per iteration), not the residual and Jacobian evaluation.\n"
                 "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.");
       return 0;
     } else {
@@ -141,8 +169,8 @@ int bench_command(const std::vector<std::string>& args) {
       return 2;
     }
   }
-  if (steps <= 0 || threads <= 0) {
-    std::fprintf(stderr, "bigstep bench gpu-speedup: --steps and --threads must be > 0\n");
+  if (steps <= 0 || threads <= 0 || g_iters_per_launch <= 0) {
+    std::fprintf(stderr, "bigstep bench gpu-speedup: --steps, --threads and --iters-per-launch must be > 0\n");
     return 2;
   }
   std::string why;
@@ -152,11 +180,12 @@ int bench_command(const std::vector<std::string>& args) {
   const std::vector<int> Ds = quick ? std::vector<int>{5, 10} : std::vector<int>{5, 10, 20, 40, 80};
   std::vector<int> Ks = quick ? std::vector<int>{16, 200} : std::vector<int>{200, 1000, 5000, 16384, 65536};
   std::vector<Row> rows;
-  auto run = [&](const std::string& sweep, int L, int K) {
-    const Model m = fixed_chain(L);
+  auto run = [&](const std::string& sweep, const Problem& m, int K) {
+    const int L = m.model.n_q;
     // CPU: skip sizes that would take minutes on few cores (estimate from K * D^3)
-    // ~12 LM iterations per step at ~2e-8 s * D^3 each (measured on the fixed chain, one core)
-    const double est = double(K) * steps * 2.5e-7 * L * L * L / threads;
+    // ~12 LM iterations per step at ~2e-8 s * D^3 each (measured on the fixed chain, one core);
+    // contact scenes cost about 3x more per iteration (Fig. 4 time per iteration)
+    const double est = double(K) * steps * 2.5e-7 * L * L * L / threads * (m.model.spheres.empty() ? 1 : 3);
     if (est >= 120) std::printf("%-6s cpu_batched  fp64 D=%3d K=%6d: skipped (estimated %.0f s)\n", sweep.c_str(), L, K, est);
     if (est < 120) {
       rows.push_back(measure<double>(sweep, "cpu_batched", m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
@@ -179,8 +208,10 @@ int bench_command(const std::vector<std::string>& args) {
                   r.precision.c_str(), r.D, r.K, 1e3 * r.wall_s / r.steps, r.iters_total / r.wall_s);
     }
   };
-  for (int L : Ds) run("vs_D", L, 200);
-  for (int K : Ks) run("vs_K", 10, K);
+  for (int L : Ds) run("vs_D", fixed_problem(L), 200);
+  for (int K : Ks) run("vs_K", fixed_problem(10), K);
+  const Problem floating = floating_problem();
+  for (int K : Ks) run("vs_K_floating", floating, K);
   std::filesystem::create_directories(out);
   const std::filesystem::path path = std::filesystem::path(out) / "gpu_speedup.csv";
   std::ofstream f(path);
@@ -189,11 +220,15 @@ int bench_command(const std::vector<std::string>& args) {
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   f << "# bigstep bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
     << "; cpu threads: " << threads << "; " << date << "\n";
-  f << "sweep,backend,precision,D,K,steps,threads,wall_s,time_per_timestep_ms,lm_iterations_per_s,env_steps_per_s\n";
-  for (const Row& r : rows)
+  f << "sweep,backend,precision,D,K,steps,threads,iters_per_launch,wall_s,time_per_timestep_ms,lm_iterations_per_s,"
+       "env_steps_per_s,iterations_per_step,dense_gflops\n";
+  for (const Row& r : rows) {
+    const double D = r.D, flops = 2 * D * D * D + D * D * D / 3 + 4 * D * D;
     f << r.sweep << "," << r.backend << "," << r.precision << "," << r.D << "," << r.K << "," << r.steps << ","
-      << r.threads << "," << r.wall_s << "," << 1e3 * r.wall_s / r.steps << "," << r.iters_total / r.wall_s << ","
-      << double(r.K) * r.steps / r.wall_s << "\n";
+      << r.threads << "," << g_iters_per_launch << "," << r.wall_s << "," << 1e3 * r.wall_s / r.steps << ","
+      << r.iters_total / r.wall_s << "," << double(r.K) * r.steps / r.wall_s << ","
+      << r.iters_total / (double(r.K) * r.steps) << "," << 1e-9 * flops * r.iters_total / r.wall_s << "\n";
+  }
   std::printf("wrote %s\n", path.c_str());
   return 0;
 }

@@ -36,12 +36,14 @@ template <class S>
 __global__ void lm_iteration_kernel(
     // model:
     const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S c_perp, S c_par, S alpha, S beta, S gamma,
+    int iterations,
     // data in/out (trajectory state):
     S* data, int* ints, int* iters, unsigned* status) {
   extern __shared__ unsigned char smem[];
   CudaTeam team;
   LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
-  lm_team_iteration(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
+  for (int it = 0; it < iterations; ++it)
+    lm_team_iteration(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
 }
 
 }  // namespace
@@ -132,10 +134,10 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
 }
 
 template <class S>
-int PbfdTeamBatchCuda<S>::launch() {
+int PbfdTeamBatchCuda<S>::launch(int iterations) {
   Impl& I = *impl_;
   lm_iteration_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[1], I.p[2], I.p[3], I.p[4], I.p[5],
-                                                    I.data, I.ints, I.iters, I.status);
+                                                    iterations, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   I.h_ints.resize(size_t(6) * I.K);
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));

@@ -16,8 +16,9 @@ class PbfdTeamBatchCuda {
   ~PbfdTeamBatchCuda();
   /// Initial states of all K trajectories (rows of theta0 / theta_m1, each n_q), uploaded at once.
   void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1);
-  /// One kernel launch; returns how many trajectories are RUNNING afterwards.
-  int launch();
+  /// One kernel launch of `iterations` LM iterations per running trajectory (1 = spec §6; more
+  /// amortise launch overhead at small K); returns how many trajectories are RUNNING afterwards.
+  int launch(int iterations = 1);
   void release_waiting();
   /// Downloads results (call once the trajectories are DONE).
   void download();

@@ -48,14 +48,17 @@ class PbfdTeamBatch {
     lm_team_init(team, mv_, t, scratch_.data());
   }
 
-  /// One launch: one LM iteration of every RUNNING trajectory. Returns how many are RUNNING.
-  int launch() {
+  /// One launch: `iterations` LM iterations (default 1, spec §6) of every RUNNING trajectory.
+  /// Several per launch amortise launch overhead on the GPU; results equal that many launches.
+  /// Returns how many are RUNNING.
+  int launch(int iterations = 1) {
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int k = 0; k < K_; ++k) {
       CpuTeam team;
       LmTraj<S> t = traj(k);
-      lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[1], p_[2], p_[3], p_[4], p_[5],
-                        scratch_.data() + size_t(omp_get_thread_num()) * pbfd_scratch_size(mv_));
+      for (int it = 0; it < iterations; ++it)
+        lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[1], p_[2], p_[3], p_[4], p_[5],
+                          scratch_.data() + size_t(omp_get_thread_num()) * pbfd_scratch_size(mv_));
     }
     int running = 0;
     for (int k = 0; k < K_; ++k) running += ints_[6 * k] == TRAJ_RUNNING;

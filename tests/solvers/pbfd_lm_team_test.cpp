@@ -91,3 +91,27 @@ TEST_CASE("lm team: a non-finite rollout fails alone", "[team][lm]") {
   CHECK(batch.status(0) == TRAJ_DONE);
   CHECK(batch.status(2) == TRAJ_DONE);
 }
+
+TEST_CASE("lm team: several iterations per launch equal that many single launches", "[team][lm]") {
+  // Fusing n iterations into one launch (to amortise GPU launch overhead) must not change a bit:
+  // a trajectory that commits inside the launch moves on exactly as it would between launches.
+  const Case c = make_case("chain_floating_ground.yaml", 3, {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"});
+  const int K = int(c.th0.size()), n_steps = 12;
+  PbfdTeamBatch<double> one(c.sc.model, c.sc.settings, K, n_steps, false, 2);
+  PbfdTeamBatch<double> four(c.sc.model, c.sc.settings, K, n_steps, false, 2);
+  for (int k = 0; k < K; ++k) {
+    one.init(k, c.th0[k], c.thm1[k]);
+    four.init(k, c.th0[k], c.thm1[k]);
+  }
+  int l1 = 0, l4 = 0;
+  while (one.launch() > 0) ++l1;
+  while (four.launch(4) > 0) ++l4;
+  CHECK(l4 < l1);
+  for (int k = 0; k < K; ++k) {
+    REQUIRE(four.status(k) == TRAJ_DONE);
+    for (int n = 0; n < n_steps; ++n) {
+      CHECK(four.iterations(k, n) == one.iterations(k, n));
+      CHECK(four.theta(k, n) == one.theta(k, n));
+    }
+  }
+}
