@@ -46,9 +46,7 @@ int run_all(Batch& b, int K) {
   for (;;) {
     ++launches;
     if (b.launch(g_iters_per_launch) > 0) continue;
-    bool waiting = false;
-    for (int k = 0; k < K; ++k) waiting |= b.status(k) == TRAJ_WAITING;
-    if (!waiting) return launches;
+    if (b.count(TRAJ_WAITING) == 0) return launches;
     b.release_waiting();
   }
 }
@@ -119,7 +117,7 @@ struct CpuAdapter {
   }
   int launch(int n) { return b.launch(n); }
   void release_waiting() { b.release_waiting(); }
-  int status(int k) const { return b.status(k); }
+  int count(int st) const { return b.count(st); }
   void finish() {}
   int iterations(int k, int n) const { return b.iterations(k, n); }
 };
@@ -131,7 +129,7 @@ struct CudaAdapter {
   void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) { b.init(a, c); }
   int launch(int n) { return b.launch(n); }
   void release_waiting() { b.release_waiting(); }
-  int status(int k) const { return b.status(k); }
+  int count(int st) const { return b.count(st); }
   void finish() { b.download(); }
   int iterations(int k, int n) const { return b.iterations(k, n); }
 };

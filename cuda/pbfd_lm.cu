@@ -1,5 +1,10 @@
 // CUDA mirror of solvers/pbfd_batch_team.h: the team-form LM iteration (solvers/pbfd_lm_team.h)
 // with CudaTeam. Trajectory state in global memory, residual scratch in dynamic shared memory.
+#include <thrust/count.h>
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
 #include "core/model_view.h"
 #include "cuda/check.h"
 #include "cuda/pbfd_lm.h"
@@ -45,6 +50,19 @@ __global__ void lm_iteration_kernel(
   for (int it = 0; it < iterations; ++it)
     lm_team_iteration(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
 }
+
+// Per-trajectory status predicates for Thrust (ints: 6 per trajectory, status first).
+struct HasStatus {
+  const int* ints;
+  int st;
+  __device__ bool operator()(int k) const { return ints[6 * k] == st; }
+};
+struct ReleaseWaiting {
+  int* ints;
+  __device__ void operator()(int k) const {
+    if (ints[6 * k] == TRAJ_WAITING) ints[6 * k] = TRAJ_RUNNING;
+  }
+};
 
 }  // namespace
 
@@ -139,19 +157,24 @@ int PbfdTeamBatchCuda<S>::launch(int iterations) {
   lm_iteration_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[1], I.p[2], I.p[3], I.p[4], I.p[5],
                                                     iterations, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
-  I.h_ints.resize(size_t(6) * I.K);
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  int running = 0;
-  for (int k = 0; k < I.K; ++k) running += I.h_ints[6 * k] == TRAJ_RUNNING;
-  return running;
+  return count(TRAJ_RUNNING);
+}
+
+template <class S>
+int PbfdTeamBatchCuda<S>::count(int st) const {
+  const Impl& I = *impl_;
+  const long n = thrust::count_if(thrust::device, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(I.K),
+                                  HasStatus{I.ints, st});
+  BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  return int(n);
 }
 
 template <class S>
 void PbfdTeamBatchCuda<S>::release_waiting() {
   Impl& I = *impl_;
-  for (int k = 0; k < I.K; ++k)
-    if (I.h_ints[6 * k] == TRAJ_WAITING) I.h_ints[6 * k] = TRAJ_RUNNING;
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.ints, I.h_ints.data(), I.h_ints.size() * sizeof(int), cudaMemcpyHostToDevice));
+  thrust::for_each(thrust::device, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(I.K),
+                   ReleaseWaiting{I.ints});
+  BIGSTEP_CUDA_CHECK(cudaGetLastError());
 }
 
 template <class S>

@@ -19,9 +19,13 @@ class PbfdTeamBatchCuda {
   /// One kernel launch of `iterations` LM iterations per running trajectory (1 = spec §6; more
   /// amortise launch overhead at small K); returns how many trajectories are RUNNING afterwards.
   int launch(int iterations = 1);
+  /// How many trajectories are in state st (TrajStatus): a Thrust reduction on the device.
+  int count(int st) const;
+  /// WAITING -> RUNNING for every trajectory, on the device.
   void release_waiting();
-  /// Downloads results (call once the trajectories are DONE).
+  /// Downloads results and statuses (after the run, or whenever status/theta are read).
   void download();
+  /// Status of trajectory k as of the last download().
   int status(int k) const;
   VecX theta(int k, int n) const;
   int iterations(int k, int n) const;

@@ -60,9 +60,13 @@ class PbfdTeamBatch {
         lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[1], p_[2], p_[3], p_[4], p_[5],
                           scratch_.data() + size_t(omp_get_thread_num()) * pbfd_scratch_size(mv_));
     }
-    int running = 0;
-    for (int k = 0; k < K_; ++k) running += ints_[6 * k] == TRAJ_RUNNING;
-    return running;
+    return count(TRAJ_RUNNING);
+  }
+  /// How many trajectories are in state st (TrajStatus).
+  int count(int st) const {
+    int n = 0;
+    for (int k = 0; k < K_; ++k) n += ints_[6 * k] == st;
+    return n;
   }
   /// Lockstep: WAITING -> RUNNING for every trajectory (after the caller set new torques).
   void release_waiting() {

@@ -35,9 +35,7 @@ template <class Batch>
 void run_to_end(Batch& b, int K) {
   for (int guard = 0; guard < 1000000; ++guard) {
     if (b.launch() > 0) continue;
-    bool waiting = false;
-    for (int k = 0; k < K; ++k) waiting |= b.status(k) == TRAJ_WAITING;
-    if (!waiting) return;
+    if (b.count(TRAJ_WAITING) == 0) return;
     b.release_waiting();
   }
 }
