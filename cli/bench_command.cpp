@@ -125,7 +125,7 @@ struct CpuAdapter {
 template <class S>
 struct CudaAdapter {
   PbfdTeamBatchCuda<S> b;
-  CudaAdapter(const Model& m, const PbdSettings& s, int K, int steps) : b(m, s, K, steps, false) {}
+  CudaAdapter(const Model& m, const PbdSettings& s, int K, int steps, DenseAlgebra a) : b(m, s, K, steps, false, a) {}
   void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) { b.init(a, c); }
   int launch(int n) { return b.launch(n); }
   void release_waiting() { b.release_waiting(); }
@@ -157,7 +157,8 @@ int bench_command(const std::vector<std::string>& args) {
                 "K = 200 and vs K at D = 10, and of the floating 10-link chain on the ground (D = 15,\n"
                 "configs/chain_floating_ground.yaml, run from the repository root) vs K; CPU batched team\n"
                 "emulation on --threads threads (default all cores) and, when a CUDA device is present, the\n"
-                "CUDA kernel in FP64 and FP32 with N LM iterations per launch (default 1).\n"
+                "CUDA fused kernel and the library path (cuBLAS + cuSOLVER) in FP64 and FP32, N LM iterations\n"
+                "per launch (default 1).\n"
                 "dense_gflops counts the LM linear algebra only (J^T J, J^T r, Cholesky, two solves:\n"
                 "2D^3 + D^3/3 + 4D^2 per iteration), not the residual and Jacobian evaluation.\n"
                 "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.");
@@ -192,12 +193,15 @@ int bench_command(const std::vector<std::string>& args) {
     }
 #ifdef BIGSTEP_WITH_CUDA
     if (gpu) {
-      rows.push_back(measure<double>(sweep, "cuda", m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
-        return std::make_unique<CudaAdapter<double>>(mm, s, k, n);
-      }));
-      rows.push_back(measure<float>(sweep, "cuda", m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
-        return std::make_unique<CudaAdapter<float>>(mm, s, k, n);
-      }));
+      for (DenseAlgebra a : {DenseAlgebra::Fused, DenseAlgebra::Library}) {
+        const std::string name = a == DenseAlgebra::Fused ? "cuda_fused" : "cuda_library";
+        rows.push_back(measure<double>(sweep, name, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+          return std::make_unique<CudaAdapter<double>>(mm, s, k, n, a);
+        }));
+        rows.push_back(measure<float>(sweep, name, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+          return std::make_unique<CudaAdapter<float>>(mm, s, k, n, a);
+        }));
+      }
     }
 #endif
     for (size_t i = rows.size(); i-- > 0 && rows[i].D == L && rows[i].K == K && rows[i].sweep == sweep;) {

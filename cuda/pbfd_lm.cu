@@ -7,6 +7,7 @@
 
 #include "core/model_view.h"
 #include "cuda/check.h"
+#include "cuda/dense_batched.cuh"
 #include "cuda/pbfd_lm.h"
 #include "cuda/team_cuda.cuh"
 #include "solvers/pbfd_lm_team.h"
@@ -51,16 +52,62 @@ __global__ void lm_iteration_kernel(
     lm_team_iteration(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
 }
 
+// Library path (DenseAlgebra::Library): the team phases as separate kernels, one block per
+// trajectory, with cuBLAS / cuSOLVER batched calls between them (see PbfdTeamBatch::library_iteration,
+// the CPU emulation of the same sequence).
+template <class S>
+__global__ void lm_evaluate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S c_perp, S c_par,
+                                   S alpha, S beta, S gamma, S* data, int* ints, int* iters, unsigned* status) {
+  extern __shared__ unsigned char smem[];
+  CudaTeam team;
+  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  lm_phase_evaluate(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
+}
+template <class S>
+__global__ void lm_take_update_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, const S* B_new,
+                                      const S* g_new, S* data, int* ints, int* iters, unsigned* status) {
+  extern __shared__ unsigned char smem[];
+  CudaTeam team;
+  const int k = blockIdx.x, D = m.n_q;
+  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
+  lm_phase_normal_take(team, D, t, B_new + size_t(k) * D * D, g_new + size_t(k) * D);
+  lm_phase_update(team, m, cfg, t, reinterpret_cast<S*>(smem));
+}
+template <class S>
+__global__ void lm_assemble_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S* data, int* ints, int* iters,
+                                   unsigned* status) {
+  CudaTeam team;
+  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  lm_phase_assemble(team, m.n_q, t);
+}
+template <class S>
+__global__ void lm_factor_check_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, const int* info, int* again,
+                                       S* data, int* ints, int* iters, unsigned* status) {
+  CudaTeam team;
+  const int k = blockIdx.x;
+  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
+  const bool a = lm_phase_factor_check(team, t, info[k]);
+  if (threadIdx.x == 0) again[k] = a ? 1 : 0;
+}
+template <class S>
+__global__ void lm_candidate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S* data, int* ints, int* iters,
+                                    unsigned* status) {
+  extern __shared__ unsigned char smem[];
+  CudaTeam team;
+  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  lm_phase_candidate(team, m, cfg, t, reinterpret_cast<S*>(smem));
+}
+
 // Per-trajectory status predicates for Thrust (ints: 6 per trajectory, status first).
 struct HasStatus {
   const int* ints;
   int st;
-  __device__ bool operator()(int k) const { return ints[6 * k] == st; }
+  __device__ bool operator()(int k) const { return ints[kLmInts * k] == st; }
 };
 struct ReleaseWaiting {
   int* ints;
   __device__ void operator()(int k) const {
-    if (ints[6 * k] == TRAJ_WAITING) ints[6 * k] = TRAJ_RUNNING;
+    if (ints[kLmInts * k] == TRAJ_WAITING) ints[kLmInts * k] = TRAJ_RUNNING;
   }
 };
 
@@ -81,8 +128,16 @@ struct PbfdTeamBatchCuda<S>::Impl {
   std::vector<S> h_data;
   std::vector<int> h_ints, h_iters;
   std::vector<unsigned> h_status;
+  // library path
+  DenseAlgebra algebra;
+  cublasHandle_t blas = nullptr;
+  cusolverDnHandle_t solver = nullptr;
+  S *B_new = nullptr, *g_new = nullptr;
+  S **Lc_ptr = nullptr, **r_ptr = nullptr;  // per-trajectory pointers for the *Batched calls
+  int *info = nullptr, *again = nullptr, *solve_info = nullptr;
 
-  Impl(const Model& m, const PbdSettings& s, int K_, int n_steps, bool lockstep) : arrays(m), K(K_), D(m.n_q) {
+  Impl(const Model& m, const PbdSettings& s, int K_, int n_steps, bool lockstep, DenseAlgebra algebra_)
+      : arrays(m), K(K_), D(m.n_q), algebra(algebra_) {
     mv = arrays.view();
     mv.link_parent = dup(arrays.link_parent, owned);
     mv.link_Ro = dup(arrays.link_Ro, owned);
@@ -112,7 +167,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     for (int i = 0; i < 6; ++i) p[i] = params[i];
     per = size_t(lm_traj_size(arrays.view(), n_steps));
     data = dalloc<S>(per * K);
-    ints = dalloc<int>(size_t(6) * K);
+    ints = dalloc<int>(size_t(kLmInts) * K);
     iters = dalloc<int>(size_t(n_steps) * K);
     status = dalloc<unsigned>(size_t(n_steps) * K);
     lanes = ((D + 31) / 32) * 32;
@@ -120,9 +175,61 @@ struct PbfdTeamBatchCuda<S>::Impl {
     if (shmem > 48 * 1024) {
       BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_iteration_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
       BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_init_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_evaluate_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_take_update_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_candidate_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
+    }
+    if (algebra == DenseAlgebra::Library) {
+      BIGSTEP_CUBLAS_CHECK(cublasCreate(&blas));
+      BIGSTEP_CUSOLVER_CHECK(cusolverDnCreate(&solver));
+      B_new = dalloc<S>(size_t(K) * D * D);
+      g_new = dalloc<S>(size_t(K) * D);
+      info = dalloc<int>(K);
+      again = dalloc<int>(K);
+      solve_info = dalloc<int>(1);
+      std::vector<S*> lc(K), r(K);
+      for (int k = 0; k < K; ++k) {  // host-side pointer arithmetic on the device buffer
+        const LmTraj<S> t = lm_traj_at(arrays.view(), n_steps, k, data, ints, iters, status);
+        lc[k] = t.Lc;
+        r[k] = t.r;
+      }
+      Lc_ptr = dalloc<S*>(K);
+      r_ptr = dalloc<S*>(K);
+      BIGSTEP_CUDA_CHECK(cudaMemcpy(Lc_ptr, lc.data(), K * sizeof(S*), cudaMemcpyHostToDevice));
+      BIGSTEP_CUDA_CHECK(cudaMemcpy(r_ptr, r.data(), K * sizeof(S*), cudaMemcpyHostToDevice));
     }
   }
+
+  // One library-path iteration of every trajectory (the sequence of PbfdTeamBatch::library_iteration).
+  void library_iteration() {
+    const ModelView<S> m = mv;
+    lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p[0], p[1], p[2], p[3], p[4], p[5], data, ints, iters, status);
+    BIGSTEP_CUDA_CHECK(cudaGetLastError());
+    // J is row-major D x D per trajectory = J^T column-major (call it X): B = X X^T, g = X r
+    const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_steps, 0, data, ints, iters, status);
+    const long long sT = (long long)per;
+    gemm_strided_batched(blas, CUBLAS_OP_N, CUBLAS_OP_T, D, D, D, t0.J, D, sT, t0.J, D, sT, B_new, D,
+                         (long long)D * D, K);
+    gemm_strided_batched(blas, CUBLAS_OP_N, CUBLAS_OP_N, D, 1, D, t0.J, D, sT, t0.r, D, sT, g_new, D, D, K);
+    lm_take_update_kernel<S><<<K, lanes, shmem>>>(m, cfg, B_new, g_new, data, ints, iters, status);
+    BIGSTEP_CUDA_CHECK(cudaGetLastError());
+    for (int round = 0; round < 31; ++round) {  // lambda growth on failed factorisations, 30 tries
+      lm_assemble_kernel<S><<<K, lanes>>>(m, cfg, data, ints, iters, status);
+      BIGSTEP_CUDA_CHECK(cudaGetLastError());
+      potrf_batched(solver, D, Lc_ptr, D, info, K);
+      lm_factor_check_kernel<S><<<K, lanes>>>(m, cfg, info, again, data, ints, iters, status);
+      BIGSTEP_CUDA_CHECK(cudaGetLastError());
+      if (thrust::count(thrust::device, again, again + K, 1) == 0) break;
+    }
+    potrs_batched(solver, D, Lc_ptr, D, r_ptr, D, solve_info, K);
+    lm_candidate_kernel<S><<<K, lanes, shmem>>>(m, cfg, data, ints, iters, status);
+    BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  }
   ~Impl() {
+    if (blas) cublasDestroy(blas);
+    if (solver) cusolverDnDestroy(solver);
+    for (void* q : {(void*)B_new, (void*)g_new, (void*)Lc_ptr, (void*)r_ptr, (void*)info, (void*)again, (void*)solve_info})
+      if (q) cudaFree(q);
     for (void* q : owned) cudaFree(q);
     cudaFree(data);
     cudaFree(ints);
@@ -132,8 +239,9 @@ struct PbfdTeamBatchCuda<S>::Impl {
 };
 
 template <class S>
-PbfdTeamBatchCuda<S>::PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep)
-    : impl_(std::make_unique<Impl>(m, s, K, n_steps, lockstep)) {}
+PbfdTeamBatchCuda<S>::PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep,
+                                        DenseAlgebra algebra)
+    : impl_(std::make_unique<Impl>(m, s, K, n_steps, lockstep, algebra)) {}
 template <class S>
 PbfdTeamBatchCuda<S>::~PbfdTeamBatchCuda() = default;
 
@@ -154,6 +262,10 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
 template <class S>
 int PbfdTeamBatchCuda<S>::launch(int iterations) {
   Impl& I = *impl_;
+  if (I.algebra == DenseAlgebra::Library) {
+    for (int it = 0; it < iterations; ++it) I.library_iteration();
+    return count(TRAJ_RUNNING);
+  }
   lm_iteration_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[1], I.p[2], I.p[3], I.p[4], I.p[5],
                                                     iterations, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
@@ -183,7 +295,7 @@ void PbfdTeamBatchCuda<S>::download() {
   I.h_data.resize(I.per * I.K);
   I.h_iters.resize(size_t(I.cfg.n_steps) * I.K);
   I.h_status.resize(size_t(I.cfg.n_steps) * I.K);
-  I.h_ints.resize(size_t(6) * I.K);
+  I.h_ints.resize(size_t(kLmInts) * I.K);
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_data.data(), I.data, I.h_data.size() * sizeof(S), cudaMemcpyDeviceToHost));
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_iters.data(), I.iters, I.h_iters.size() * sizeof(int), cudaMemcpyDeviceToHost));
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_status.data(), I.status, I.h_status.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
@@ -191,7 +303,7 @@ void PbfdTeamBatchCuda<S>::download() {
 }
 
 template <class S>
-int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[6 * k]; }
+int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[kLmInts * k]; }
 
 template <class S>
 VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {

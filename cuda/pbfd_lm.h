@@ -6,13 +6,17 @@
 #include <vector>
 
 #include "solvers/pbd_step.h"
+#include "solvers/pbfd_lm_team.h"  // DenseAlgebra, TrajStatus
 
 namespace bigstep {
 
 template <class S>
 class PbfdTeamBatchCuda {
  public:
-  PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep);
+  /// algebra: Fused = the whole iteration in one kernel; Library = team phases as kernels with
+  /// cuBLAS gemmStridedBatched (J^T J, J^T r) and cuSOLVER potrf/potrsBatched between them.
+  PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep,
+                    DenseAlgebra algebra = DenseAlgebra::Fused);
   ~PbfdTeamBatchCuda();
   /// Initial states of all K trajectories (rows of theta0 / theta_m1, each n_q), uploaded at once.
   void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1);

@@ -2,8 +2,12 @@
 // runs one LM iteration (solvers/pbfd_lm_team.h) for every RUNNING trajectory, OpenMP over
 // trajectories. Free-running (rollout) mode or lockstep mode (WAITING after each step until
 // release_waiting()). The CUDA backend runs the same iteration body per block.
+// DenseAlgebra::Library emulates the CUDA library path (cuBLAS batched J^T J / J^T r, cuSOLVER
+// batched Cholesky + solve between the team phases) with Eigen, so CI checks its phase logic.
 #pragma once
 #include <omp.h>
+
+#include <Eigen/Cholesky>
 
 #include <vector>
 
@@ -17,8 +21,10 @@ namespace bigstep {
 template <class S>
 class PbfdTeamBatch {
  public:
-  PbfdTeamBatch(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep, int threads = 0)
-      : arrays_(m), mv_(arrays_.view()), K_(K), D_(m.n_q), threads_(threads > 0 ? threads : omp_get_num_procs()) {
+  PbfdTeamBatch(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep, int threads = 0,
+                DenseAlgebra algebra = DenseAlgebra::Fused)
+      : arrays_(m), mv_(arrays_.view()), K_(K), D_(m.n_q), threads_(threads > 0 ? threads : omp_get_num_procs()),
+        algebra_(algebra) {
     cfg_.eps_r = S(s.eps_r);
     cfg_.eps_x = S(s.eps_x);
     cfg_.it_max = s.it_max;
@@ -30,7 +36,7 @@ class PbfdTeamBatch {
     for (int i = 0; i < 6; ++i) p_[i] = params[i];
     per_ = size_t(lm_traj_size(mv_, n_steps));
     data_.assign(per_ * K, S(0));
-    ints_.assign(size_t(6) * K, 0);
+    ints_.assign(size_t(kLmInts) * K, 0);
     iters_.assign(size_t(n_steps) * K, 0);
     status_.assign(size_t(n_steps) * K, 0);
     scratch_.assign(size_t(pbfd_scratch_size(mv_)) * threads_, S(0));
@@ -52,6 +58,10 @@ class PbfdTeamBatch {
   /// Several per launch amortise launch overhead on the GPU; results equal that many launches.
   /// Returns how many are RUNNING.
   int launch(int iterations = 1) {
+    if (algebra_ == DenseAlgebra::Library) {
+      for (int it = 0; it < iterations; ++it) library_iteration();
+      return count(TRAJ_RUNNING);
+    }
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int k = 0; k < K_; ++k) {
       CpuTeam team;
@@ -65,16 +75,16 @@ class PbfdTeamBatch {
   /// How many trajectories are in state st (TrajStatus).
   int count(int st) const {
     int n = 0;
-    for (int k = 0; k < K_; ++k) n += ints_[6 * k] == st;
+    for (int k = 0; k < K_; ++k) n += ints_[kLmInts * k] == st;
     return n;
   }
   /// Lockstep: WAITING -> RUNNING for every trajectory (after the caller set new torques).
   void release_waiting() {
     for (int k = 0; k < K_; ++k)
-      if (ints_[6 * k] == TRAJ_WAITING) ints_[6 * k] = TRAJ_RUNNING;
+      if (ints_[kLmInts * k] == TRAJ_WAITING) ints_[kLmInts * k] = TRAJ_RUNNING;
   }
-  int status(int k) const { return ints_[6 * k]; }
-  int steps_done(int k) const { return ints_[6 * k + 1]; }
+  int status(int k) const { return ints_[kLmInts * k]; }
+  int steps_done(int k) const { return ints_[kLmInts * k + 1]; }
   /// Committed configuration of trajectory k after step n (0-based).
   VecX theta(int k, int n) {
     LmTraj<S> t = traj(k);
@@ -87,6 +97,70 @@ class PbfdTeamBatch {
   S* torques(int k) { return traj(k).tau; }
 
  private:
+  S* scratch(int thread) { return scratch_.data() + size_t(thread) * pbfd_scratch_size(mv_); }
+
+  // One iteration of every trajectory through the library path: the phases of
+  // solvers/pbfd_lm_team.h with the dense algebra done batch-wide in between, as the CUDA
+  // library path does with cuBLAS gemmStridedBatched and cuSOLVER potrfBatched/potrsBatched.
+  void library_iteration() {
+    using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;  // column-major, as cuBLAS
+    using Vec = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+    const int D = D_;
+    B_new_.resize(size_t(K_) * D * D);
+    g_new_.resize(size_t(K_) * D);
+    info_.assign(K_, 0);
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int k = 0; k < K_; ++k) {
+      CpuTeam team;
+      LmTraj<S> t = traj(k);
+      lm_phase_evaluate(team, mv_, cfg_, t, p_[0], p_[1], p_[2], p_[3], p_[4], p_[5], scratch(omp_get_thread_num()));
+    }
+    // "gemmStridedBatched" over all K: B = J^T J, g = J^T r (J row-major = J^T column-major)
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int k = 0; k < K_; ++k) {
+      LmTraj<S> t = traj(k);
+      const Eigen::Map<const Mat> Jt(t.J, D, D);
+      Eigen::Map<Mat>(B_new_.data() + size_t(k) * D * D, D, D).noalias() = Jt * Jt.transpose();
+      Eigen::Map<Vec>(g_new_.data() + size_t(k) * D, D).noalias() = Jt * Eigen::Map<const Vec>(t.r, D);
+    }
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int k = 0; k < K_; ++k) {
+      CpuTeam team;
+      LmTraj<S> t = traj(k);
+      lm_phase_normal_take(team, D, t, B_new_.data() + size_t(k) * D * D, g_new_.data() + size_t(k) * D);
+      lm_phase_update(team, mv_, cfg_, t, scratch(omp_get_thread_num()));
+    }
+    // "potrfBatched" with lambda growth and re-factorisation of the failed ones (30 tries)
+    for (int round = 0; round < 31; ++round) {
+      int again = 0;
+#pragma omp parallel for schedule(static) num_threads(threads_) reduction(+ : again)
+      for (int k = 0; k < K_; ++k) {
+        CpuTeam team;
+        LmTraj<S> t = traj(k);
+        lm_phase_assemble(team, D, t);
+        Eigen::Map<Mat> A(t.Lc, D, D);
+        Eigen::LLT<Eigen::Ref<Mat>> llt(A);  // in place: lower factor in A, as potrf
+        const bool finite = A.allFinite();
+        info_[k] = llt.info() == Eigen::Success && finite ? 0 : 1;
+        again += lm_phase_factor_check(team, t, info_[k]);
+      }
+      if (again == 0) break;
+    }
+    // "potrsBatched": r = -(L L^T)^-1 g in place, then the candidate phase
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int k = 0; k < K_; ++k) {
+      CpuTeam team;
+      LmTraj<S> t = traj(k);
+      if (!t.ints[team_detail::OVER]) {
+        const Eigen::Map<const Mat> L(t.Lc, D, D);
+        Eigen::Map<Vec> r(t.r, D);
+        L.template triangularView<Eigen::Lower>().solveInPlace(r);
+        L.template triangularView<Eigen::Lower>().transpose().solveInPlace(r);
+      }
+      lm_phase_candidate(team, mv_, cfg_, t, scratch(omp_get_thread_num()));
+    }
+  }
+
   LmTraj<S> traj(int k) {
     return lm_traj_at(mv_, cfg_.n_steps, k, data_.data(), ints_.data(), iters_.data(), status_.data());
   }
@@ -94,12 +168,15 @@ class PbfdTeamBatch {
   ModelArrays<S> arrays_;
   ModelView<S> mv_;
   int K_, D_, threads_;
+  DenseAlgebra algebra_;
   LmTeamSettings<S> cfg_;
   S p_[6];
   size_t per_;
   std::vector<S> data_, scratch_;
   std::vector<int> ints_, iters_;
   std::vector<unsigned> status_;
+  std::vector<S> B_new_, g_new_;  // library path: batched products
+  std::vector<int> info_;         // library path: factorisation status per trajectory
 };
 
 }  // namespace bigstep

@@ -10,6 +10,10 @@
 
 namespace bigstep {
 
+/// Where the LM iteration's dense algebra runs: inside the team code (one fused kernel) or in
+/// batched library calls between team phases (cuBLAS / cuSOLVER on the GPU).
+enum class DenseAlgebra { Fused, Library };
+
 enum TrajStatus : int { TRAJ_RUNNING = 0, TRAJ_WAITING = 1, TRAJ_DONE = 2, TRAJ_FAILED = 3 };
 
 /// Solver settings shared by all trajectories.
@@ -21,6 +25,9 @@ struct LmTeamSettings {
   bool lockstep = false;  ///< WAITING after each committed step (an RL step()); else free-running
   bool restart = true;
 };
+
+/// Ints per trajectory: status, step, it, first_eval, attempt, it_total, over, tries.
+constexpr int kLmInts = 8;
 
 /// Per-trajectory state (global memory). Arrays: D = n_q entries unless noted.
 template <class S>
@@ -34,7 +41,7 @@ struct LmTraj {
   int *out_iters;              // (n_steps) iterations of each committed step
   unsigned *out_status;        // (n_steps) StatusBits of each committed step
   S *scal;                     // 8 scalars: F, lambda, nu, pred, res, rho, accept, gmax
-  int *ints;                   // 6 ints: status, step, it, first_eval, attempt, it_total (step)
+  int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
 };
 
 /// Number of S / int per trajectory for LmTraj storage (the caller carves the pointers).
@@ -44,7 +51,7 @@ BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_steps) {
   return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + D + n_steps * D + 8;
 }
 
-/// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x 6),
+/// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
 /// iters and status (K x n_steps). Used by the CPU emulation and the CUDA kernels alike.
 template <class S>
 BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* data, int* ints, int* iters,
@@ -67,7 +74,7 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* da
   t.tau = p; p += D;
   t.out_theta = p; p += n_steps * D;
   t.scal = p;
-  t.ints = ints + 6 * k;
+  t.ints = ints + kLmInts * k;
   t.out_iters = iters + size_t(k) * n_steps;
   t.out_status = status + size_t(k) * n_steps;
   return t;
@@ -75,7 +82,7 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* da
 
 namespace team_detail {
 enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7 };
-enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5 };
+enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5, OVER = 6, TRIES = 7 };
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
 
 // Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n.
@@ -165,24 +172,33 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
   lm_step_constants(team, m, t, scratch);
 }
 
-/// One LM iteration of trajectory t (a no-op unless RUNNING). scratch: pbfd_scratch_size(m) S.
+// The iteration is split into phases so that the library path (cuBLAS J^T J, cuSOLVER Cholesky;
+// spec pbfd.md §6 "library path") can replace the dense algebra between them while the decisions
+// stay written once. Each phase is a no-op for a trajectory whose iteration is over (ints[OVER]).
+//   evaluate -> normal equations -> update -> factor -> solve -> candidate
+// Fused: lm_team_iteration() runs all six with the team's own J^T J / Cholesky / substitutions.
+
+/// Phase 1: r and J_r at th_c (the only evaluation of the iteration), accept or reject.
 template <class S, class Team>
-BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
                                   S dt, S c_perp, S c_par, S alpha, S beta, S gamma, S* scratch) {
   using namespace team_detail;
   using std::abs;
   using std::isfinite;
   using std::pow;
-  if (t.ints[STATUS] != TRAJ_RUNNING) return;
+  if (t.ints[STATUS] != TRAJ_RUNNING) {
+    team.single([&] { t.ints[OVER] = 1; });
+    team.sync();
+    return;
+  }
   const int D = m.n_q;
   const S eps = sizeof(S) == 8 ? S(2.220446049250313e-16) : S(1.1920929e-7);
   const S scale = m.weight > S(1) ? m.weight : S(1);
-  const S tol = cfg.eps_r * scale;
   const PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, c_perp, c_par, alpha, beta, gamma};
-  // 1 evaluate the candidate: r and J_r at th_c (the only evaluation of this launch)
   pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
-  // 2 accept or reject (one lane decides; fixed-order sums: deterministic)
+  // one lane decides; fixed-order sums: deterministic
   team.single([&] {
+    t.ints[OVER] = 0;
     S Fc = 0, rc = 0;
     bool finite = true;
     for (int i = 0; i < D; ++i) {
@@ -221,24 +237,76 @@ BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTea
     }
   });
   team.sync();
-  const bool accept = t.scal[ACCEPT] != S(0);
-  if (accept) {
-    // g = J^T r, B = J^T J (lane i: entry i and row i), th = th_c
-    team.for_each_lane(D, [&](int i) {
-      S gi = 0;
-      for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
-      t.g[i] = gi;
-      for (int l = 0; l < D; ++l) {
-        S b = 0;
-        for (int k = 0; k < D; ++k) b += t.J[k * D + i] * t.J[k * D + l];
-        t.B[i * D + l] = b;
-      }
-      t.th[i] = t.th_c[i];
+}
+
+/// Phase 2 (fused): on acceptance g = J^T r, B = J^T J (lane i: entry i and row i), th = th_c.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_normal_fused(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  if (t.ints[OVER] || t.scal[ACCEPT] == S(0)) return;
+  team.for_each_lane(D, [&](int i) {
+    S gi = 0;
+    for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
+    t.g[i] = gi;
+    for (int l = 0; l < D; ++l) {
+      S b = 0;
+      for (int k = 0; k < D; ++k) b += t.J[k * D + i] * t.J[k * D + l];
+      t.B[i * D + l] = b;
+    }
+    t.th[i] = t.th_c[i];
+  });
+  team.sync();
+}
+
+/// Phase 2 (library): on acceptance take B, g computed for every trajectory by batched GEMMs.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_normal_take(Team& team, int D, LmTraj<S>& t, const S* B_new, const S* g_new) {
+  using namespace team_detail;
+  if (t.ints[OVER] || t.scal[ACCEPT] == S(0)) return;
+  team.for_each_lane(D, [&](int i) {
+    t.g[i] = g_new[i];
+    for (int l = 0; l < D; ++l) t.B[i * D + l] = B_new[i * D + l];
+    t.th[i] = t.th_c[i];
+  });
+  team.sync();
+}
+
+/// Ends the current attempt: restart once from theta_n on failure, else commit the step.
+template <class S, class Team>
+BIGSTEP_HD void lm_end_attempt(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                               unsigned bits, S* scratch) {
+  using namespace team_detail;
+  const int D = m.n_q;
+  if ((bits & kFailBits) && cfg.restart && t.ints[ATTEMPT] == 0) {
+    team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th_n[i]; });
+    team.single([&] {
+      t.ints[ATTEMPT] = 1;
+      t.ints[FIRST] = 1;
+      t.ints[IT_TOTAL] += t.ints[IT];
+      t.ints[IT] = 0;
     });
     team.sync();
+  } else {
+    lm_commit(team, m, cfg, t, bits | (t.ints[ATTEMPT] ? unsigned(STATUS_RESTARTED) : 0u), scratch);
   }
+  team.single([&] { t.ints[OVER] = 1; });
+  team.sync();
+}
+
+/// Phase 3: lambda schedule, convergence test (commit), iteration / lambda caps (restart, commit).
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                S* scratch) {
+  using namespace team_detail;
+  using std::abs;
+  if (t.ints[OVER]) return;
+  const int D = m.n_q;
+  const bool accept = t.scal[ACCEPT] != S(0);
   if (!accept && t.ints[FIRST]) {  // non-finite at the predictor: the trajectory fails
-    team.single([&] { t.ints[STATUS] = TRAJ_FAILED; });
+    team.single([&] {
+      t.ints[STATUS] = TRAJ_FAILED;
+      t.ints[OVER] = 1;
+    });
     team.sync();
     return;
   }
@@ -262,34 +330,30 @@ BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTea
       t.scal[NU] *= 2;
     }
     t.ints[FIRST] = 0;
+    t.ints[TRIES] = 0;
   });
   team.sync();
-  // 3 convergence -> commit; iteration cap / lambda cap -> restart once from theta_n, then commit
-  auto end_attempt = [&](unsigned bits) {
-    if ((bits & kFailBits) && cfg.restart && t.ints[ATTEMPT] == 0) {
-      team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th_n[i]; });
-      team.single([&] {
-        t.ints[ATTEMPT] = 1;
-        t.ints[FIRST] = 1;
-        t.ints[IT_TOTAL] += t.ints[IT];
-        t.ints[IT] = 0;
-      });
-      team.sync();
-      return;
-    }
-    lm_commit(team, m, cfg, t, bits | (t.ints[ATTEMPT] ? unsigned(STATUS_RESTARTED) : 0u), scratch);
-  };
+  const S scale = m.weight > S(1) ? m.weight : S(1);
+  const S tol = cfg.eps_r * scale;
   S bmax = 0;
   for (int i = 0; i < D; ++i) bmax = t.B[i * D + i] > bmax ? t.B[i * D + i] : bmax;
   if (t.scal[RES] <= tol) {
-    end_attempt(STATUS_OK);
+    lm_end_attempt(team, m, cfg, t, STATUS_OK, scratch);
     return;
   }
   if (t.ints[IT] >= cfg.it_max || t.scal[LAMBDA] > S(1e16) * (bmax > 1 ? bmax : S(1))) {
-    end_attempt(STATUS_NOT_CONVERGED);
-    return;
+    lm_end_attempt(team, m, cfg, t, STATUS_NOT_CONVERGED, scratch);
   }
-  // 4 next candidate: Cholesky of B + lambda I (column by column across lanes), retried
+}
+
+/// Phase 4 (fused): Cholesky of B + lambda I into Lc (column by column across lanes); on a
+/// non-positive pivot lambda grows (x nu, nu x 2) and the factorisation is retried, 30 tries.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_factor_fused(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  using std::isfinite;
+  using std::pow;
+  if (t.ints[OVER]) return;
   for (int tries = 0;; ++tries) {
     bool ok = true;
     for (int j = 0; j < D && ok; ++j) {
@@ -309,9 +373,12 @@ BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTea
       });
       team.sync();
     }
-    if (ok) break;
+    if (ok) return;
     if (tries >= 29) {
-      team.single([&] { t.ints[STATUS] = TRAJ_FAILED; });
+      team.single([&] {
+        t.ints[STATUS] = TRAJ_FAILED;
+        t.ints[OVER] = 1;
+      });
       team.sync();
       return;
     }
@@ -321,8 +388,51 @@ BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTea
     });
     team.sync();
   }
-  // delta = -(L L^T)^-1 g (substitutions on one lane, kept in r), small-step test, candidate
-  bool small = false;
+}
+
+/// Phase 4 (library), before the batched factorisation: Lc = B + lambda I and r = -g for the
+/// trajectories that factor this iteration; identity and 0 for the others (so a batched call
+/// over all K is harmless for them).
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_assemble(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  const bool active = !t.ints[OVER];
+  team.for_each_lane(D, [&](int i) {
+    for (int l = 0; l < D; ++l)
+      t.Lc[i * D + l] = active ? t.B[i * D + l] + (i == l ? t.scal[LAMBDA] : S(0)) : S(i == l ? 1 : 0);
+    t.r[i] = active ? -t.g[i] : S(0);
+  });
+  team.sync();
+}
+
+/// Phase 4 (library), after the batched factorisation reported `info` (0 = success): on failure
+/// lambda grows as in the fused path and the caller re-assembles and re-factors (30 tries).
+/// Returns true when this trajectory needs another factorisation.
+template <class S, class Team>
+BIGSTEP_HD bool lm_phase_factor_check(Team& team, LmTraj<S>& t, int info) {
+  using namespace team_detail;
+  if (t.ints[OVER] || info == 0) return false;
+  const bool give_up = t.ints[TRIES] >= 29;
+  team.sync();  // every lane has read TRIES before lane 0 changes it
+  team.single([&] {
+    if (give_up) {
+      t.ints[STATUS] = TRAJ_FAILED;
+      t.ints[OVER] = 1;
+    } else {
+      t.ints[TRIES] += 1;
+      t.scal[LAMBDA] *= t.scal[NU];
+      t.scal[NU] *= 2;
+    }
+  });
+  team.sync();
+  return !give_up;
+}
+
+/// Phase 5 (fused): delta = -(L L^T)^-1 g by substitutions on one lane, kept in r.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_solve_fused(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  if (t.ints[OVER]) return;
   team.single([&] {
     S* delta = t.r;
     for (int i = 0; i < D; ++i) {
@@ -335,6 +445,20 @@ BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTea
       for (int k = i + 1; k < D; ++k) s -= t.Lc[k * D + i] * delta[k];
       delta[i] = s / t.Lc[i * D + i];
     }
+  });
+  team.sync();
+}
+
+/// Phase 6: predicted decrease, small-step test (ends the attempt), next candidate th + delta.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                   S* scratch) {
+  using namespace team_detail;
+  using std::abs;
+  if (t.ints[OVER]) return;
+  const int D = m.n_q;
+  team.single([&] {
+    const S* delta = t.r;
     S dmax = 0, xmax = 0, pred = 0;
     for (int i = 0; i < D; ++i) {
       dmax = abs(delta[i]) > dmax ? abs(delta[i]) : dmax;
@@ -345,14 +469,29 @@ BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTea
     t.scal[ACCEPT] = dmax <= cfg.eps_x * (cfg.eps_x + xmax) ? S(1) : S(0);  // reused: small step
   });
   team.sync();
-  small = t.scal[ACCEPT] != S(0);
-  if (small) {
-    end_attempt(t.scal[RES] <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED));
+  if (t.scal[ACCEPT] != S(0)) {
+    const S scale = m.weight > S(1) ? m.weight : S(1);
+    const S tol = cfg.eps_r * scale;
+    lm_end_attempt(team, m, cfg, t, t.scal[RES] <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED),
+                   scratch);
     return;
   }
   team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th[i] + t.r[i]; });
   team.single([&] { t.ints[IT] += 1; });
   team.sync();
+}
+
+/// One LM iteration of trajectory t (a no-op unless RUNNING), fused: every phase with the team's
+/// own dense algebra. scratch: pbfd_scratch_size(m) S.
+template <class S, class Team>
+BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  S dt, S c_perp, S c_par, S alpha, S beta, S gamma, S* scratch) {
+  lm_phase_evaluate(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, scratch);
+  lm_phase_normal_fused(team, m.n_q, t);
+  lm_phase_update(team, m, cfg, t, scratch);
+  lm_phase_factor_fused(team, m.n_q, t);
+  lm_phase_solve_fused(team, m.n_q, t);
+  lm_phase_candidate(team, m, cfg, t, scratch);
 }
 
 }  // namespace bigstep

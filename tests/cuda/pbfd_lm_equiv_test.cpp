@@ -42,7 +42,7 @@ void run_to_end(Batch& b, int K) {
 
 }  // namespace
 
-TEST_CASE("cuda lm: FP64 matches the CPU emulation iteration for iteration", "[cuda]") {
+void fp64_matches_cpu(DenseAlgebra algebra) {
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
   const int K = 64, steps = 40;
   std::vector<VecX> th0, thm1;
@@ -50,7 +50,7 @@ TEST_CASE("cuda lm: FP64 matches the CPU emulation iteration for iteration", "[c
   PbfdTeamBatch<double> cpu(sc.model, sc.settings, K, steps, false, 0);
   for (int k = 0; k < K; ++k) cpu.init(k, th0[k], thm1[k]);
   run_to_end(cpu, K);
-  PbfdTeamBatchCuda<double> gpu(sc.model, sc.settings, K, steps, false);
+  PbfdTeamBatchCuda<double> gpu(sc.model, sc.settings, K, steps, false, algebra);
   gpu.init(th0, thm1);
   run_to_end(gpu, K);
   gpu.download();
@@ -62,6 +62,14 @@ TEST_CASE("cuda lm: FP64 matches the CPU emulation iteration for iteration", "[c
       CHECK((gpu.theta(k, n) - cpu.theta(k, n)).lpNorm<Eigen::Infinity>() <= 1e-9);
     }
   }
+}
+
+TEST_CASE("cuda lm: FP64 fused kernel matches the CPU emulation iteration for iteration", "[cuda]") {
+  fp64_matches_cpu(DenseAlgebra::Fused);
+}
+
+TEST_CASE("cuda lm: FP64 library path (cuBLAS + cuSOLVER) matches the CPU emulation", "[cuda]") {
+  fp64_matches_cpu(DenseAlgebra::Library);
 }
 
 TEST_CASE("cuda lm: FP32 box slide stays within 1e-3 m of FP64", "[cuda]") {
