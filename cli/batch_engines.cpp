@@ -26,21 +26,26 @@ class ReferenceEngine final : public BatchEngine {
 // Uniform access to the CPU emulation and the CUDA mirror of the team batch.
 struct CpuTeam64 {
   PbfdTeamBatch<double> b;
-  CpuTeam64(const Scene& sc, const StateBatch& s) : b(sc.model, sc.settings, s.K, sc.steps(), true, sc.threads) {
-    for (int k = 0; k < s.K; ++k) b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
+  CpuTeam64(const Scene& sc, const StateBatch& s, const RolloutParams& p)
+      : b(sc.model, sc.settings, s.K, sc.steps(), true, sc.threads) {
+    for (int k = 0; k < s.K; ++k) {
+      b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
+      if (!p.contact.empty()) b.set_contact(k, p.contact[k].c_perp, p.contact[k].c_par);
+    }
   }
   void sync() {}
 };
 #ifdef BIGSTEP_WITH_CUDA
 struct CudaTeam64 {
   PbfdTeamBatchCuda<double> b;
-  CudaTeam64(const Scene& sc, const StateBatch& s) : b(sc.model, sc.settings, s.K, sc.steps(), true) {
+  CudaTeam64(const Scene& sc, const StateBatch& s, const RolloutParams& p)
+      : b(sc.model, sc.settings, s.K, sc.steps(), true) {
     std::vector<VecX> th0(s.K), thm1(s.K);
     for (int k = 0; k < s.K; ++k) {
       th0[k] = s.row(s.theta, k);
       thm1[k] = s.row(s.theta_prev, k);
     }
-    b.init(th0, thm1);
+    b.init(th0, thm1, p.contact);
   }
   void sync() { b.download(); }
 };
@@ -49,8 +54,8 @@ struct CudaTeam64 {
 template <class Team>
 class TeamEngine final : public BatchEngine {
  public:
-  TeamEngine(const Scene& sc, const StateBatch& b, std::string name, int threads)
-      : team_(sc, b), name_(std::move(name)), threads_(threads) {}
+  TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParams& p, std::string name, int threads)
+      : team_(sc, b, p), name_(std::move(name)), threads_(threads) {}
   void step(StateBatch& b, const RolloutParams&) override {
     if (done_ > 0) team_.b.release_waiting();
     while (team_.b.launch() > 0) {
@@ -87,9 +92,8 @@ void check_team_supported(const Scene& sc, const RolloutParams& p, const std::st
                     "the team (GPU-form) engine implements integrator.type=pbfd with optimizer jtj_lm only");
   BIGSTEP_CHECK_ARG(sc.tau.size() == 0 || sc.tau.isZero(), "control.tau", "non-zero",
                     detail::concat(who, ": the team engine runs with zero joint torques"));
-  BIGSTEP_CHECK_ARG(p.contact.empty() && p.mass_scale.empty(), "batch.randomize_friction/stiffness/mass",
-                    detail::concat(sc.randomize_friction, "/", sc.randomize_stiffness, "/", sc.randomize_mass),
-                    detail::concat(who, ": the team engine uses one parameter set (set them to 0)"));
+  BIGSTEP_CHECK_ARG(p.mass_scale.empty(), "batch.randomize_mass", sc.randomize_mass,
+                    detail::concat(who, ": the team engine shares one model across rollouts (set it to 0)"));
 }
 
 }  // namespace
@@ -99,12 +103,12 @@ std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendCho
   if (bk.backend == Backend::Cuda) {
     check_team_supported(sc, p, "--backend cuda");
 #ifdef BIGSTEP_WITH_CUDA
-    return std::make_unique<TeamEngine<CudaTeam64>>(sc, b, "cuda_team_fp64", 0);
+    return std::make_unique<TeamEngine<CudaTeam64>>(sc, b, p, "cuda_team_fp64", 0);
 #endif
   }
   if (sc.engine == "team") {
     check_team_supported(sc, p, "batch.engine=team");
-    return std::make_unique<TeamEngine<CpuTeam64>>(sc, b, "cpu_team_emulation",
+    return std::make_unique<TeamEngine<CpuTeam64>>(sc, b, p, "cpu_team_emulation",
                                                    sc.threads > 0 ? sc.threads : omp_get_num_procs());
   }
   return std::make_unique<ReferenceEngine>(sc);

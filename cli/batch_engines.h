@@ -26,7 +26,8 @@ class BatchEngine {
 
 /// The engine for scene sc (batch.engine, integrator) on backend bk, started from b's initial
 /// states. Throws InvalidArgument naming the key when the combination is not supported
-/// (the team engines implement PBFD JTJ-LM with zero torques and per-scene contact parameters).
+/// (the team engines implement PBFD JTJ-LM with zero torques, per-rollout C_perp / C_par and one
+/// shared model, so no batch.randomize_mass).
 std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
                                                const RolloutParams& p);
 

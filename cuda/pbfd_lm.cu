@@ -41,27 +41,26 @@ __global__ void lm_init_kernel(const ModelView<S> m, int n_steps, S* data, int* 
 template <class S>
 __global__ void lm_iteration_kernel(
     // model:
-    const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S c_perp, S c_par, S alpha, S beta, S gamma,
-    int iterations,
+    const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma, int iterations,
     // data in/out (trajectory state):
     S* data, int* ints, int* iters, unsigned* status) {
   extern __shared__ unsigned char smem[];
   CudaTeam team;
   LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
   for (int it = 0; it < iterations; ++it)
-    lm_team_iteration(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
+    lm_team_iteration(team, m, cfg, t, dt, alpha, beta, gamma, reinterpret_cast<S*>(smem));
 }
 
 // Library path (DenseAlgebra::Library): the team phases as separate kernels, one block per
 // trajectory, with cuBLAS / cuSOLVER batched calls between them (see PbfdTeamBatch::library_iteration,
 // the CPU emulation of the same sequence).
 template <class S>
-__global__ void lm_evaluate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S c_perp, S c_par,
-                                   S alpha, S beta, S gamma, S* data, int* ints, int* iters, unsigned* status) {
+__global__ void lm_evaluate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma,
+                                   S* data, int* ints, int* iters, unsigned* status) {
   extern __shared__ unsigned char smem[];
   CudaTeam team;
   LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
-  lm_phase_evaluate(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, reinterpret_cast<S*>(smem));
+  lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, reinterpret_cast<S*>(smem));
 }
 template <class S>
 __global__ void lm_take_update_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, const S* B_new,
@@ -203,7 +202,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   // One library-path iteration of every trajectory (the sequence of PbfdTeamBatch::library_iteration).
   void library_iteration() {
     const ModelView<S> m = mv;
-    lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p[0], p[1], p[2], p[3], p[4], p[5], data, ints, iters, status);
+    lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p[0], p[3], p[4], p[5], data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
     // J is row-major D x D per trajectory = J^T column-major (call it X): B = X X^T, g = X r
     const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_steps, 0, data, ints, iters, status);
@@ -246,14 +245,25 @@ template <class S>
 PbfdTeamBatchCuda<S>::~PbfdTeamBatchCuda() = default;
 
 template <class S>
-void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1) {
+void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
+                                const std::vector<ContactParams>& contact) {
   Impl& I = *impl_;
   std::vector<S> h(I.per * I.K, S(0));
-  for (int k = 0; k < I.K; ++k)
+  // offsets inside one trajectory's block, from the carving of trajectory 0 in the host image
+  int no_ints[kLmInts];
+  std::vector<int> no_iters(I.cfg.n_steps);
+  std::vector<unsigned> no_status(I.cfg.n_steps);
+  const LmTraj<S> t0 = lm_traj_at(I.arrays.view(), I.cfg.n_steps, 0, h.data(), no_ints, no_iters.data(), no_status.data());
+  const size_t o_n = size_t(t0.th_n - h.data()), o_nm1 = size_t(t0.th_nm1 - h.data()), o_c = size_t(t0.contact - h.data());
+  for (int k = 0; k < I.K; ++k) {
+    S* b = h.data() + I.per * k;
     for (int i = 0; i < I.D; ++i) {
-      h[I.per * k + i] = S(theta0[k][i]);           // th_n
-      h[I.per * k + I.D + i] = S(theta_m1[k][i]);   // th_nm1
+      b[o_n + i] = S(theta0[k][i]);
+      b[o_nm1 + i] = S(theta_m1[k][i]);
     }
+    b[o_c] = contact.empty() ? I.p[1] : S(contact[k].c_perp);
+    b[o_c + 1] = contact.empty() ? I.p[2] : S(contact[k].c_par);
+  }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
   lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_steps, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
@@ -266,8 +276,8 @@ int PbfdTeamBatchCuda<S>::launch(int iterations) {
     for (int it = 0; it < iterations; ++it) I.library_iteration();
     return count(TRAJ_RUNNING);
   }
-  lm_iteration_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[1], I.p[2], I.p[3], I.p[4], I.p[5],
-                                                    iterations, I.data, I.ints, I.iters, I.status);
+  lm_iteration_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[3], I.p[4], I.p[5], iterations, I.data,
+                                                    I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   return count(TRAJ_RUNNING);
 }

@@ -19,7 +19,9 @@ class PbfdTeamBatchCuda {
                     DenseAlgebra algebra = DenseAlgebra::Fused);
   ~PbfdTeamBatchCuda();
   /// Initial states of all K trajectories (rows of theta0 / theta_m1, each n_q), uploaded at once.
-  void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1);
+  /// contact: per-trajectory C_perp, C_par (K entries), or empty = the settings' values.
+  void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
+            const std::vector<ContactParams>& contact = {});
   /// One kernel launch of `iterations` LM iterations per running trajectory (1 = spec §6; more
   /// amortise launch overhead at small K); returns how many trajectories are RUNNING afterwards.
   int launch(int iterations = 1);

@@ -50,6 +50,8 @@ class PbfdTeamBatch {
       t.th_nm1[i] = S(theta_m1[i]);
       t.tau[i] = 0;
     }
+    t.contact[0] = p_[1];
+    t.contact[1] = p_[2];
     CpuTeam team;
     lm_team_init(team, mv_, t, scratch_.data());
   }
@@ -67,7 +69,7 @@ class PbfdTeamBatch {
       CpuTeam team;
       LmTraj<S> t = traj(k);
       for (int it = 0; it < iterations; ++it)
-        lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[1], p_[2], p_[3], p_[4], p_[5],
+        lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5],
                           scratch_.data() + size_t(omp_get_thread_num()) * pbfd_scratch_size(mv_));
     }
     return count(TRAJ_RUNNING);
@@ -77,6 +79,12 @@ class PbfdTeamBatch {
     int n = 0;
     for (int k = 0; k < K_; ++k) n += ints_[kLmInts * k] == st;
     return n;
+  }
+  /// Per-trajectory contact parameters (after init; default: the settings' C_perp, C_par).
+  void set_contact(int k, double c_perp, double c_par) {
+    LmTraj<S> t = traj(k);
+    t.contact[0] = S(c_perp);
+    t.contact[1] = S(c_par);
   }
   /// Lockstep: WAITING -> RUNNING for every trajectory (after the caller set new torques).
   void release_waiting() {
@@ -113,7 +121,7 @@ class PbfdTeamBatch {
     for (int k = 0; k < K_; ++k) {
       CpuTeam team;
       LmTraj<S> t = traj(k);
-      lm_phase_evaluate(team, mv_, cfg_, t, p_[0], p_[1], p_[2], p_[3], p_[4], p_[5], scratch(omp_get_thread_num()));
+      lm_phase_evaluate(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5], scratch(omp_get_thread_num()));
     }
     // "gemmStridedBatched" over all K: B = J^T J, g = J^T r (J row-major = J^T column-major)
 #pragma omp parallel for schedule(static) num_threads(threads_)

@@ -41,6 +41,7 @@ struct LmTraj {
   int *out_iters;              // (n_steps) iterations of each committed step
   unsigned *out_status;        // (n_steps) StatusBits of each committed step
   S *scal;                     // 8 scalars: F, lambda, nu, pred, res, rho, accept, gmax
+  S *contact;                  // 2 scalars: C_perp, C_par of this trajectory (per-rollout randomisation)
   int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
 };
 
@@ -48,7 +49,7 @@ struct LmTraj {
 template <class S>
 BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_steps) {
   const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + D + n_steps * D + 8;
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + D + n_steps * D + 8 + 2;
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
@@ -73,7 +74,8 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* da
   t.centre_n = p; p += 3 * m.n_sphere;
   t.tau = p; p += D;
   t.out_theta = p; p += n_steps * D;
-  t.scal = p;
+  t.scal = p; p += 8;
+  t.contact = p;
   t.ints = ints + kLmInts * k;
   t.out_iters = iters + size_t(k) * n_steps;
   t.out_status = status + size_t(k) * n_steps;
@@ -181,7 +183,7 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 /// Phase 1: r and J_r at th_c (the only evaluation of the iteration), accept or reject.
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
-                                  S dt, S c_perp, S c_par, S alpha, S beta, S gamma, S* scratch) {
+                                  S dt, S alpha, S beta, S gamma, S* scratch) {
   using namespace team_detail;
   using std::abs;
   using std::isfinite;
@@ -194,7 +196,7 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   const int D = m.n_q;
   const S eps = sizeof(S) == 8 ? S(2.220446049250313e-16) : S(1.1920929e-7);
   const S scale = m.weight > S(1) ? m.weight : S(1);
-  const PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, c_perp, c_par, alpha, beta, gamma};
+  const PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.contact[0], t.contact[1], alpha, beta, gamma};
   pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
   // one lane decides; fixed-order sums: deterministic
   team.single([&] {
@@ -482,11 +484,11 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
 }
 
 /// One LM iteration of trajectory t (a no-op unless RUNNING), fused: every phase with the team's
-/// own dense algebra. scratch: pbfd_scratch_size(m) S.
+/// own dense algebra. C_perp and C_par come from t.contact. scratch: pbfd_scratch_size(m) S.
 template <class S, class Team>
 BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
-                                  S dt, S c_perp, S c_par, S alpha, S beta, S gamma, S* scratch) {
-  lm_phase_evaluate(team, m, cfg, t, dt, c_perp, c_par, alpha, beta, gamma, scratch);
+                                  S dt, S alpha, S beta, S gamma, S* scratch) {
+  lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, scratch);
   lm_phase_normal_fused(team, m.n_q, t);
   lm_phase_update(team, m, cfg, t, scratch);
   lm_phase_factor_fused(team, m.n_q, t);

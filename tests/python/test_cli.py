@@ -84,12 +84,13 @@ def _rollout_rows(path):
     return rows
 
 
-def test_team_engine_matches_reference_rollouts(bigstep, tmp_path):
+@pytest.mark.parametrize("randomize", [[], ["--set", "batch.randomize_friction=0.5", "--set", "batch.randomize_stiffness=0.5"]])
+def test_team_engine_matches_reference_rollouts(bigstep, tmp_path, randomize):
     """batch.engine=team runs the CUDA kernel's cooperative LM iteration on the CPU: it must make
     the same decisions as the reference integrator (same iteration counts) and land on the same
     states to round-off (different summation order: 1e-9 rad/m, the documented team tolerance)."""
     args = ["run", "configs/chain_floating_ground.yaml", "--rollouts", 3, "--seed", 4,
-            "--set", "integrator.duration=0.3", "--quiet"]
+            "--set", "integrator.duration=0.3", "--quiet", *randomize]
     bigstep(*args, "--out", tmp_path / "ref", check=0)
     bigstep(*args, "--set", "batch.engine=team", "--out", tmp_path / "team", check=0)
     ref, team = _rollout_rows(tmp_path / "ref"), _rollout_rows(tmp_path / "team")
@@ -103,6 +104,8 @@ def test_team_engine_matches_reference_rollouts(bigstep, tmp_path):
         assert max(abs(float(a[d]) - float(b[d])) for d in dofs) < 1e-9
     # the rollouts differ from each other (seeded perturbation), so the comparison is not trivial
     assert abs(float(ref[0][dofs[0]]) - float(ref[1][dofs[0]])) > 1e-6
+    if randomize:  # per-rollout C_perp, C_par reached the team engine
+        assert ref[0]["c_perp"] != ref[1]["c_perp"] and ref[0]["c_par"] != ref[1]["c_par"]
 
 
 def test_team_engine_rejects_unsupported_integrator(bigstep, tmp_path):
@@ -110,6 +113,9 @@ def test_team_engine_rejects_unsupported_integrator(bigstep, tmp_path):
                 "--out", tmp_path, check=2)
     line = p.stderr.strip()
     assert len(line.splitlines()) == 1 and "batch.engine=team" in line and "pbd" in line
+    p = bigstep("run", CONFIG, "--rollouts", 2, "--set", "batch.randomize_mass=0.2", "--set", "batch.engine=team",
+                "--out", tmp_path, check=2)
+    assert "batch.randomize_mass" in p.stderr and "0.2" in p.stderr
 
 
 def test_backend_auto_says_why(bigstep, tmp_path):
