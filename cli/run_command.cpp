@@ -27,7 +27,12 @@ const char* run_help() {
          "  steps.csv        per step: iterations, final residual, status bits, wall time\n"
          "  summary.json     scene, integrator, optimizer, dt, steps, sim_time_s, wall_time_s,\n"
          "                   iterations_mean, iterations_max, converged_fraction and scene metrics\n"
-         "                   (sliding: sliding_distance_m; com: com_final_m)\n"
+         "                   (nmdp_*: substeps, halvings, frames_subdivided, substeps_max_per_frame,\n"
+         "                   min_substep_s of Alg. 2)\n"
+         "                   (sliding: sliding_distance_m; com: com_final_m; quadruped: tilt_final_rad,\n"
+         "                   tilt_max_rad, distance_final_m, height_mean_m, height_min_m, height_max_m)\n"
+         "  quadruped.csv    metrics.type quadruped: t, torso tilt [rad], torso COM height [m],\n"
+         "                   distance along metrics.heading [m]\n"
          "Options:\n"
          "  --set key=value  override any config key (value is YAML: 0.05, pbd, [0, 1, 2]);\n"
          "                   repeatable, e.g. --set integrator.dt=0.05 --set contact.c_par=1e6\n"
@@ -102,7 +107,10 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
   const bool ne = sc.integrator.rfind("ne_", 0) == 0;
-  j["optimizer"] = ne ? (sc.integrator == "ne_lcp" ? "lemke" : "qp_dual_active_set") : optimizer_name(sc.settings.optimizer);
+  const bool nmdp = sc.integrator.rfind("nmdp_", 0) == 0;
+  j["optimizer"] = nmdp ? (sc.nmdp.pgm.mode == PgmMode::Zo ? "zopgm" : "fopgm")
+                   : ne ? (sc.integrator == "ne_lcp" ? "lemke" : "qp_dual_active_set")
+                        : optimizer_name(sc.settings.optimizer);
   j["backend"] = "cpu";
   j["backend_reason"] = bk.reason;
   j["n_q"] = m.n_q;
@@ -117,6 +125,23 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["converged_fraction"] = n_conv / ns;
   j["restarts"] = n_restart;
   j["aborted"] = r.aborted;
+  if (nmdp) {
+    // Alg. 2 (nmdp.md §7.4): accepted substeps, halvings (= substeps - 1 per frame), smallest substep
+    int sub = 0, sub_max = 0, frames_halved = 0, halvings = 0;
+    double h_min = sc.settings.dt;
+    for (const auto& s : r.stats) {
+      sub += s.substeps;
+      halvings += std::max(0, s.substeps - 1);
+      sub_max = std::max(sub_max, s.substeps);
+      frames_halved += s.substeps > 1;
+      if (s.substeps > 0 && s.min_substep > 0) h_min = std::min(h_min, s.min_substep);
+    }
+    j["substeps"] = sub;
+    j["halvings"] = halvings;
+    j["frames_subdivided"] = frames_halved;
+    j["substeps_max_per_frame"] = sub_max;
+    j["min_substep_s"] = h_min;
+  }
   j["contact"] = {{"c_perp", sc.settings.contact.c_perp}, {"c_par", sc.settings.contact.c_par},
                   {"mu", sc.settings.contact.mu}};
   if (sc.metric == MetricKind::Sliding) {
@@ -125,6 +150,21 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     j["capped"] = !r.stopped_at_rest;
     j["tipped"] = mt.tipped;
     j["max_tilt_rad"] = mt.max_tilt_rad;
+  }
+  if (sc.metric == MetricKind::Quadruped) {
+    // nmdp.md §10 metrics of the torso (metrics.link); the time series are in quadruped.csv
+    j["reference"] = sc.pd.active() ? reference_kind_name(sc.reference.kind) : "none";
+    j["tilt_final_rad"] = mt.tilt_final_rad;
+    j["tilt_max_rad"] = mt.tilt_max_rad;
+    j["distance_final_m"] = mt.distance_final_m;
+    j["height_mean_m"] = mt.height_mean_m;
+    j["height_min_m"] = mt.height_min_m;
+    j["height_max_m"] = mt.height_max_m;
+    const QuadrupedSeries q = quadruped_series(sc, r);
+    std::ofstream f(dir / "quadruped.csv");
+    f << "t,tilt_rad,height_m,distance_m\n" << std::setprecision(12);
+    for (size_t i = 0; i < q.t.size(); ++i)
+      f << q.t[i] << "," << q.tilt_rad[i] << "," << q.height_m[i] << "," << q.distance_m[i] << "\n";
   }
   j["com_initial_m"] = {mt.com_initial.x(), mt.com_initial.y(), mt.com_initial.z()};
   j["com_final_m"] = {mt.com_final.x(), mt.com_final.y(), mt.com_final.z()};
@@ -211,6 +251,11 @@ int run_command(const std::vector<std::string>& args) {
                  std::string(w - fill, '.').c_str(), pct, n, total);
     std::fflush(stderr);
   };
+  if (sc.rollouts > 1 && sc.pd.active()) {
+    std::fprintf(stderr, "bigstep run: %s: control.pd = set: the batched backend (--rollouts > 1) does not "
+                 "implement the PD servo yet; run one rollout\n", sc.source.c_str());
+    return 2;
+  }
   if (sc.rollouts > 1) {
     const int rc = run_batch(sc, dir, bk, bar ? std::function<void(int, int)>(progress) : nullptr);
     if (bar) std::fputc('\n', stderr);

@@ -1,5 +1,6 @@
 #include "envs/rollout.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -30,7 +31,9 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   const auto t_start = std::chrono::steady_clock::now();
   for (int n = 0; n < total; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
-    const StepStats st = integ->step(th_n, th_nm1, sc.tau, th_next);
+    // the stable-PD servo (when configured) reads its targets at the end of the step
+    const StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
+    const StepStats st = integ->step_controlled(th_n, th_nm1, u, th_next);
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     r.stats.push_back(st);
     th_nm1 = th_n;
@@ -72,7 +75,38 @@ Metrics compute_metrics(const Scene& sc, const Rollout& r) {
   out.com_final = centre_of_mass(m, k);
   out.sliding_distance_m = k.t[sc.metric_link].x() - k0.t[sc.metric_link].x();
   out.tipped = out.max_tilt_rad > M_PI / 6;
+  if (sc.metric == MetricKind::Quadruped) {
+    const QuadrupedSeries q = quadruped_series(sc, r);
+    out.tilt_final_rad = q.tilt_rad.back();
+    out.tilt_max_rad = *std::max_element(q.tilt_rad.begin(), q.tilt_rad.end());
+    out.distance_final_m = q.distance_m.back();
+    double sum = 0;
+    for (double h : q.height_m) sum += h;
+    out.height_mean_m = sum / double(q.height_m.size());
+    out.height_min_m = *std::min_element(q.height_m.begin(), q.height_m.end());
+    out.height_max_m = *std::max_element(q.height_m.begin(), q.height_m.end());
+  }
   return out;
+}
+
+QuadrupedSeries quadruped_series(const Scene& sc, const Rollout& r) {
+  const Model& m = sc.model;
+  const int j = sc.metric_link;
+  Kinematics k(m);
+  QuadrupedSeries q;
+  Vec3 c0 = Vec3::Zero();
+  for (size_t i = 0; i < r.theta.size(); ++i) {
+    forward_kinematics(m, r.theta[i], k);
+    const Vec3 c = point_position(k, j, m.links[j].com);  // torso COM
+    if (i == 0) c0 = c;
+    q.t.push_back(double(i) * sc.settings.dt);
+    // tilt: angle between the torso up-axis R e_z and world z (acos of R_zz, via atan2 for accuracy)
+    const Vec3 up = k.R[j].col(2);
+    q.tilt_rad.push_back(std::atan2(Vec3(up.x(), up.y(), 0).norm(), up.z()));
+    q.height_m.push_back(c.z());
+    q.distance_m.push_back((c - c0).dot(sc.heading));
+  }
+  return q;
 }
 
 double mechanical_energy(const Model& m, const VecX& theta_a, const VecX& theta_b, double dt) {

@@ -30,9 +30,22 @@ struct Metrics {
   // com
   Vec3 com_final = Vec3::Zero();  ///< whole-model centre of mass at the last step [m]
   Vec3 com_initial = Vec3::Zero();
+  // quadruped (nmdp.md §10), torso = metrics.link; set when sc.metric == Quadruped
+  double tilt_final_rad = 0;      ///< angle between the torso up-axis (link z) and world z, last step
+  double tilt_max_rad = 0;        ///< its maximum over the run
+  double distance_final_m = 0;    ///< torso COM displacement along metrics.heading, last step
+  double height_mean_m = 0;       ///< torso COM z averaged over the recorded states
+  double height_min_m = 0, height_max_m = 0;
 };
 
 Metrics compute_metrics(const Scene& sc, const Rollout& r);
+
+/// Quadruped time series (nmdp.md §10 metrics), one entry per recorded state (t = i dt):
+/// torso tilt, torso COM height and distance along the heading (written to quadruped.csv).
+struct QuadrupedSeries {
+  std::vector<double> t, tilt_rad, height_m, distance_m;
+};
+QuadrupedSeries quadruped_series(const Scene& sc, const Rollout& r);
 
 /// Mechanical energy 1/2 v^T H(theta_b) v + V(theta_b) with v = (theta_b - theta_a)/dt.
 double mechanical_energy(const Model& m, const VecX& theta_a, const VecX& theta_b, double dt);

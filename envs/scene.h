@@ -7,13 +7,15 @@
 #include "core/model.h"
 #include <memory>
 
+#include "envs/reference_motion.h"
 #include "solvers/ne_contact.h"
+#include "solvers/nmdp_step.h"
 #include "solvers/pbd_step.h"
 
 namespace bigstep {
 
 /// Which scene metric summary.json reports.
-enum class MetricKind { Com, Sliding };
+enum class MetricKind { Com, Sliding, Quadruped };
 
 struct Scene {
   std::string name;         ///< `scene:`
@@ -22,15 +24,19 @@ struct Scene {
   VecX theta0;              ///< initial.theta (n_q), default zeros
   VecX theta_dot0;          ///< initial.theta_dot (n_q), default zeros
   VecX tau;                 ///< control.tau (n_q), constant joint torques, default zeros
-  std::string integrator;   ///< integrator.type: pbd | pbfd | ne_lcp | ne_mdp
+  PdServo pd;               ///< control.pd + control.reference: stable-PD servo (inactive = none)
+  ReferenceSpec reference;  ///< control.reference (pd.reference evaluates it)
+  std::string integrator;   ///< integrator.type: pbd | pbfd | ne_lcp | ne_mdp | nmdp_ne | nmdp_pbd
   PbdSettings settings;     ///< integrator.* and contact.* (dt lives here for every type)
   NeSettings ne;            ///< Newton-Euler baseline settings (contact.mu, friction_directions, ...)
+  NmdpSettings nmdp;        ///< nmdp_ne / nmdp_pbd: integrator.pgm, accel_denominator, carry_gamma + ne
   double duration = 1.0;    ///< integrator.duration [s]
   MetricKind metric = MetricKind::Com;
   bool stop_at_rest = false;  ///< metrics.stop_at_rest (pbfd.md §8.1 stopping rule)
   double rest_speed = 1e-3;   ///< metrics.rest_speed [m/s]
   double rest_time = 0.1;     ///< metrics.rest_time [s]
-  int metric_link = 0;        ///< metrics.link: the link whose x is tracked (sliding)
+  int metric_link = 0;        ///< metrics.link: the link whose x is tracked (sliding); the torso (quadruped)
+  Vec3 heading = Vec3::UnitX();  ///< metrics.heading: unit horizontal direction of travel (quadruped)
   // batch.* (used when rollouts > 1; see envs/batch.h)
   int rollouts = 1;                 ///< batch.rollouts
   uint64_t seed = 0;                ///< batch.seed

@@ -12,6 +12,7 @@
 #include "envs/scene.h"
 #include "solvers/ne_lcp.h"
 #include "solvers/ne_mdp.h"
+#include "solvers/nmdp_step.h"
 
 namespace bigstep {
 
@@ -305,6 +306,122 @@ void apply_override(YAML::Node& root, const std::string& ov, const std::string& 
   }
 }
 
+// control.pd.{kp, kd}: one number for every actuated DOF or a list of n_q; floating / planar base
+// DOFs are unactuated and always get 0. control.reference: the servo's targets (nmdp.md §9-§10).
+void parse_pd(Cfg& ctrl, Scene& sc) {
+  const Model& m = sc.model;
+  const int n = m.n_q;
+  std::vector<bool> actuated(n, true);
+  for (int k = 0; k < n; ++k) {
+    const JointType jt = m.links[m.dof_link[k]].joint;
+    actuated[k] = jt != JointType::Floating && jt != JointType::Planar;
+  }
+  const bool has_pd = ctrl.has("pd"), has_ref = ctrl.has("reference");
+  Cfg pd = ctrl.child("pd");
+  Cfg ref = ctrl.child("reference");
+  if (!has_pd) {
+    if (has_ref) ctrl.fail(ctrl.key("reference"), show(ref.node()), "needs control.pd (kp, kd)");
+    return;
+  }
+  auto gains = [&](const char* k) {
+    if (!pd.has(k)) pd.fail(pd.key(k), "(missing)", "required: one number for every actuated DOF or a list of n_q");
+    const YAML::Node v = pd.raw(k);
+    VecX g = VecX::Zero(n);
+    if (v.IsSequence()) {
+      g = pd.as_vec(v, pd.key(k), n);
+      for (int i = 0; i < n; ++i)
+        if (!actuated[i] && g[i] != 0)
+          pd.fail(detail::concat(pd.key(k), "[", i, "]"), g[i],
+                  "must be 0: " + m.dof_name[i] + " is a floating-base DOF (unactuated)");
+    } else {
+      const double x = pd.as_num(v, pd.key(k));
+      for (int i = 0; i < n; ++i) if (actuated[i]) g[i] = x;
+    }
+    for (int i = 0; i < n; ++i)
+      if (g[i] < 0) pd.fail(v.IsSequence() ? detail::concat(pd.key(k), "[", i, "]") : pd.key(k), g[i], "must be >= 0");
+    return g;
+  };
+  sc.pd.kp = gains("kp");
+  sc.pd.kd = gains("kd");
+  pd.finish();
+
+  ReferenceSpec& rs = sc.reference;
+  const std::string type = ref.choice("type", "hold", {"hold", "jump", "walk"});
+  rs.kind = type == "jump" ? ReferenceKind::Jump : type == "walk" ? ReferenceKind::Walk : ReferenceKind::Hold;
+  rs.stand = ref.vec("stand", n, sc.theta0);
+  // a DOF by its name ("fl_knee.angle") or by the name of a link with a one-DOF joint ("fl_knee")
+  auto dof_index = [&](Cfg& c, const std::string& k) -> int {
+    const std::string name = c.str(k, "", true);
+    for (int i = 0; i < n; ++i) if (m.dof_name[i] == name) return i;
+    for (int j = 0; j < m.n_link; ++j)
+      if (m.links[j].name == name && m.link_dof_num[j] == 1) return m.link_dof_adr[j];
+    c.fail(c.key(k), name, "no such DOF (give '<link>.angle' or the name of a one-DOF link)");
+  };
+  // {abduction: x, hip: x, knee: x, ankle: x}, each optional (0)
+  auto offsets = [&](Cfg& parent, const char* k) {
+    std::array<double, kLegRoles> o{};
+    Cfg c = parent.child(k);
+    for (int r = 0; r < kLegRoles; ++r) o[r] = c.num(leg_role_name(r), 0);
+    c.finish();
+    return o;
+  };
+  // legs, jump.* and walk.* are read (and checked) whatever the type, so one config can carry
+  // both motions and --set control.reference.type=... switches between them
+  const YAML::Node legs = ref.raw("legs");
+  if (legs.IsDefined() && !legs.IsNull()) {
+    if (!legs.IsSequence())
+      ref.fail(ref.key("legs"), show(legs), "expected a list of {abduction, hip, knee, ankle, phase, sweep_sign}");
+    for (size_t l = 0; l < legs.size(); ++l) {
+      Cfg c(legs[l], detail::concat(ref.key("legs"), "[", l, "]"), ref.file());
+      LegJoints lj;
+      for (int r = 0; r < kLegRoles; ++r)
+        if (c.has(leg_role_name(r)) || r == kHip) lj.dof[r] = dof_index(c, leg_role_name(r));
+        else c.raw(leg_role_name(r));
+      lj.phase = c.num("phase", 0);
+      lj.sweep_sign = c.num("sweep_sign", 1);
+      c.finish();
+      rs.legs.push_back(lj);
+    }
+  }
+  ReferenceSpec jump_spec = rs, walk_spec = rs;
+  {
+    Cfg j = ref.child("jump");
+    jump_spec.period = j.num("period", 2.0);
+    jump_spec.ramp = j.num("ramp", 0.0);
+    jump_spec.crouch_time = j.num("crouch_time", rs.crouch_time);
+    jump_spec.extension_time = j.num("extension_time", rs.extension_time);
+    jump_spec.flight_time = j.num("flight_time", rs.flight_time);
+    jump_spec.landing_time = j.num("landing_time", rs.landing_time);
+    jump_spec.crouch = offsets(j, "crouch");
+    jump_spec.extension = offsets(j, "extension");
+    jump_spec.flight = offsets(j, "flight");
+    j.finish();
+    Cfg w = ref.child("walk");
+    walk_spec.period = w.num("period", 0.6);
+    walk_spec.ramp = w.num("ramp", 0.3);
+    walk_spec.stride = w.num("stride", rs.stride);
+    walk_spec.leg_length = w.num("leg_length", rs.leg_length);
+    walk_spec.duty = w.num("duty", rs.duty);
+    walk_spec.lift = offsets(w, "lift");
+    w.finish();
+  }
+  jump_spec.kind = ReferenceKind::Jump;
+  walk_spec.kind = ReferenceKind::Walk;
+  if (rs.kind == ReferenceKind::Jump) rs = jump_spec;
+  if (rs.kind == ReferenceKind::Walk) rs = walk_spec;
+  ref.finish();
+  try {
+    // both motions are checked when legs are given, the active one is the servo's reference
+    if (!rs.legs.empty()) {
+      ReferenceMotion check_jump(jump_spec), check_walk(walk_spec);
+    }
+    sc.pd.reference = ReferenceMotion(rs);
+    validate_pd_servo(sc.pd, n, "control.pd");
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(ctrl.file() + ": " + e.what());
+  }
+}
+
 Scene parse(YAML::Node root, const std::string& file, const std::vector<std::string>& overrides) {
   if (!root.IsMap()) throw InvalidArgument(file + ": (top level) = " + show(root) + ": expected a mapping");
   for (const auto& ov : overrides) apply_override(root, ov, file);
@@ -334,11 +451,12 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   init.finish();
   Cfg ctrl = top.child("control");
   sc.tau = ctrl.vec("tau", n, VecX::Zero(n));
+  parse_pd(ctrl, sc);
   ctrl.finish();
 
   Cfg integ = top.child("integrator");
   PbdSettings& s = sc.settings;
-  sc.integrator = integ.choice("type", "pbfd", {"pbd", "pbfd", "ne_lcp", "ne_mdp"});
+  sc.integrator = integ.choice("type", "pbfd", {"pbd", "pbfd", "ne_lcp", "ne_mdp", "nmdp_ne", "nmdp_pbd"});
   s.formulation = sc.integrator == "pbd" ? Formulation::Pbd : Formulation::Pbfd;
   const std::string opt = integ.choice("optimizer", "jtj_lm", {"lm", "jtj_lm", "lbfgs"});
   s.optimizer = opt == "lm" ? Optimizer::Lm : opt == "lbfgs" ? Optimizer::Lbfgs : Optimizer::JtjLm;
@@ -352,6 +470,13 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   s.lbfgs_it_max = integ.integer("lbfgs_it_max", s.lbfgs_it_max);
   if (s.lbfgs_it_max <= 0) integ.fail(integ.key("lbfgs_it_max"), s.lbfgs_it_max, "must be > 0");
   s.restart = integ.flag("restart", true);
+  // NMDP (nmdp.md §7): PGM variant, acceleration denominator (§3, B2), gamma carried between calls
+  NmdpSettings& nm = sc.nmdp;
+  nm.form = sc.integrator == "nmdp_pbd" ? NmdpForm::Pbd : NmdpForm::Ne;
+  nm.pgm.mode = integ.choice("pgm", "fo", {"fo", "zo"}) == "zo" ? PgmMode::Zo : PgmMode::Fo;
+  nm.accel = integ.choice("accel_denominator", "recommended", {"recommended", "literal"}) == "literal"
+                 ? AccelDenominator::Literal : AccelDenominator::Recommended;
+  nm.carry_gamma = integ.flag("carry_gamma", false);
   integ.finish();
 
   Cfg contact = top.child("contact");
@@ -371,10 +496,15 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   ne.k_c = contact.num("k_c", ne.k_c);
   ne.d_ref = contact.num("d_ref", ne.d_ref);
   ne.zeta = contact.num("zeta", ne.zeta);
+  ne.mdp_effective_metric = contact.choice("mdp_metric", "effective", {"effective", "kinetic"}) == "effective";
+  nm.depth_exponent = contact.integer("depth_exponent", nm.depth_exponent);
   contact.finish();
+  nm.contact = ne;
   try {
     if (sc.integrator == "pbd" || sc.integrator == "pbfd") {
       validate_pbd_settings(s);
+    } else if (sc.integrator.rfind("nmdp_", 0) == 0) {
+      validate_nmdp_settings(nm);
     } else {
       validate_ne_settings(ne);
     }
@@ -383,7 +513,12 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
   }
 
   Cfg met = top.child("metrics");
-  sc.metric = met.choice("type", "com", {"com", "sliding"}) == "sliding" ? MetricKind::Sliding : MetricKind::Com;
+  const std::string mtype = met.choice("type", "com", {"com", "sliding", "quadruped"});
+  sc.metric = mtype == "sliding" ? MetricKind::Sliding : mtype == "quadruped" ? MetricKind::Quadruped : MetricKind::Com;
+  sc.heading = met.v3("heading", Vec3::UnitX());
+  if (!(std::abs(sc.heading.z()) < 1e-12 && sc.heading.norm() > 0))
+    met.fail(met.key("heading"), show(met.node()["heading"]), "must be a non-zero horizontal vector [x, y, 0]");
+  sc.heading.normalize();
   sc.stop_at_rest = met.flag("stop_at_rest", false);
   sc.rest_speed = met.num("rest_speed", sc.rest_speed);
   sc.rest_time = met.num("rest_time", sc.rest_time);
@@ -421,6 +556,7 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
 std::unique_ptr<Integrator> make_integrator(const Scene& sc) {
   if (sc.integrator == "ne_lcp") return std::make_unique<NeLcpIntegrator>(sc.model, sc.ne);
   if (sc.integrator == "ne_mdp") return std::make_unique<NeMdpIntegrator>(sc.model, sc.ne);
+  if (sc.integrator.rfind("nmdp_", 0) == 0) return std::make_unique<NmdpIntegrator>(sc.model, sc.nmdp);
   return std::make_unique<PbdIntegrator>(sc.model, sc.settings);
 }
 
@@ -455,7 +591,24 @@ std::string scene_keys_help() {
   model.terrain[i]          {normal, offset} or {slope_deg, point}
   initial.theta, initial.theta_dot    initial state (n_q values each)
   control.tau               constant joint torques (n_q values)
-  integrator.type           pbd | pbfd | ne_lcp | ne_mdp
+  control.pd.kp, control.pd.kd        stable-PD gains (nmdp.md 9): one number for every actuated DOF
+                            or a list of n_q; floating-base DOFs always get 0
+  control.reference.type    hold | jump | walk   targets of the PD servo (needs control.pd)
+  control.reference.stand   pose held / moved around (n_q values, default initial.theta)
+  control.reference.legs[i] {abduction, hip, knee, ankle: DOF name ('<link>.angle' or a one-DOF link;
+                            hip required), phase (walk, [0, 1)), sweep_sign (walk, +1 if a larger
+                            hip angle moves the foot forward)}; offsets are per leg role, on every leg
+  control.reference.jump    period 2.0, ramp 0, crouch_time 1.2, extension_time 0.15, flight_time 0.2,
+                            landing_time 0.3 [s]; crouch, extension, flight: {abduction, hip, knee,
+                            ankle} offsets [rad] from stand (keyframes of a periodic cubic spline)
+  control.reference.walk    trot: period 0.6, ramp 0.3 [s] (offsets fade in), stride 0.15 [m],
+                            leg_length 0.4 [m] (hip sweep asin(stride/(2 leg_length))), duty 0.5,
+                            lift: {abduction, hip, knee, ankle} offsets at mid-swing [rad]
+                            (jump and walk are both read whatever the type, so one config can hold both)
+  integrator.type           pbd | pbfd | ne_lcp | ne_mdp | nmdp_ne | nmdp_pbd
+  integrator.pgm            nmdp_*: fo | zo  first- or zeroth-order PGM (nmdp.md 7; default fo)
+  integrator.accel_denominator        nmdp_*: recommended (h) | literal (paper Eq. 2, dt_last)
+  integrator.carry_gamma    nmdp_*: start each PGM call with the previous call's gamma (false)
   integrator.optimizer      lm | jtj_lm | lbfgs   (lm is pbd only; pbd/pbfd only)
   integrator.dt, integrator.duration  timestep and simulated time [s]
   integrator.eps_r, eps_x, it_max, lbfgs_it_max, restart   solver tolerances (pbfd.md 5.1)
@@ -464,9 +617,16 @@ std::string scene_keys_help() {
   contact.friction_directions         linearized cone edges, even (ne_*; 2 for planar models)
   contact.active_distance   ne_lcp: pairs with phi <= this are contacts [m] (1e-3)
   contact.cfm               ne_lcp: compliance on the Delassus diagonal, relative (1e-6)
-  contact.k_c, d_ref, zeta  ne_mdp polytope scale (0 = W/(N_s d_ref^3)), reference depth, ghost cap
+  contact.k_c, d_ref, zeta  ne_mdp / nmdp_* polytope scale (0 = W/(N_s d_ref^3)), reference depth, ghost cap
+  contact.mdp_metric        ne_mdp with control.pd: effective (QP minimizes 1/2 v^T (H + dt K_d) v, the
+                            default, MDP-consistent) | kinetic (1/2 v^T H v, nmdp.md 8 literally);
+                            nmdp_*: effective adds 1/2 sum (K_p + K_d/h)(theta - theta_-)^2 to K (h^2 A's
+                            metric), kinetic keeps K of nmdp.md 5-6
+  contact.depth_exponent    nmdp_*: p in v = k_c (d^p + zeta d_ref^3)(n + mu t), 3 (paper) or 4
   contact.alpha, beta, gamma          force exponents (2, 1, 1)
-  metrics.type              com | sliding;  metrics.link, stop_at_rest, rest_speed, rest_time
+  metrics.type              com | sliding | quadruped;  metrics.link, stop_at_rest, rest_speed, rest_time
+  metrics.heading           quadruped: horizontal direction of travel [x, y, 0] (default [1, 0, 0]);
+                            metrics.link is the torso (tilt, COM height, distance; quadruped.csv)
   batch.rollouts, seed, threads       K rollouts on the CPU batched backend (also --rollouts/--seed/--threads)
   batch.perturb_theta, perturb_theta_dot   std. dev. of the seeded initial-state perturbation (0.01)
   batch.randomize_friction  per-rollout c_par and mu scaled by exp(U(-r, r)) (0 = off)

@@ -14,6 +14,8 @@ struct StepStats {
   int iterations = 0;     ///< optimizer iterations / LCP pivots / QP iterations of the step
   double residual = 0;    ///< final convergence measure of the method
   uint32_t status = STATUS_OK;
+  int substeps = 1;       ///< accepted substeps of the frame (NMDP Alg. 2; halvings = substeps - 1)
+  double min_substep = 0; ///< smallest accepted substep [s] (NMDP; 0 = not reported)
   bool converged() const { return !status_failed(status); }
 };
 

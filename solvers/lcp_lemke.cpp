@@ -3,6 +3,9 @@
 #include "solvers/lcp_lemke.h"
 
 #include <cmath>
+#include <vector>
+
+#include <Eigen/LU>
 
 namespace bigstep {
 
@@ -12,15 +15,30 @@ const char* lcp_status_name(LcpStatus s) {
     case LcpStatus::RayTermination: return "ray_termination";
     case LcpStatus::MaxPivots: return "max_pivots";
     case LcpStatus::InvalidInput: return "invalid_input";
+    case LcpStatus::Inaccurate: return "inaccurate";
   }
   return "?";
 }
 
 LcpWorkspace::LcpWorkspace(int n_max) : n_max_(n_max), T_(n_max, 2 * n_max + 2), basis_(n_max) {}
 
-LcpStatus LcpWorkspace::solve(const MatX& M, const VecX& q, LcpResult& out, int max_pivots) {
+namespace {
+
+// Relative violation of z >= 0, w >= 0, z_i w_i = 0 for w = M z + q.
+double lcp_error(const MatX& M, const VecX& q, const VecX& z, const VecX& w) {
+  const double scale = 1 + q.cwiseAbs().maxCoeff() + (M.cwiseAbs() * z.cwiseAbs()).maxCoeff();
+  double e = std::max(0.0, -z.minCoeff());
+  e = std::max(e, -w.minCoeff() / scale);
+  e = std::max(e, z.cwiseProduct(w).cwiseAbs().maxCoeff() / scale / (1 + z.cwiseAbs().maxCoeff()));
+  return e;
+}
+
+}  // namespace
+
+LcpStatus LcpWorkspace::solve(const MatX& M, const VecX& q, LcpResult& out, int max_pivots, double tol) {
   const int n = int(q.size());
   out.pivots = 0;
+  out.error = 0;
   if (M.rows() != n || M.cols() != n || n > n_max_ || !M.allFinite() || !q.allFinite()) {
     out.status = LcpStatus::InvalidInput;
     return out.status;
@@ -57,7 +75,7 @@ LcpStatus LcpWorkspace::solve(const MatX& M, const VecX& q, LcpResult& out, int 
   int leaving = basis_[r];
   pivot(r, z0);
   if (max_pivots <= 0) max_pivots = 50 * n + 100;
-  const double tol = 1e-12 * (1 + M.cwiseAbs().maxCoeff());
+  const double piv_tol = 1e-12 * (1 + M.cwiseAbs().maxCoeff());
   for (;;) {
     if (out.pivots >= max_pivots) {
       out.status = LcpStatus::MaxPivots;
@@ -67,7 +85,7 @@ LcpStatus LcpWorkspace::solve(const MatX& M, const VecX& q, LcpResult& out, int 
     // lexicographic minimum ratio test over rows with a positive entering coefficient
     r = -1;
     for (int i = 0; i < n; ++i) {
-      if (T(i, entering) <= tol) continue;
+      if (T(i, entering) <= piv_tol) continue;
       if (r < 0) {
         r = i;
         continue;
@@ -103,7 +121,33 @@ LcpStatus LcpWorkspace::solve(const MatX& M, const VecX& q, LcpResult& out, int 
     if (v >= n && v < 2 * n) out.z[v - n] = std::max(0.0, T(i, rhs));
   }
   out.w = M * out.z + q;
-  out.status = LcpStatus::Solved;
+  out.error = lcp_error(M, q, out.z, out.w);
+  if (out.error > tol) {
+    // re-solve the final basis from the original data: w_B' = 0 for every basic z, i.e.
+    // M[B, B] z_B = -q[B] (an LU; allocates, off the common path)
+    std::vector<int> B;
+    for (int i = 0; i < n; ++i)
+      if (basis_[i] >= n && basis_[i] < 2 * n) B.push_back(basis_[i] - n);
+    MatX MBB(B.size(), B.size());
+    VecX qB(B.size());
+    for (size_t a = 0; a < B.size(); ++a) {
+      qB[a] = -q[B[a]];
+      for (size_t b = 0; b < B.size(); ++b) MBB(a, b) = M(B[a], B[b]);
+    }
+    VecX z = VecX::Zero(n);
+    if (!B.empty()) {
+      const VecX zB = MBB.fullPivLu().solve(qB);
+      for (size_t a = 0; a < B.size(); ++a) z[B[a]] = zB[a];
+    }
+    const VecX w = M * z + q;
+    const double e = z.allFinite() ? lcp_error(M, q, z, w) : INFINITY;
+    if (e < out.error) {
+      out.z = z.cwiseMax(0.0);
+      out.w = M * out.z + q;
+      out.error = lcp_error(M, q, out.z, out.w);
+    }
+  }
+  out.status = out.error <= tol ? LcpStatus::Solved : LcpStatus::Inaccurate;
   return out.status;
 }
 

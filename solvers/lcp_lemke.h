@@ -7,7 +7,9 @@
 
 namespace bigstep {
 
-enum class LcpStatus { Solved, RayTermination, MaxPivots, InvalidInput };
+/// Inaccurate: Lemke reached a complementary basis but, even after re-solving that basis from the
+/// original data, z >= 0, w >= 0, z^T w = 0 do not hold to tolerance (round-off after many pivots).
+enum class LcpStatus { Solved, RayTermination, MaxPivots, InvalidInput, Inaccurate };
 const char* lcp_status_name(LcpStatus s);
 
 struct LcpResult {
@@ -15,14 +17,18 @@ struct LcpResult {
   VecX z;         ///< (n)
   VecX w;         ///< (n) = M z + q
   int pivots = 0;
+  double error = 0;  ///< max(-min z, -min w, max |z_i w_i|) / scale of the accepted z (0 = exact)
 };
 
 class LcpWorkspace {
  public:
   explicit LcpWorkspace(int n_max);
   /// Solves the LCP (M, q). Ray termination means Lemke found no solution (possible unless M is
-  /// e.g. a P-matrix or copositive-plus with a feasible problem).
-  LcpStatus solve(const MatX& M, const VecX& q, LcpResult& out, int max_pivots = 0);
+  /// e.g. a P-matrix or copositive-plus with a feasible problem). The final basis is re-solved
+  /// from (M, q) with an LU (removing the tableau's accumulated round-off) and the solution is
+  /// accepted only if it is complementary and feasible to `tol` relative to |q| + |M| |z| (1e-6:
+  /// well above the 1e-9 ratio-test tie tolerance, far below a wrong basis).
+  LcpStatus solve(const MatX& M, const VecX& q, LcpResult& out, int max_pivots = 0, double tol = 1e-6);
 
  private:
   int n_max_;

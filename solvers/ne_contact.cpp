@@ -23,10 +23,20 @@ void validate_ne_settings(const NeSettings& s) {
 
 bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const VecX& tau,
                     NeSmoothStep& out, uint32_t& status, VecX& th_next) {
+  StepControl u;
+  u.tau = tau;
+  return ne_smooth_step(m, dt, th, th_prev, u, out, status, th_next);
+}
+
+bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const StepControl& u,
+                    NeSmoothStep& out, uint32_t& status, VecX& th_next) {
   const int n = m.n_q;
+  const VecX& tau = u.tau;
   BIGSTEP_CHECK_ARG(th.size() == n && th_prev.size() == n && (tau.size() == 0 || tau.size() == n),
                     "theta/theta_prev/tau size", detail::concat(th.size(), "/", th_prev.size(), "/", tau.size()),
                     detail::concat("expected n_q = ", n, " (tau may be empty)"));
+  const PdServo* pd = u.pd && u.pd->active() ? u.pd : nullptr;
+  if (pd) validate_pd_servo(*pd, n, "control.pd");
   if (!th.allFinite() || !th_prev.allFinite() || !tau.allFinite()) {
     status |= STATUS_NONFINITE;
     th_next = th;
@@ -37,7 +47,22 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
   out.Hf.compute(out.H);
   VecX f = -nonlinear_effects(m, th, v);
   if (tau.size() != 0) f += tau;
-  out.v_free = v + dt * out.Hf.solve(f);
+  out.pd = pd != nullptr;
+  if (!pd) {
+    out.Mf = out.Hf;
+    out.v_free = v + dt * out.Hf.solve(f);
+    return true;
+  }
+  // Tan's stable PD, targets at the end of the step (nmdp.md §8, §9)
+  VecX th_bar(n), th_dot_bar(n);
+  pd->reference(u.t + dt, th_bar, th_dot_bar);
+  BIGSTEP_CHECK_ARG(th_bar.size() == n && th_dot_bar.size() == n, "control.reference size",
+                    detail::concat(th_bar.size(), "/", th_dot_bar.size()), detail::concat("expected n_q = ", n));
+  f.array() -= pd->kp.array() * (th + dt * v - th_bar).array() + pd->kd.array() * (v - th_dot_bar).array();
+  MatX Mt = out.H;
+  Mt.diagonal() += dt * pd->kd;
+  out.Mf.compute(Mt);
+  out.v_free = v + dt * out.Mf.solve(f);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/kinematics.h"
+#include "solvers/stable_pd.h"
 
 namespace bigstep {
 
@@ -18,6 +19,11 @@ struct NeSettings {
   double k_c = 0;                 ///< 0 = W / (N_s d_ref^3), N_s = half the contact points
   double d_ref = 5e-3;            ///< [m]
   double zeta = 1e-3;             ///< zeta_s = zeta d_ref^3 (ghost-force cap, nmdp.md B5)
+  /// NE-MDP with the stable PD: the metric of the kinetic energy the contact QP minimizes.
+  /// true (default): M~ = H + dt K_d, the matrix through which the contact impulse acts, so the
+  /// QP is MDP-consistent (it stops the contact points' normal approach, as without a servo).
+  /// false: H, nmdp.md §8 read literally (departure, see ne_mdp.cpp). Same result without a servo.
+  bool mdp_effective_metric = true;
 };
 
 void validate_ne_settings(const NeSettings& s);
@@ -31,16 +37,26 @@ struct ContactFrame {
 };
 
 /// The smooth part of a semi-implicit Euler step, shared by the NE baselines: velocity
-/// v = (theta - theta_prev)/dt, H(theta) factored, v_free = v + dt H^-1 (tau - c - grad V).
+/// v = (theta - theta_prev)/dt, H(theta) factored, and with Tan's stable PD (nmdp.md §8)
+///   M~ = H + dt K_d,  b = tau - c - grad V - K_p (theta + dt v - theta_bar) - K_d (v - theta_dot_bar),
+///   v_free = v + dt M~^-1 b          (targets at t + dt; without a servo M~ = H, b = tau - c - grad V).
+/// A contact impulse B w then gives v(w) = v_free + dt M~^-1 B w.
 struct NeSmoothStep {
-  MatX H;
-  Eigen::LDLT<MatX> Hf;
-  VecX v_free;
+  MatX H;                  ///< (n_q x n_q) mass matrix H(theta)
+  Eigen::LDLT<MatX> Hf;    ///< factor of H
+  Eigen::LDLT<MatX> Mf;    ///< factor of M~ = H + dt K_d (a copy of Hf's matrix when pd is false)
+  bool pd = false;         ///< a stable-PD servo is active (M~ != H)
+  VecX v_free;             ///< (n_q)
 };
 
 /// Checks sizes (throws InvalidArgument) and finiteness (returns false with STATUS_NONFINITE and
 /// theta_next = theta held); otherwise fills out. tau may be empty (= 0).
 bool ne_smooth_step(const Model& m, double dt, const VecX& theta, const VecX& theta_prev, const VecX& tau,
+                    NeSmoothStep& out, uint32_t& status, VecX& theta_next);
+
+/// Same with full controls u (constant torques + optional stable-PD servo, stable_pd.h); the
+/// servo's targets are taken at u.t + dt. Gains of the wrong size throw InvalidArgument.
+bool ne_smooth_step(const Model& m, double dt, const VecX& theta, const VecX& theta_prev, const StepControl& u,
                     NeSmoothStep& out, uint32_t& status, VecX& theta_next);
 
 /// Evenly spread unit tangents t_i = cos(2 pi i/k) t1 + sin(2 pi i/k) t2, with t1 the projection

@@ -22,4 +22,18 @@ PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& th
   return in;
 }
 
+void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double t_end, PbdStepInput& in) {
+  if (!pd.active()) return;
+  validate_pd_servo(pd, m.n_q, "control.pd");
+  in.kp = pd.kp;
+  in.kd = pd.kd;
+  in.theta_n = theta_n;
+  in.theta_bar.resize(m.n_q);
+  in.theta_dot_bar.resize(m.n_q);
+  pd.reference(t_end, in.theta_bar, in.theta_dot_bar);
+  BIGSTEP_CHECK_ARG(in.theta_bar.size() == m.n_q && in.theta_dot_bar.size() == m.n_q, "control.reference size",
+                    detail::concat(in.theta_bar.size(), "/", in.theta_dot_bar.size()),
+                    detail::concat("expected n_q = ", m.n_q));
+}
+
 }  // namespace bigstep

@@ -5,6 +5,7 @@
 
 #include "core/inertia.h"
 #include "solvers/contact_terms.h"
+#include "solvers/stable_pd.h"
 
 namespace bigstep {
 
@@ -15,6 +16,12 @@ struct PbdStepInput {
   ContactParams cp;
   InertiaAnchor anchor;           ///< 2 T(theta_n) - T(theta_{n-1}) per link
   std::vector<Vec3> centre_n;     ///< (n_sphere) sphere centres at theta_n (p_n)
+  // backward-Euler stable PD (nmdp.md §9, pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
+  // - K_d ((theta - theta_n)/dt - theta_dot_bar), targets at t_{n+1}; kp empty = no servo
+  VecX kp, kd;                    ///< (n_q) gains
+  VecX theta_bar, theta_dot_bar;  ///< (n_q) targets at the end of the step
+  VecX theta_n;                   ///< (n_q) configuration at the start of the step
+  bool has_pd() const { return kp.size() > 0; }
 };
 
 /// Per-rollout scratch sized from the Model.
@@ -27,6 +34,10 @@ struct PbdWorkspace {
 
 PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
                              double dt, const VecX& tau, const ContactParams& cp, PbdWorkspace& ws);
+
+/// Adds the stable-PD servo `pd` (validated against n_q, throws InvalidArgument) to a step input:
+/// gains, theta_n and the targets at t_end (the step's end time).
+void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double t_end, PbdStepInput& in);
 
 /// Calls f(c, d, n, u) for every (sphere, plane) pair in penetration (d > 0), with ws.J set to
 /// the Jacobian of the sphere centre c. u = P_t (c - c_n). Needs forward_kinematics in ws.kin.

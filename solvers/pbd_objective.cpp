@@ -1,4 +1,4 @@
-// PBD objective, Eq. 6 (spec pbfd.md §4.5; gradients §4.2-§4.3; JTJ matrix §5 / A4).
+// PBD objective, Eq. 6 (spec pbfd.md §4.5; gradients §4.2-§4.3; JTJ matrix §5 / A4; implicit PD §4.1).
 #include "solvers/pbd_objective.h"
 
 #include <cmath>
@@ -15,9 +15,25 @@ void add_normal_contact(const Model& m, const Kinematics& kin, int link, const M
   if (exact) add_point_hessian(m, kin, link, J, n, -cp.c_perp * da, *Hess);
 }
 
+double pd_potential(const PbdStepInput& in, const VecX& theta) {
+  if (!in.has_pd()) return 0;
+  const VecX e = theta - in.theta_bar, d = theta - in.theta_n;
+  return 0.5 * e.dot(in.kp.cwiseProduct(e)) + 0.5 / in.dt * d.dot(in.kd.cwiseProduct(d)) -
+         in.kd.cwiseProduct(in.theta_dot_bar).dot(theta);
+}
+
+void add_pd_terms(const PbdStepInput& in, const VecX& theta, VecX& grad, MatX* Hess) {
+  if (!in.has_pd()) return;
+  // -tau_pd = K_p (theta - theta_bar) + K_d ((theta - theta_n)/dt - theta_dot_bar)
+  grad.array() += in.kp.array() * (theta - in.theta_bar).array() +
+                  in.kd.array() * ((theta - in.theta_n).array() / in.dt - in.theta_dot_bar.array());
+  if (Hess) Hess->diagonal() += in.kp + in.kd / in.dt;
+}
+
 double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws) {
   forward_kinematics(m, theta, ws.kin);
-  double E = inertia_value(m, ws.kin, in.anchor, in.dt) + gravity_value(m, ws.kin) - theta.dot(in.tau);
+  double E = inertia_value(m, ws.kin, in.anchor, in.dt) + gravity_value(m, ws.kin) - theta.dot(in.tau) +
+             pd_potential(in, theta);
   const ContactParams& cp = in.cp;
   for (size_t s = 0; s < m.spheres.size(); ++s) {
     const ContactSphere& sp = m.spheres[s];
@@ -53,6 +69,7 @@ void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& 
     }
   }
   add_gravity_derivatives(m, ws.kin, grad, exact ? B : nullptr);  // grad^2 V needs d^2X: exact only
+  add_pd_terms(in, theta, grad, Bp);  // exact and PSD: both model matrices take it
   const ContactParams& cp = in.cp;
   for_each_active_contact(m, in, ws, [&](int link, const Vec3&, double d, const Vec3& n, const Vec3& u) {
     add_normal_contact(m, ws.kin, link, ws.J, d, n, cp, grad, Bp, exact);

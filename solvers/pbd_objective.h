@@ -7,7 +7,7 @@ namespace bigstep {
 
 enum class HessianKind { None, Exact, GaussNewton };
 
-/// E(theta) = I + V - theta^T tau + P_perp + C_par P_par. Value only (kinematics, no derivatives).
+/// E(theta) = I + V - theta^T tau + U_pd + P_perp + C_par P_par. Value only (kinematics, no derivatives).
 double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws);
 
 /// E, grad E and (kind != None) the model matrix B at theta.
@@ -18,5 +18,15 @@ void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& 
 /// and when exact, Hess += -C_perp d^alpha (n . d^2p). Shared by Eq. 6 and Eq. 13 (§4.2).
 void add_normal_contact(const Model& m, const Kinematics& kin, int link, const MatX& J, double d,
                         const Vec3& n, const ContactParams& cp, VecX& grad, MatX* Hess, bool exact);
+
+/// Stable-PD potential of Eq. 6 (pbfd.md §4.1, nmdp.md §9), 0 without a servo:
+///   U(theta) = 1/2 (theta - theta_bar)^T K_p (theta - theta_bar) + 1/(2 dt) (theta - theta_n)^T K_d (theta - theta_n)
+///              - (K_d theta_dot_bar)^T theta,
+/// whose gradient is -tau_pd(theta) (stable_pd_torque) and whose Hessian is diag(K_p + K_d/dt).
+double pd_potential(const PbdStepInput& in, const VecX& theta);
+
+/// grad += -tau_pd(theta) and, when Hess is set, Hess += diag(K_p + K_d/dt) = -d tau_pd/d theta
+/// (exact, PSD). Eq. 6 adds grad U; Eq. 13 adds -tau_pd to r exactly as it subtracts tau.
+void add_pd_terms(const PbdStepInput& in, const VecX& theta, VecX& grad, MatX* Hess);
 
 }  // namespace bigstep

@@ -138,6 +138,14 @@ bool PbdIntegrator::solve(const PbdStepInput& in, VecX& theta, StepStats& st) {
 
 StepStats PbdIntegrator::step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau,
                               VecX& theta_next) {
+  StepControl u;
+  u.tau = tau;
+  return step_controlled(theta_n, theta_nm1, u, theta_next);
+}
+
+StepStats PbdIntegrator::step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
+                                         VecX& theta_next) {
+  const VecX& tau = u.tau;
   StepStats st;
   // check inputs: a bad rollout is flagged and held, never stepped
   if (theta_n.size() != m_.n_q || theta_nm1.size() != m_.n_q ||
@@ -156,7 +164,8 @@ StepStats PbdIntegrator::step(const VecX& theta_n, const VecX& theta_nm1, const 
     theta_next = theta_n;
     return st;
   }
-  const PbdStepInput in = make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, s_.contact, ws_);
+  PbdStepInput in = make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, s_.contact, ws_);
+  if (u.pd) set_step_pd(m_, *u.pd, theta_n, u.t + s_.dt, in);
   // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
   theta_next = 2 * theta_n - theta_nm1;
   bool ok = solve(in, theta_next, st);

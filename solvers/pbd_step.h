@@ -40,6 +40,11 @@ class PbdIntegrator final : public Integrator {
   /// gimbal lock) and the status says so; it never throws for bad state.
   StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
 
+  /// Same with the backward-Euler stable PD servo u.pd (targets at u.t + dt) entering Eq. 6 as the
+  /// potential U_pd and Eq. 13 as the force tau_pd(theta_{n+1}) (pbd_objective.h add_pd_terms).
+  StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
+                            VecX& theta_next) override;
+
   void set_contact(const ContactParams& cp) override { s_.contact = cp; }
   const PbdSettings& settings() const { return s_; }
   const Model& model() const { return m_; }

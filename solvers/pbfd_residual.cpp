@@ -17,6 +17,7 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     add_inertia_hessian(m, ws.kin, in.anchor, in.dt, *Jr);
   }
   add_gravity_derivatives(m, ws.kin, r, Jr);
+  add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (pbfd.md §4.6)
   const ContactParams& cp = in.cp;
   for_each_active_contact(m, in, ws, [&](int link, const Vec3&, double d, const Vec3& n, const Vec3& u) {
     add_normal_contact(m, ws.kin, link, ws.J, d, n, cp, r, Jr, true);

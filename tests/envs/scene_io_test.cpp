@@ -9,8 +9,10 @@
 
 #include "core/error.h"
 #include "envs/scene.h"
+#include "tests/support/scene_errors.h"
 
 using namespace bigstep;
+using bigstep::test::expect_error;
 
 namespace {
 
@@ -38,29 +40,6 @@ metrics:
 )";
 
 std::string base_with(const std::string& extra) { return std::string(kBase) + extra; }
-
-// Loads `yaml` (source "test.yaml") and expects InvalidArgument whose single-line message
-// contains every needle (file name, key path, value, reason).
-void expect_error(const std::string& yaml, const std::vector<std::string>& overrides,
-                  const std::vector<std::string>& needles) {
-  try {
-    load_scene_text(yaml, "test.yaml", overrides);
-    FAIL_CHECK("no error; expected a message containing " << needles.front());
-  } catch (const InvalidArgument& e) {
-    const std::string msg = e.what();
-    INFO("message: " << msg);
-    CHECK(msg.find('\n') == std::string::npos);  // one line
-    CHECK(msg.rfind("test.yaml: ", 0) == 0);     // starts with the file
-    for (const auto& n : needles) {
-      INFO("needle: " << n);
-      CHECK(msg.find(n) != std::string::npos);
-    }
-  }
-}
-
-void expect_error(const std::string& yaml, const std::vector<std::string>& needles) {
-  expect_error(yaml, {}, needles);
-}
 
 }  // namespace
 

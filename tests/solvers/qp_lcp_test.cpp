@@ -212,3 +212,48 @@ TEST_CASE("lcp: known instances", "[lcp]") {
   CHECK(r.z[1] == Approx(1.0 / 3));
   CHECK(r.w.minCoeff() >= -1e-12);
 }
+
+TEST_CASE("lcp: a result is Solved only if it satisfies the LCP; the polish repairs a drifted basis", "[lcp]") {
+  // Stewart-Trinkle-like degenerate problems: rank-deficient PSD block (coplanar contacts) plus the
+  // friction-cone coupling; every status is allowed, but Solved must mean "satisfied to tol", and
+  // the reported error must be the independently recomputed violation.
+  std::mt19937 rng(17);
+  LcpWorkspace ws(40);
+  int solved = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    const int nc = 2 + trial % 6, nd = 2, N = nc * (2 + nd), r0 = 1 + trial % 3;
+    const MatX A = rand_mat(rng, nc * (1 + nd), r0);  // rank r0 < size: degenerate
+    MatX M = MatX::Zero(N, N);
+    M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)) = A * A.transpose();
+    M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)).diagonal().array() += 1e-6;
+    for (int c = 0; c < nc; ++c) {
+      const int g = nc * (1 + nd) + c;
+      for (int i = 0; i < nd; ++i) {
+        M(nc + c * nd + i, g) = 1;
+        M(g, nc + c * nd + i) = -1;
+      }
+      M(g, c) = 0.5;
+    }
+    VecX q = VecX::Zero(N);
+    q.head(nc * (1 + nd)) = rand_mat(rng, nc * (1 + nd), 1);
+    LcpResult r;
+    const LcpStatus s = ws.solve(M, q, r);
+    if (s != LcpStatus::Solved) continue;
+    ++solved;
+    const VecX w = M * r.z + q;
+    const double sc = 1 + q.cwiseAbs().maxCoeff() + (M.cwiseAbs() * r.z.cwiseAbs()).maxCoeff();
+    CHECK(r.error <= 1e-6);
+    CHECK(r.z.minCoeff() >= 0);
+    CHECK(w.minCoeff() >= -1e-6 * sc);
+    CHECK(r.z.cwiseProduct(w).cwiseAbs().maxCoeff() <= 1e-6 * sc * (1 + r.z.cwiseAbs().maxCoeff()));
+  }
+  CHECK(solved >= 50);  // the test exercises the Solved path, not only failures
+  // a tolerance of 0 turns any round-off into Inaccurate, never into a silent Solved
+  MatX M = MatX::Identity(3, 3) * 3;
+  M(0, 1) = M(1, 0) = 1;
+  VecX q(3);
+  q << -1, -2, -0.3;
+  LcpResult r;
+  const LcpStatus s = ws.solve(M, q, r, 0, 0.0);
+  CHECK((s == LcpStatus::Solved ? r.error == 0 : s == LcpStatus::Inaccurate));
+}

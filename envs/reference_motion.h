@@ -1,0 +1,83 @@
+// Periodic reference joint trajectories for the stable-PD servo (spec nmdp.md §10): hold, jump
+// (all legs in phase: crouch, fast extension, flight, landing) and walk (trot), built from
+// periodic monotone cubic Hermite splines so theta_dot_bar is the spline's analytic derivative.
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+
+namespace bigstep {
+
+/// Periodic piecewise-cubic Hermite interpolant through (t_i, y_i), t_0 < ... < t_{K-1} < t_0 + T,
+/// with Fritsch-Carlson (PCHIP) knot slopes: C^1, no overshoot (a knot that is a local extremum
+/// gets slope 0), y(t + T) = y(t) for every t (knot K wraps to knot 0).
+class PeriodicSpline {
+ public:
+  PeriodicSpline() = default;
+  /// Throws InvalidArgument when sizes differ, K < 1, T <= 0 or the knots are not increasing
+  /// inside one period.
+  PeriodicSpline(std::vector<double> t, std::vector<double> y, double period);
+  double value(double t) const;
+  double derivative(double t) const;  ///< dy/dt
+
+ private:
+  // segment i = [t_i, t_{i+1}] containing t (reduced into [t_0, t_0 + T)), and its local s = t - t_i
+  int segment(double t, double& s) const;
+  std::vector<double> t_, y_, m_;  ///< (K + 1) knots incl. the wrapped one, values, slopes
+  double period_ = 1;
+};
+
+/// Leg joints a reference drives (indices into theta; -1 = the leg has no such joint).
+enum LegRole { kAbduction = 0, kHip = 1, kKnee = 2, kAnkle = 3, kLegRoles = 4 };
+const char* leg_role_name(int role);  ///< "abduction", "hip", "knee", "ankle"
+
+struct LegJoints {
+  std::array<int, kLegRoles> dof{-1, -1, -1, -1};
+  double phase = 0;       ///< walk: gait phase in [0, 1) (trot: diagonal pairs 0 and 0.5)
+  double sweep_sign = 1;  ///< walk: +1 when increasing the hip angle moves the foot forward
+};
+
+enum class ReferenceKind { Hold, Jump, Walk };
+const char* reference_kind_name(ReferenceKind k);
+
+/// Everything a reference needs; offsets are [rad] (or [m] for prismatic DOFs), per leg role,
+/// added to the stand pose on every leg. Filled by the scene loader (control.reference.*).
+struct ReferenceSpec {
+  ReferenceKind kind = ReferenceKind::Hold;
+  VecX stand;                     ///< (n_q) pose held by `hold` and around which jump / walk move
+  std::vector<LegJoints> legs;
+  double period = 2.0;            ///< [s] one cycle
+  double ramp = 0;                ///< [s] offsets fade in with a smoothstep over [0, ramp] (0 = none)
+  // jump keyframes, inside one period: stand at 0, crouch at crouch_time, full extension
+  // extension_time later, flight pose flight_time after that, stand again landing_time later
+  double crouch_time = 1.2, extension_time = 0.15, flight_time = 0.2, landing_time = 0.3;
+  std::array<double, kLegRoles> crouch{}, extension{}, flight{};
+  // walk (trot): per leg phase s = frac(t / period + phase); stance for s in [0, duty) sweeps the
+  // hip from +A to -A (foot moves back), swing returns it and adds `lift` (peak at mid-swing);
+  // A = asin(stride / (2 leg_length)) so the foot moves `stride` per stance relative to the hip
+  double stride = 0.15;           ///< [m] foot travel per stance
+  double leg_length = 0.4;        ///< [m] hip axis to foot distance (lever of the sweep)
+  double duty = 0.5;              ///< stance fraction of the cycle
+  std::array<double, kLegRoles> lift{};
+};
+
+/// theta_bar(t), theta_dot_bar(t) of a ReferenceSpec; a value type usable as PdServo::reference.
+class ReferenceMotion {
+ public:
+  ReferenceMotion() = default;
+  /// Validates the spec (throws InvalidArgument "control.reference.<key> = <value>: <why>").
+  explicit ReferenceMotion(const ReferenceSpec& spec);
+  void operator()(double t, VecX& theta_bar, VecX& theta_dot_bar) const;
+  const ReferenceSpec& spec() const { return s_; }
+  double sweep_amplitude() const { return sweep_amp_; }  ///< walk: A [rad]
+
+ private:
+  ReferenceSpec s_;
+  std::array<PeriodicSpline, kLegRoles> jump_;  ///< jump: offset of each role vs time
+  PeriodicSpline sweep_, lift_;                 ///< walk: unit profiles vs gait phase s
+  double sweep_amp_ = 0;
+};
+
+}  // namespace bigstep

@@ -1,0 +1,179 @@
+// NMDP frame = Alg. 2 as the explicit stack of spec nmdp.md §7.5 (resolutions of §7.4 / B3):
+//   stack <- [(t_end = dt, depth 0)]
+//   while stack: h = top.t_end - t_now; PGM(h / dt_last, dt_last, theta_-, theta_--)
+//     ok:   theta_-- <- theta_-; theta_- <- theta; dt_last <- h; t_now <- pop
+//     fail: DIVERGED if h/2 < h_min or depth(top) = depth_max; else top.depth += 1 and
+//           push (t_now + h/2, top.depth)   (the second half inherits depth + 1)
+// Times are integer ticks of dt / 2^depth_max, so h = dt / 2^depth exactly and the accepted
+// substeps tile the frame without rounding. PD targets are taken at each substep's end (§9).
+// cpu-only: a batched GPU state machine of §7.5 is future work.
+#include "solvers/nmdp_step.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace bigstep {
+
+void validate_nmdp_settings(const NmdpSettings& s) {
+  validate_ne_settings(s.contact);
+  validate_pgm_settings(s.pgm);
+  BIGSTEP_CHECK_ARG(s.depth_exponent == 3 || s.depth_exponent == 4, "contact.depth_exponent", s.depth_exponent,
+                    "must be 3 (paper) or 4 (C^3 at d = 0)");
+  BIGSTEP_CHECK_ARG(std::isfinite(s.h_min) && s.h_min > 0, "integrator.h_min", s.h_min, "must be finite and > 0");
+  BIGSTEP_CHECK_ARG(s.depth_max >= 0 && s.depth_max <= 30, "integrator.depth_max", s.depth_max, "must be in [0, 30]");
+}
+
+NmdpIntegrator::NmdpIntegrator(const Model& m, const NmdpSettings& s)
+    : m_(m), s_(s),
+      problem_(m, make_mdp_polytope(m, s.contact, s.depth_exponent), s.form, s.accel,
+               s.contact.active_distance),
+      pgm_(problem_) {
+  validate_nmdp_settings(s_);
+  problem_.set_servo_metric(s_.contact.mdp_effective_metric);
+}
+
+namespace {
+// FNV-1a over the bytes of a state vector (exact-match key of the carried states)
+uint64_t state_hash(const VecX& x) {
+  uint64_t h = 1469598103934665603ull;
+  const auto* p = reinterpret_cast<const unsigned char*>(x.data());
+  for (size_t i = 0; i < size_t(x.size()) * sizeof(double); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+void NmdpIntegrator::set_contact(const ContactParams& cp) {
+  s_.contact.mu = cp.mu;
+  problem_.set_mu(cp.mu);
+}
+
+StepStats NmdpIntegrator::step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) {
+  StepControl u;
+  u.tau = tau;
+  return step_controlled(theta_n, theta_nm1, u, theta_next);
+}
+
+StepStats NmdpIntegrator::step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
+                                          VecX& theta_next) {
+  const int n = m_.n_q;
+  StepStats st;
+  // check inputs: a bad rollout is flagged and held, never stepped
+  BIGSTEP_CHECK_ARG(theta_n.size() == n && theta_nm1.size() == n && (u.tau.size() == 0 || u.tau.size() == n),
+                    "theta/theta_prev/tau size",
+                    detail::concat(theta_n.size(), "/", theta_nm1.size(), "/", u.tau.size()),
+                    detail::concat("expected n_q = ", n, " (tau may be empty)"));
+  const bool pd = u.pd != nullptr && u.pd->active();
+  if (pd) validate_pd_servo(*u.pd, n, "control.pd");
+  if (!theta_n.allFinite() || !theta_nm1.allFinite() || !u.tau.allFinite()) {
+    st.status |= STATUS_NONFINITE;
+    theta_next = theta_n;
+    return st;
+  }
+  if (gimbal_locked(m_, theta_n)) {
+    st.status |= STATUS_GIMBAL_LOCK;
+    theta_next = theta_n;
+    return st;
+  }
+  const double dt = s_.contact.dt;
+  // state of §3: carried when the caller continues from this integrator's last frame
+  VecX th_m = theta_n, th_mm = theta_nm1;
+  double dt_last = dt, gamma = s_.pgm.gamma0;
+  const auto range = carried_.equal_range(state_hash(theta_n));
+  for (auto it = range.first; it != range.second; ++it) {
+    if (it->second.th_m == theta_n && it->second.frame_start == theta_nm1) {
+      th_mm = it->second.th_mm;
+      dt_last = it->second.dt_last;
+      if (s_.carry_gamma) gamma = it->second.gamma;
+      carried_.erase(it);  // consumed: this trajectory moves on
+      break;
+    }
+  }
+  NmdpStepInput in;
+  in.tau = u.tau.size() ? u.tau : VecX::Zero(n);
+  if (pd) {
+    in.kp = u.pd->kp;
+    in.kd = u.pd->kd;
+  }
+  const int64_t T = int64_t(1) << s_.depth_max;
+  struct Entry { int64_t t_end; int depth; };
+  std::vector<Entry> stack{{T, 0}};
+  int64_t t_now = 0;
+  VecX theta(n), w;
+  st.substeps = 0;
+  st.min_substep = dt;
+  while (!stack.empty()) {
+    Entry& top = stack.back();
+    const int64_t span = top.t_end - t_now;
+    const double h = dt * double(span) / double(T);  // dt / 2^depth: exact
+    in.h = h;
+    in.dt_last = dt_last;
+    in.theta_m = th_m;
+    in.theta_mm = th_mm;
+    if (pd) u.pd->reference(u.t + dt * double(top.t_end) / double(T), in.theta_bar, in.theta_dot_bar);
+    problem_.set_step(in);
+    // predictor theta_- + h theta_dot_- as the start of the first projection [choice: nmdp.md
+    // §7.3 starts at theta_-; any start that converges gives the same root, this one is closer]
+    theta = th_m;
+    if (s_.start_at_predictor) theta += (h / dt_last) * (th_m - th_mm);
+    NmdpSubstep sub;
+    sub.t_begin = t_now;
+    sub.t_end = top.t_end;
+    sub.depth = top.depth;
+    sub.h = h;
+    sub.dt_last = dt_last;
+    PgmResult r;
+    if (fail_hook_ && fail_hook_(h, top.depth)) {
+      r.outcome = PgmOutcome::MaxIterations;
+    } else {
+      r = pgm_.solve(problem_, s_.pgm, gamma, theta, w, on_iterate_);
+    }
+    st.iterations += r.iterations;
+    sub.ok = r.ok();
+    sub.outcome = r.outcome;
+    sub.project = r.project;
+    sub.iterations = r.iterations;
+    if (on_substep_) on_substep_(sub);
+    if (r.ok()) {
+      th_mm.swap(th_m);
+      th_m = theta;
+      dt_last = h;
+      t_now = top.t_end;
+      stack.pop_back();
+      ++st.substeps;
+      st.min_substep = std::min(st.min_substep, h);
+      st.residual = r.G_norm;
+      w_ = w;
+      if (s_.carry_gamma) gamma = r.gamma;
+      continue;
+    }
+    // DIVERGED: this rollout only; hold theta_n and forget the carried state
+    if (h / 2 < s_.h_min || top.depth >= s_.depth_max) {
+      st.status |= STATUS_NOT_CONVERGED;
+      st.residual = r.G_norm;
+      theta_next = theta_n;
+      return st;
+    }
+    top.depth += 1;
+    const Entry half{t_now + span / 2, top.depth};
+    stack.push_back(half);
+  }
+  theta_next = th_m;
+  if (!theta_next.allFinite()) {
+    st.status |= STATUS_NONFINITE;
+    theta_next = theta_n;
+    return st;
+  }
+  if (gimbal_locked(m_, theta_next)) st.status |= STATUS_GIMBAL_LOCK;
+  // carry (theta_-, theta_--, dt_last) to this trajectory's next frame when (theta_next,
+  // theta_n, dt) would not reproduce it
+  th_mm_ = th_mm;
+  dt_last_ = dt_last;
+  if (dt_last != dt || s_.carry_gamma) {
+    if (carried_.size() >= (size_t(1) << 16)) carried_.clear();  // bound; falls back to (theta_nm1, dt)
+    carried_.emplace(state_hash(th_m), Carried{theta_n, th_m, th_mm, dt_last, gamma});
+  }
+  return st;
+}
+
+}  // namespace bigstep

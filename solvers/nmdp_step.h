@@ -1,0 +1,100 @@
+// NMDP integrator (spec nmdp.md §3, §7.4-§7.5, §9; paper Alg. 2): NE-NMDP (Eq. 6) or PBD-NMDP
+// (Eq. 12) solved by FOPGM / ZOPGM (Alg. 1, solvers/nmdp_pgm.h), with adaptive binary
+// subdivision of the frame run as the explicit stack of §7.5.
+#pragma once
+#include <functional>
+#include <unordered_map>
+
+#include "solvers/integrator.h"
+#include "solvers/nmdp_pgm.h"
+
+namespace bigstep {
+
+struct NmdpSettings {
+  NeSettings contact;          ///< dt (the frame), mu, friction_directions, k_c, d_ref, zeta, active_distance,
+                               ///< mdp_effective_metric (K in the servo metric with a PD servo, see
+                               ///< NmdpProblem::set_servo_metric; scene key contact.mdp_metric)
+  NmdpForm form = NmdpForm::Ne;
+  PgmSettings pgm;             ///< Alg. 1 (mode fo | zo, tolerances, gamma rules)
+  AccelDenominator accel = AccelDenominator::Recommended;  ///< §3 (B2)
+  int depth_exponent = 3;      ///< s(d) = d^p + zeta_s (§4, B6)
+  double h_min = 1e-5;         ///< smallest substep [s] (§7.4)
+  int depth_max = 16;          ///< deepest subdivision (§7.4); substep = dt / 2^depth
+  bool carry_gamma = false;    ///< start each PGM call with the previous call's final gamma (§7.6)
+  /// First projection starts at the predictor theta_- + h theta_dot_- [choice] (false: at
+  /// theta_-, as Alg. 1 line 1 is printed; both converge to the same root of G(., 0)).
+  bool start_at_predictor = true;
+};
+
+/// Throws InvalidArgument naming the key.
+void validate_nmdp_settings(const NmdpSettings& s);
+
+/// One PGM call of Alg. 2 (for observers / tests). Times are in ticks of dt / 2^depth_max
+/// from the frame start, so substeps tile the frame exactly.
+struct NmdpSubstep {
+  int64_t t_begin = 0, t_end = 0;  ///< ticks
+  int depth = 0;                   ///< subdivision depth of the entry
+  double h = 0;                    ///< substep length [s]
+  double dt_last = 0;              ///< previous (sub)step length [s]
+  bool ok = false;                 ///< PGM converged (the substep was accepted)
+  PgmOutcome outcome = PgmOutcome::Converged;
+  ProjectOutcome project = ProjectOutcome::Ok;
+  int iterations = 0;
+};
+
+/// Steps rollouts one frame at a time. Carries (theta_-, theta_--, dt_last) between frames (see
+/// step_controlled); not thread-safe (one per thread).
+class NmdpIntegrator final : public Integrator {
+ public:
+  NmdpIntegrator(const Model& m, const NmdpSettings& s);
+
+  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
+  /// One frame of length contact.dt. The state of §3 is (theta_-, theta_--, dt_last): when
+  /// (theta_n, theta_nm1) are the (theta_next, theta_n) of a frame this integrator stepped before,
+  /// the carried theta_-- and dt_last of that frame's last substep are used (exact after a
+  /// subdivided frame, ND7); otherwise theta_-- = theta_nm1 and dt_last = dt, which is the same
+  /// thing for a frame without halving. Carried states are kept per trajectory (keyed by the
+  /// exact state), so one integrator may step several interleaved rollouts (a batch thread) and
+  /// the result does not depend on the interleaving. DIVERGED (Alg. 2 ran out of subdivisions)
+  /// sets STATUS_NOT_CONVERGED and holds theta_next = theta_n.
+  StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
+                            VecX& theta_next) override;
+  void set_contact(const ContactParams& cp) override;
+
+  /// Observers (tests, diagnostics): every outer PGM iterate, and every PGM call of Alg. 2.
+  void set_iterate_observer(PgmObserver f) { on_iterate_ = std::move(f); }
+  void set_substep_observer(std::function<void(const NmdpSubstep&)> f) { on_substep_ = std::move(f); }
+  /// Test hook: when it returns true for (h, depth), that PGM call is treated as failed.
+  void set_fail_hook(std::function<bool(double h, int depth)> f) { fail_hook_ = std::move(f); }
+  /// Forget every carried state (next frames start from theta_nm1 and dt).
+  void reset() { carried_.clear(); }
+
+  const NmdpSettings& settings() const { return s_; }
+  const MdpPolytope& polytope() const { return problem_.polytope(); }
+  double dt_last() const { return dt_last_; }        ///< dt_last after the last frame stepped
+  const VecX& theta_mm() const { return th_mm_; }    ///< theta_-- after it (start of its last substep)
+  size_t carried_states() const { return carried_.size(); }  ///< trajectories with a carried state
+  const VecX& w_last() const { return w_; }          ///< weights of the last accepted substep
+
+ private:
+  const Model& m_;
+  NmdpSettings s_;
+  NmdpProblem problem_;
+  Pgm pgm_;
+  // carried state (§3) per trajectory, keyed by a hash of theta_- (= the caller's next theta_n);
+  // stored only when it differs from what (theta_n, theta_nm1, dt) gives: after a subdivided
+  // frame, or always with carry_gamma
+  struct Carried {
+    VecX frame_start, th_m, th_mm;  // theta_n of that frame, theta_- and theta_-- after it
+    double dt_last = 0, gamma = 1;
+  };
+  std::unordered_multimap<uint64_t, Carried> carried_;
+  VecX th_mm_;            // of the last frame stepped (tests, diagnostics)
+  double dt_last_ = 0;
+  VecX w_;
+  PgmObserver on_iterate_;
+  std::function<void(const NmdpSubstep&)> on_substep_;
+  std::function<bool(double, int)> fail_hook_;
+};
+
+}  // namespace bigstep

@@ -1,0 +1,480 @@
+// NMDP terms (spec nmdp.md §3-§6): polytope (§4, Eq. 5), K, G, A and A-bar of NE-NMDP (Eq. 6,
+// §5) and PBD-NMDP (Eq. 12, §6).
+// cpu-only: the CUDA mirror of NMDP is future work (nmdp.md §7.5 describes its state machine).
+#include "solvers/nmdp_terms.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/rnea.h"
+#include "solvers/contact_terms.h"
+
+namespace bigstep {
+
+const char* nmdp_form_name(NmdpForm f) { return f == NmdpForm::Ne ? "ne" : "pbd"; }
+const char* pgm_mode_name(PgmMode m) { return m == PgmMode::Fo ? "fo" : "zo"; }
+
+// ---------------------------------------------------------------------------------------
+// Polytope (§4)
+// ---------------------------------------------------------------------------------------
+
+double MdpPolytope::scale(double d, bool ghost) const {
+  const double dp = d > 0 ? std::pow(d, depth_exponent) : 0.0;
+  return k_c * (dp + (ghost ? zeta_s : 0.0));
+}
+
+double MdpPolytope::dscale(double d) const {
+  return d > 0 ? k_c * depth_exponent * std::pow(d, depth_exponent - 1) : 0.0;
+}
+
+MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent) {
+  MdpPolytope P;
+  // k_c = W / (N_s d_ref^3), N_s = half of the contact points (those expected to carry the weight)
+  const double n_s = std::max(1.0, 0.5 * double(m.spheres.size()));
+  P.k_c = s.k_c > 0 ? s.k_c : m.weight() / (n_s * std::pow(s.d_ref, 3));
+  P.zeta_s = s.zeta * std::pow(s.d_ref, 3);
+  P.mu = s.mu;
+  P.n_dirs = s.friction_directions;
+  P.depth_exponent = depth_exponent;
+  return P;
+}
+
+void mdp_vertices(const MdpPolytope& P, double scale, const Vec3& n, const std::vector<Vec3>& t,
+                  Eigen::Ref<MatX> V) {
+  for (int i = 0; i < P.n_dirs; ++i) V.col(i) = scale * (n + P.mu * t[i]);
+}
+
+void mdp_columns(const MdpPolytope& P, const MatX& J, double scale, const Vec3& n, const std::vector<Vec3>& t,
+                 Eigen::Ref<MatX> Bx) {
+  for (int i = 0; i < P.n_dirs; ++i) Bx.col(i) = J.transpose() * (scale * (n + P.mu * t[i]));
+}
+
+// ---------------------------------------------------------------------------------------
+// NmdpProblem
+// ---------------------------------------------------------------------------------------
+
+NmdpProblem::NmdpProblem(const Model& m, const MdpPolytope& poly, NmdpForm form, AccelDenominator accel,
+                         double ghost_distance)
+    : m_(m), poly_(poly), form_(form), accel_(accel), ghost_distance_(ghost_distance),
+      n_pairs_(int(m.spheres.size() * m.planes.size())), kin_(m), kin_a_(m) {
+  for (const Plane& pl : m.planes) tangents_.push_back(tangent_directions(pl.normal, poly.n_dirs));
+  pairs_.resize(n_pairs_);
+  for (auto& c : pairs_) c.J.setZero(3, m.n_q);
+  ghost_.assign(n_pairs_, 0);
+}
+
+void NmdpProblem::set_step(const NmdpStepInput& in) {
+  const int n = m_.n_q;
+  BIGSTEP_CHECK_ARG(in.theta_m.size() == n && in.theta_mm.size() == n && in.tau.size() == n, "nmdp step",
+                    detail::concat(in.theta_m.size(), "/", in.theta_mm.size(), "/", in.tau.size()),
+                    detail::concat("theta_-, theta_--, tau need n_q = ", n, " entries"));
+  BIGSTEP_CHECK_ARG(in.h > 0 && in.dt_last > 0, "nmdp step h/dt_last", detail::concat(in.h, "/", in.dt_last),
+                    "must be > 0");
+  BIGSTEP_CHECK_ARG(in.kp.size() == 0 || (in.kp.size() == n && in.kd.size() == n && in.theta_bar.size() == n &&
+                                          in.theta_dot_bar.size() == n),
+                    "nmdp step pd", in.kp.size(), "gains and targets need n_q entries");
+  in_ = in;
+  theta_dot_m_ = (in.theta_m - in.theta_mm) / in.dt_last;
+  // anchors: K pulls towards T(theta_-); I_alpha towards (1 + alpha) T(theta_-) - alpha T(theta_--)
+  forward_kinematics(m_, in.theta_m, kin_a_);
+  forward_kinematics(m_, in.theta_mm, kin_);
+  anchor_K_ = make_inertia_anchor(kin_a_, kin_a_, 0.0);
+  anchor_I_ = make_inertia_anchor(kin_a_, kin_, in.h / in.dt_last);
+  // ghost forces only near the surfaces at theta_-, fixed for this substep (see header)
+  for (size_t s = 0; s < m_.spheres.size(); ++s) {
+    const ContactSphere& sp = m_.spheres[s];
+    const Vec3 c = point_position(kin_a_, sp.link, sp.centre);
+    for (size_t p = 0; p < m_.planes.size(); ++p) {
+      const Plane& pl = m_.planes[p];
+      const double phi = sphere_plane_phi(c, sp.radius, pl.normal, pl.offset);
+      ghost_[s * m_.planes.size() + p] = poly_.zeta_s > 0 && phi <= ghost_distance_;
+    }
+  }
+  have_kin_ = have_deriv_ = false;
+}
+
+void NmdpProblem::update(const VecX& theta, bool derivatives) {
+  BIGSTEP_CHECK_ARG(theta.size() == m_.n_q, "theta size", theta.size(), detail::concat("expected n_q = ", m_.n_q));
+  const bool same = have_kin_ && theta_.size() == theta.size() && theta_ == theta;
+  if (same && (!derivatives || have_deriv_)) return;
+  if (!same) {
+    theta_ = theta;
+    forward_kinematics(m_, theta, kin_);
+    have_deriv_ = false;
+    const size_t n_pl = m_.planes.size();
+    for (size_t s = 0; s < m_.spheres.size(); ++s) {
+      const ContactSphere& sp = m_.spheres[s];
+      const Vec3 c = point_position(kin_, sp.link, sp.centre);
+      for (size_t p = 0; p < n_pl; ++p) {
+        const Plane& pl = m_.planes[p];
+        NmdpContact& x = pairs_[s * n_pl + p];
+        x.link = sp.link;
+        x.c = c;
+        x.n = pl.normal;
+        x.d = std::max(0.0, -sphere_plane_phi(c, sp.radius, pl.normal, pl.offset));
+        x.s = poly_.scale(x.d, ghost_[s * n_pl + p]);
+        x.ds = poly_.dscale(x.d);
+        if (x.s > 0) point_jacobian(m_, kin_, sp.link, c, x.J);
+        else x.J.setZero();
+      }
+    }
+    have_kin_ = true;
+  }
+  if (derivatives && !have_deriv_) {
+    link_derivatives(m_, kin_);
+    have_deriv_ = true;
+  }
+}
+
+const std::vector<NmdpContact>& NmdpProblem::contacts(const VecX& theta) {
+  update(theta, false);
+  return pairs_;
+}
+
+void NmdpProblem::B(const VecX& theta, MatX& B) {
+  update(theta, false);
+  const int V = poly_.n_dirs;
+  B.setZero(m_.n_q, n_w());
+  const size_t n_pl = m_.planes.size();
+  for (int x = 0; x < n_pairs_; ++x) {
+    const NmdpContact& c = pairs_[x];
+    if (c.s > 0) mdp_columns(poly_, c.J, c.s, c.n, tangents_[x % n_pl], B.middleCols(x * V, V));
+  }
+}
+
+void NmdpProblem::vertices(const VecX& theta, int x, MatX& V, std::vector<Mat3>& dV_dX) {
+  update(theta, false);
+  const NmdpContact& c = pairs_[x];
+  const std::vector<Vec3>& t = tangents_[x % m_.planes.size()];
+  V.resize(3, poly_.n_dirs);
+  mdp_vertices(poly_, c.s, c.n, t, V);
+  dV_dX.resize(poly_.n_dirs);
+  // d v^i / dX = k_c s'(d) (n + mu t^i) (dd/dX),  dd/dX = -n^T where d > 0
+  for (int i = 0; i < poly_.n_dirs; ++i) dV_dX[i] = -c.ds * (c.n + poly_.mu * t[i]) * c.n.transpose();
+}
+
+VecX NmdpProblem::torque(const VecX& theta) const {
+  VecX tau = in_.tau;
+  if (in_.kp.size() != 0)
+    tau += -(in_.kp.array() * (theta - in_.theta_bar).array() +
+             in_.kd.array() * ((theta - in_.theta_m).array() / in_.h - in_.theta_dot_bar.array()))
+               .matrix();
+  return tau;
+}
+
+double NmdpProblem::inertia_dt() const {
+  return accel_ == AccelDenominator::Recommended ? in_.h : std::sqrt(in_.h * in_.dt_last);
+}
+
+// ---------------------------------------------------------------------------------------
+// K, g_K, Q_K
+// ---------------------------------------------------------------------------------------
+
+void NmdpProblem::link_velocity(int j, const VecX& qd, Mat3& R, Vec3& t) const {
+  // T_dot_j = sum_a qd_a d_a T_j (d_a T_j = 0 off the root->j path)
+  const size_t base = size_t(j) * m_.n_q;
+  R.setZero();
+  t.setZero();
+  for (int a = 0; a < m_.n_q; ++a)
+    if (m_.moves(a, j)) {
+      R += qd[a] * kin_.dR[base + a];
+      t += qd[a] * kin_.dt[base + a];
+    }
+}
+
+void NmdpProblem::velocity_frames(const VecX& theta, std::vector<Mat3>& Rd, std::vector<Vec3>& td,
+                                  std::vector<Mat3>& WR, std::vector<Vec3>& Wt) {
+  update(theta, true);
+  const int n = m_.n_q, L = m_.n_link;
+  const double h = in_.h;
+  const VecX qd = (theta - in_.theta_m) / h;
+  Rd.assign(L, Mat3::Zero());
+  td.assign(L, Vec3::Zero());
+  WR.assign(size_t(L) * n, Mat3::Zero());
+  Wt.assign(size_t(L) * n, Vec3::Zero());
+  for (int j = 0; j < L; ++j) {
+    const size_t base = size_t(j) * n;
+    link_velocity(j, qd, Rd[j], td[j]);
+    // sum_a qd_a d_ka T_j = k |> (sum_{a >= k} qd_a d_a T_j) + [Omega_{<k}]x d_k T_j
+    // (twist rule, pbfd.md §2.3), Omega_{<k} = sum_{a < k revolute} qd_a omega_a; a, k in anc(j)
+    Mat3 UR = Mat3::Zero();
+    Vec3 Ut = Vec3::Zero();
+    for (int k = n - 1; k >= 0; --k) {
+      if (!m_.moves(k, j)) continue;
+      UR += qd[k] * kin_.dR[base + k];
+      Ut += qd[k] * kin_.dt[base + k];
+      Mat3 M = UR;
+      Vec3 v = Ut;
+      dof_act(m_, kin_, k, M, v);
+      WR[base + k] = M;
+      Wt[base + k] = v;
+    }
+    Vec3 Om = Vec3::Zero();
+    for (int k = 0; k < n; ++k) {
+      if (!m_.moves(k, j)) continue;
+      const Mat3& dRk = kin_.dR[base + k];
+      const Vec3& dtk = kin_.dt[base + k];
+      WR[base + k] += skew(Om) * dRk + dRk / h;
+      Wt[base + k] += Om.cross(dtk) + dtk / h;
+      if (m_.dof_revolute[k]) Om += qd[k] * kin_.w[k];
+    }
+  }
+}
+
+double NmdpProblem::K(const VecX& theta) {
+  double K = kinetic(theta);
+  if (servo_metric_ && in_.kp.size() != 0) {
+    // + 1/2 sum_i (K_p + K_d / h)_i (theta - theta_-)_i^2  (see set_servo_metric)
+    const VecX d = theta - in_.theta_m;
+    K += 0.5 * ((in_.kp.array() + in_.kd.array() / in_.h) * d.array().square()).sum();
+  }
+  return K;
+}
+
+double NmdpProblem::kinetic(const VecX& theta) {
+  if (form_ == NmdpForm::Pbd) {
+    update(theta, false);
+    return inertia_value(m_, kin_, anchor_K_, in_.h);
+  }
+  // 1/2 sum_j <T_dot_j, T_dot_j>_j = 1/2 theta_dot^T H theta_dot
+  update(theta, true);
+  const VecX qd = (theta - in_.theta_m) / in_.h;
+  double K = 0;
+  Mat3 R;
+  Vec3 t;
+  for (int j = 0; j < m_.n_link; ++j) {
+    link_velocity(j, qd, R, t);
+    K += 0.5 * moment_product(m_, j, R, t, R, t);
+  }
+  return K;
+}
+
+void NmdpProblem::K_derivatives(const VecX& theta, VecX& g, MatX& Q) {
+  kinetic_derivatives(theta, g, Q);
+  if (servo_metric_ && in_.kp.size() != 0) {
+    const VecX c = in_.kp.array() + in_.kd.array() / in_.h;
+    g.array() += c.array() * (theta - in_.theta_m).array();
+    Q.diagonal() += c;
+  }
+}
+
+void NmdpProblem::kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q) {
+  const int n = m_.n_q;
+  g.setZero(n);
+  if (form_ == NmdpForm::Pbd) {
+    // g_K = 1/h^2 sum_j <d_k T_j, T_j - T_j(theta_-)>_j;  Q_K = H / h^2 (exact J^T J of K)
+    update(theta, true);
+    add_inertia_gradient(m_, kin_, anchor_K_, in_.h, g);
+    mass_matrix(m_, kin_, Q);
+    Q /= in_.h * in_.h;
+    return;
+  }
+  // g_K,k = sum_j <W_kj, T_dot_j>_j;  Q_K,kl = sum_j <W_kj, W_lj>_j  (Gauss-Newton, B11)
+  std::vector<Mat3> Rd, WR;
+  std::vector<Vec3> td, Wt;
+  velocity_frames(theta, Rd, td, WR, Wt);
+  Q.setZero(n, n);
+  for (int j = 0; j < m_.n_link; ++j) {
+    const size_t base = size_t(j) * n;
+    for (int k = 0; k < n; ++k) {
+      if (!m_.moves(k, j)) continue;
+      g[k] += moment_product(m_, j, WR[base + k], Wt[base + k], Rd[j], td[j]);
+      for (int l = k; l < n; ++l)
+        if (m_.moves(l, j)) Q(k, l) += moment_product(m_, j, WR[base + k], Wt[base + k], WR[base + l], Wt[base + l]);
+    }
+  }
+  Q.triangularView<Eigen::StrictlyLower>() = Q.transpose().triangularView<Eigen::StrictlyLower>();
+}
+
+// ---------------------------------------------------------------------------------------
+// G, A
+// ---------------------------------------------------------------------------------------
+
+Vec3 NmdpProblem::weighted_direction(int x, const VecX& w) const {
+  const int V = poly_.n_dirs;
+  const std::vector<Vec3>& t = tangents_[x % m_.planes.size()];
+  Vec3 u = Vec3::Zero();
+  for (int i = 0; i < V; ++i) u += w[x * V + i] * (pairs_[x].n + poly_.mu * t[i]);
+  return u;
+}
+
+void NmdpProblem::add_contact_force(const VecX& w, VecX& G) {
+  // f_x = sum_i w_x,i v_x^i = k_c s(d) u_x
+  for (int x = 0; x < n_pairs_; ++x) {
+    const NmdpContact& c = pairs_[x];
+    if (c.s > 0) G.noalias() -= c.J.transpose() * (c.s * weighted_direction(x, w));
+  }
+}
+
+void NmdpProblem::add_contact_jacobian(const VecX& w, bool with_dv, MatX& A) {
+  // d(B w)/dtheta = sum_x [ M(f_x) + J_x^T (d f_x/dX) J_x ],  d f_x/dX = -k_c s'(d) u_x n^T
+  for (int x = 0; x < n_pairs_; ++x) {
+    const NmdpContact& c = pairs_[x];
+    if (!(c.s > 0)) continue;
+    const Vec3 u = weighted_direction(x, w);
+    if (u.isZero(0)) continue;
+    add_point_hessian(m_, kin_, c.link, c.J, c.s * u, -1.0, A);
+    if (with_dv && c.ds > 0) A.noalias() += c.ds * (c.J.transpose() * u) * (c.n.transpose() * c.J);
+  }
+}
+
+void NmdpProblem::G(const VecX& theta, const VecX& w, VecX& G) {
+  BIGSTEP_CHECK_ARG(w.size() == n_w(), "w size", w.size(), detail::concat("expected m = ", n_w()));
+  const int n = m_.n_q;
+  if (form_ == NmdpForm::Ne) {
+    update(theta, false);
+    const VecX qd = (theta - in_.theta_m) / in_.h;
+    const double hd = accel_ == AccelDenominator::Recommended ? in_.h : in_.dt_last;
+    const VecX qdd = (qd - theta_dot_m_) / hd;
+    rnea<double>(m_, theta, qd, qdd, G);  // H theta_ddot + c + grad V
+  } else {
+    update(theta, true);
+    G.setZero(n);
+    add_inertia_gradient(m_, kin_, anchor_I_, inertia_dt(), G);
+    add_gravity_derivatives(m_, kin_, G, nullptr);
+  }
+  G -= torque(theta);
+  add_contact_force(w, G);
+}
+
+namespace {
+
+// A direction-like pair (M, v) of pbfd.md §2.3 (a pose derivative) and the operations on it.
+struct Pair {
+  Mat3 R = Mat3::Zero();
+  Vec3 t = Vec3::Zero();
+  Pair& operator+=(const Pair& o) { R += o.R; t += o.t; return *this; }
+};
+Pair operator*(double a, const Pair& p) { return {a * p.R, a * p.t}; }
+Pair operator+(const Pair& a, const Pair& b) { return {a.R + b.R, a.t + b.t}; }
+Pair operator-(const Pair& a, const Pair& b) { return {a.R - b.R, a.t - b.t}; }
+// left action of a 3x3 matrix: a |> (M, v) = ([w_a]x M, w_a x v) is apply(skew(w_a), .)
+Pair apply(const Mat3& L, const Pair& p) { return {L * p.R, L * p.t}; }
+
+}  // namespace
+
+void NmdpProblem::ne_inertial_jacobian(MatX& A) const {
+  // d/dtheta_l of G_k = sum_j <d_k T_j, T_ddot_j>_j + ... with theta_dot = (theta - theta_-)/h,
+  // theta_ddot = (theta_dot - theta_dot_-)/hd (nmdp.md §5.2, moment form):
+  //   A_kl = sum_j <d_k T_j, d_l T_j / (h hd) + 2/h P^l + R^l + S^l>_j + <d_kl T_j, T_ddot_j>_j
+  //   T_ddot_j = sum_a qdd_a d_a T_j + sum_ab qd_a qd_b d_ab T_j,   P^l = sum_a qd_a d_al T_j,
+  //   R^l = sum_a qdd_a d_al T_j,   S^l = sum_ab qd_a qd_b d_abl T_j.
+  // Twist rule with Omega_a = [w_a]x (0 for prismatic a), a <= b <= c on the root->j path:
+  // d_ab T = Omega_a d_b T, d_abc T = Omega_a Omega_b d_c T. Sorting the indices gives, with
+  // U_{>=l} = sum_{a>=l} qd_a d_a T, Wbar_{<l} = sum_{a<l} qd_a Omega_a,
+  // Q_{>=l} = sum_{a,b>=l} qd_a qd_b d_ab T, M_{<l} = sum_{a,b<l} qd_a qd_b Omega_min Omega_max:
+  //   P^l = Omega_l U_{>=l} + Wbar_{<l} d_l T           (R^l likewise with qdd)
+  //   S^l = Omega_l Q_{>=l} + 2 Wbar_{<l} Omega_l U_{>=l} + M_{<l} d_l T
+  //   Q_{>=l} = Q_{>l} + qd_l Omega_l (U_{>l} + U_{>=l}),  M_{<l+1} = M_{<l} + qd_l (2 Wbar_{<l} + qd_l Omega_l) Omega_l
+  const int n = m_.n_q;
+  const double h = in_.h, hd = accel_ == AccelDenominator::Recommended ? h : in_.dt_last;
+  const VecX qd = (theta_ - in_.theta_m) / h;
+  const VecX qdd = (qd - theta_dot_m_) / hd;
+  A.setZero(n, n);
+  std::vector<int> path;
+  std::vector<Pair> dT, Ud, Ua, Qd, Y;
+  std::vector<Mat3> Om;
+  for (int j = 0; j < m_.n_link; ++j) {
+    path.clear();
+    for (int k = 0; k < n; ++k)
+      if (m_.moves(k, j)) path.push_back(k);
+    const int p = int(path.size());
+    if (p == 0 || m_.links[j].mass == 0) continue;  // a massless link adds nothing to H, c
+    const size_t base = size_t(j) * n;
+    dT.resize(p);
+    Om.resize(p);
+    Ud.assign(p, Pair());
+    Ua.assign(p, Pair());
+    Qd.assign(p, Pair());
+    Y.resize(p);
+    for (int i = 0; i < p; ++i) {
+      const int k = path[i];
+      dT[i] = {kin_.dR[base + k], kin_.dt[base + k]};
+      Om[i] = m_.dof_revolute[k] ? skew(kin_.w[k]) : Mat3::Zero();
+    }
+    // suffix sums along the path: U_{>=l} (qd and qdd), Q_{>=l}
+    Pair U_next, Ua_next, Q_next;
+    for (int i = p - 1; i >= 0; --i) {
+      const int l = path[i];
+      Ud[i] = U_next + qd[l] * dT[i];
+      Ua[i] = Ua_next + qdd[l] * dT[i];
+      Qd[i] = Q_next + qd[l] * apply(Om[i], U_next + Ud[i]);
+      U_next = Ud[i];
+      Ua_next = Ua[i];
+      Q_next = Qd[i];
+    }
+    const Pair Tdd = Ua[0] + Qd[0];
+    // prefix sums: Wbar_{<l} (qd, qdd), M_{<l}
+    Mat3 Wb = Mat3::Zero(), Wa = Mat3::Zero(), M = Mat3::Zero();
+    for (int i = 0; i < p; ++i) {
+      const int l = path[i];
+      const Pair P = apply(Om[i], Ud[i]) + apply(Wb, dT[i]);
+      const Pair R = apply(Om[i], Ua[i]) + apply(Wa, dT[i]);
+      const Pair S = apply(Om[i], Qd[i]) + 2.0 * apply(Wb * Om[i], Ud[i]) + apply(M, dT[i]);
+      Y[i] = (1 / (h * hd)) * dT[i] + (2 / h) * P + R + S;
+      M += qd[l] * (2 * Wb + qd[l] * Om[i]) * Om[i];
+      Wb += qd[l] * Om[i];
+      Wa += qdd[l] * Om[i];
+    }
+    for (int a = 0; a < p; ++a) {
+      const int k = path[a];
+      for (int b = 0; b < p; ++b) {
+        const int l = path[b];
+        A(k, l) += moment_product(m_, j, dT[a].R, dT[a].t, Y[b].R, Y[b].t);
+        if (b >= a) {
+          // <d_kl T_j, T_ddot_j>, symmetric in (k, l): d_kl T = Omega_k d_l T for k <= l
+          const Pair dkl = apply(Om[a], dT[b]);
+          const double v = moment_product(m_, j, dkl.R, dkl.t, Tdd.R, Tdd.t);
+          A(k, l) += v;
+          if (b != a) A(l, k) += v;
+        }
+      }
+    }
+  }
+}
+
+void NmdpProblem::A(const VecX& theta, const VecX& w, PgmMode mode, MatX& A) {
+  BIGSTEP_CHECK_ARG(w.size() == n_w(), "w size", w.size(), detail::concat("expected m = ", n_w()));
+  const int n = m_.n_q;
+  update(theta, true);
+  if (form_ == NmdpForm::Ne) {
+    ne_inertial_jacobian(A);
+  } else {
+    A.setZero(n, n);
+    add_inertia_hessian(m_, kin_, anchor_I_, inertia_dt(), A);
+  }
+  VecX gV = VecX::Zero(n);
+  add_gravity_derivatives(m_, kin_, gV, &A);
+  // -d tau/d theta = diag(K_p + K_d / h)  (§9)
+  if (in_.kp.size() != 0) A.diagonal() += (in_.kp.array() + in_.kd.array() / in_.h).matrix();
+  add_contact_jacobian(w, mode == PgmMode::Fo, A);
+}
+
+void NmdpProblem::contact_dv_term(const VecX& theta, const VecX& w, MatX& T) {
+  update(theta, false);
+  T.setZero(m_.n_q, m_.n_q);
+  for (int x = 0; x < n_pairs_; ++x) {
+    const NmdpContact& c = pairs_[x];
+    if (c.s > 0 && c.ds > 0)
+      T.noalias() -= c.ds * (c.J.transpose() * weighted_direction(x, w)) * (c.n.transpose() * c.J);
+  }
+}
+
+double NmdpProblem::merit0(const VecX& theta) {
+  if (form_ == NmdpForm::Ne) {
+    VecX g;
+    G(theta, VecX::Zero(n_w()), g);
+    return 0.5 * g.squaredNorm();
+  }
+  update(theta, false);
+  double E = inertia_value(m_, kin_, anchor_I_, inertia_dt()) + gravity_value(m_, kin_) - theta.dot(in_.tau);
+  if (in_.kp.size() != 0) {
+    // gradient K_p (theta - theta_bar) + K_d ((theta - theta_-)/h - theta_dot_bar) = -tau_pd
+    const VecX e = theta - in_.theta_bar;
+    const VecX r = theta - in_.theta_m - in_.h * in_.theta_dot_bar;
+    E += 0.5 * (in_.kp.array() * e.array().square()).sum() + 0.5 / in_.h * (in_.kd.array() * r.array().square()).sum();
+  }
+  return E;
+}
+
+}  // namespace bigstep

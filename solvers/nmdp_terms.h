@@ -1,0 +1,171 @@
+// NMDP problem terms (spec nmdp.md §3-§6): the contact polytope of Eq. 5 (§4) and, for both
+// discretizations, the kinetic-energy objective K, the dynamics residual G(theta, w) and its
+// theta-Jacobian A (first order) or A-bar (zeroth order, §5.3):
+//   NE-NMDP  (Eq. 6, §5):  K = 1/2 theta_dot^T H theta_dot,
+//                          G = H theta_ddot + c + grad V - tau(theta) - B w
+//   PBD-NMDP (Eq. 12, §6): K = 1/(2h^2) sum_j <T_j - T_j(theta_-), .>_j,
+//                          G = grad I_alpha + grad V - tau(theta) - B w
+// with theta_dot = (theta - theta_-)/h, theta_ddot = (theta_dot - theta_dot_-)/h (§3, B2),
+// h = alpha dt_last, and B(theta) column (x, i) = J_x^T v_x^i, v_x^i = k_c s(d_x)(n + mu t^i).
+// The NE-MDP baseline (§8) builds its B(theta_-) with the same polytope functions.
+#pragma once
+#include <vector>
+
+#include "core/inertia.h"
+#include "solvers/ne_contact.h"
+#include "solvers/stable_pd.h"
+
+namespace bigstep {
+
+enum class NmdpForm { Ne, Pbd };            ///< Eq. 6 (Newton-Euler) or Eq. 12 (position-based)
+enum class PgmMode { Fo, Zo };              ///< A (FOPGM) or A-bar (ZOPGM, Eq. 10-11)
+enum class AccelDenominator { Recommended, Literal };  ///< theta_ddot over h (§3) or dt_last (Eq. 2)
+
+const char* nmdp_form_name(NmdpForm f);
+const char* pgm_mode_name(PgmMode m);
+
+// ---------------------------------------------------------------------------------------
+// Contact polytope (nmdp.md §4)
+// ---------------------------------------------------------------------------------------
+
+/// v_x^i = k_c s(d) (n + mu t^i),  s(d) = d^p + zeta_s  (p = depth_exponent, 3 [paper] or 4).
+struct MdpPolytope {
+  double k_c = 0;          ///< force scale [N/m^p]
+  double zeta_s = 0;       ///< ghost cap zeta d_ref^3 [m^3] (B5)
+  double mu = 0.5;         ///< friction coefficient
+  int n_dirs = 4;          ///< V_x tangent directions (2 for planar x-z models)
+  int depth_exponent = 3;  ///< p
+
+  /// k_c s(d) for depth d >= 0; `ghost` says whether zeta_s applies to this point.
+  double scale(double d, bool ghost) const;
+  /// d (k_c s) / d d = k_c p d^(p-1) (0 for d <= 0).
+  double dscale(double d) const;
+};
+
+/// k_c = contact.k_c, or W / (N_s d_ref^3) with N_s = half the contact points when it is 0;
+/// zeta_s = zeta d_ref^3 (nmdp.md §4, B5).
+MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent = 3);
+
+/// Polytope vertices of one point, columns v^i = scale (n + mu t^i) (3 x n_dirs).
+void mdp_vertices(const MdpPolytope& P, double scale, const Vec3& n, const std::vector<Vec3>& t,
+                  Eigen::Ref<MatX> V);
+
+/// B columns of one point: J^T v^i (n_q x n_dirs), J the 3 x n_q point Jacobian.
+void mdp_columns(const MdpPolytope& P, const MatX& J, double scale, const Vec3& n, const std::vector<Vec3>& t,
+                 Eigen::Ref<MatX> Bx);
+
+// ---------------------------------------------------------------------------------------
+// One (sub)step's problem
+// ---------------------------------------------------------------------------------------
+
+/// What one NMDP (sub)step holds constant (§3): theta_-, theta_--, dt_last, h, torques and the
+/// stable-PD targets at the substep's end time (§9).
+struct NmdpStepInput {
+  double h = 0;        ///< substep length alpha dt_last [s]
+  double dt_last = 0;  ///< length of the last completed (sub)step [s]
+  VecX theta_m;        ///< theta_-  (n_q)
+  VecX theta_mm;       ///< theta_-- (n_q)
+  VecX tau;            ///< constant torques (n_q)
+  VecX kp, kd;         ///< PD gains (n_q), empty = no servo
+  VecX theta_bar, theta_dot_bar;  ///< PD targets at the substep end time (n_q)
+};
+
+/// One contact candidate (sphere s, plane p), x = s * n_planes + p, evaluated at a theta.
+struct NmdpContact {
+  int link = 0;
+  Vec3 c;         ///< world sphere centre (the contact point c - r n moves like it)
+  Vec3 n;         ///< plane normal
+  double d = 0;   ///< penetration depth max(0, -phi)
+  double s = 0;   ///< k_c s(d) (with the ghost cap when it applies)
+  double ds = 0;  ///< d(k_c s)/dd
+  MatX J;         ///< (3 x n_q) point Jacobian
+};
+
+/// The NMDP problem of one rollout: model, polytope, form and one substep's constants, with the
+/// evaluations PGM needs. Caches kinematics of the last theta; not thread-safe.
+class NmdpProblem {
+ public:
+  NmdpProblem(const Model& m, const MdpPolytope& poly, NmdpForm form,
+              AccelDenominator accel = AccelDenominator::Recommended, double ghost_distance = 0);
+
+  /// Sets the (sub)step constants. Ghost forces (zeta_s) apply this substep to the candidates
+  /// with phi(theta_-) <= ghost_distance (fixed per substep so v stays smooth in theta).
+  void set_step(const NmdpStepInput& in);
+  const NmdpStepInput& step() const { return in_; }
+  NmdpForm form() const { return form_; }
+  const Model& model() const { return m_; }
+  const MdpPolytope& polytope() const { return poly_; }
+  void set_mu(double mu) { poly_.mu = mu; }
+  int n_contacts() const { return n_pairs_; }
+  int n_w() const { return n_pairs_ * poly_.n_dirs; }  ///< m = sum_x V_x (contact-major order)
+
+  /// Contact candidates at theta (d, scale, Jacobian).
+  const std::vector<NmdpContact>& contacts(const VecX& theta);
+  /// Tangent directions t^i of plane p.
+  const std::vector<Vec3>& tangents(int plane) const { return tangents_[plane]; }
+
+  /// B(theta) (n_q x m).
+  void B(const VecX& theta, MatX& B);
+  /// Polytope vertices of candidate x at theta (3 x V) and dv^i/dX = -k_c s'(d)(n + mu t^i) n^T.
+  void vertices(const VecX& theta, int x, MatX& V, std::vector<Mat3>& dV_dX);
+
+  /// tau(theta) = tau_const - K_p (theta - theta_bar) - K_d ((theta - theta_-)/h - theta_dot_bar).
+  VecX torque(const VecX& theta) const;
+
+  /// K(theta) (§5.1 / §6), plus the servo term when set_servo_metric(true).
+  double K(const VecX& theta);
+  /// g_K and the PSD model Q_K: NE Gauss-Newton sum_j <W_k,j, W_l,j> (B11), PBD H/h^2.
+  void K_derivatives(const VecX& theta, VecX& g, MatX& Q);
+  /// Departure option (default off = nmdp.md §5-§6): add 1/2 sum_i (K_p + K_d/h)_i (theta -
+  /// theta_-)_i^2 = h^2/2 theta_dot^T diag(K_p + K_d/h) theta_dot to K, i.e. measure theta_dot in
+  /// the metric H + h K_d + h^2 K_p of A's leading part. The MDP stationarity dK/dw = 0 then
+  /// asks the contact points to stop (J theta_dot = 0) even while a stiff servo drives the joints;
+  /// with the kinetic energy alone the cheapest way to shed energy is to let the servo push the
+  /// feet into the ground. The NMDP counterpart of NE-MDP's contact.mdp_metric = effective.
+  void set_servo_metric(bool on) { servo_metric_ = on; }
+  /// NE only: T_dot_j (per link) and W_{k,j} = d T_dot_j / d theta_k (at [j * n_q + k]).
+  void velocity_frames(const VecX& theta, std::vector<Mat3>& Rd, std::vector<Vec3>& td,
+                       std::vector<Mat3>& WR, std::vector<Vec3>& Wt);
+
+  /// G(theta, w) (n_q).
+  void G(const VecX& theta, const VecX& w, VecX& G);
+  /// A = dG/dtheta (Fo) or A-bar = A + sum_x J_x^T (d f_x/dX) J_x (Zo, §5.3).
+  void A(const VecX& theta, const VecX& w, PgmMode mode, MatX& A);
+  /// sum_x J_x^T (d f_x/dX) J_x with f_x = sum_i w_x,i v_x^i: the part Zo drops.
+  void contact_dv_term(const VecX& theta, const VecX& w, MatX& T);
+
+  /// PBD only: the energy E = I_alpha + V - theta^T tau_const + PD energy whose gradient is
+  /// G(theta, 0). NE: 1/2 |G(theta, 0)|^2. Merit of the first projection's line search (§7.6).
+  double merit0(const VecX& theta);
+
+ private:
+  void update(const VecX& theta, bool derivatives);  // kinematics (+ link derivatives, contacts)
+  void add_contact_jacobian(const VecX& w, bool with_dv, MatX& A);  // A -= d(Bw)/dtheta pieces
+  void add_contact_force(const VecX& w, VecX& G);                    // G -= B w
+  Vec3 weighted_direction(int x, const VecX& w) const;               // u_x = sum_i w_x,i (n + mu t^i)
+  void link_velocity(int j, const VecX& qd, Mat3& R, Vec3& t) const;  // T_dot_j (needs derivatives)
+  double inertia_dt() const;  // denominator sqrt(h hd) of I_alpha
+  double kinetic(const VecX& theta);                                  // K without the servo term
+  void kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q);
+  void ne_inertial_jacobian(MatX& A) const;  // d(H theta_ddot + c)/dtheta at theta_ (needs derivatives)
+
+  const Model& m_;
+  MdpPolytope poly_;
+  NmdpForm form_;
+  AccelDenominator accel_;
+  double ghost_distance_;
+  bool servo_metric_ = false;
+  int n_pairs_;
+  std::vector<std::vector<Vec3>> tangents_;  // (n_planes) x V
+  NmdpStepInput in_;
+  VecX theta_dot_m_;                 // (theta_- - theta_--)/dt_last
+  std::vector<uint8_t> ghost_;       // (n_pairs)
+  InertiaAnchor anchor_I_, anchor_K_;
+  // cache at theta_
+  Kinematics kin_, kin_a_;
+  VecX theta_;
+  bool have_kin_ = false, have_deriv_ = false;
+  std::vector<NmdpContact> pairs_;
+};
+
+}  // namespace bigstep
