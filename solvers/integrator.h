@@ -22,17 +22,16 @@ struct StepStats {
 class Integrator {
  public:
   virtual ~Integrator() = default;
-  /// theta_{n+1} from (theta_n, theta_{n-1}) and constant torques tau (n_q, or empty = 0).
+  /// theta_{n+1} from (theta_n, theta_{n-1}) and controls u: constant torques plus an optional
+  /// stable-PD servo (stable_pd.h) whose targets are taken at the end of the step (u.t + dt).
   /// Bad state is reported in the status, never thrown; wrong sizes throw InvalidArgument.
-  virtual StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) = 0;
-  /// Same with full controls: constant torques plus an optional stable-PD servo (stable_pd.h)
-  /// whose targets are taken at the end of the step (u.t + dt). Integrators that implement the
-  /// servo override this; the default accepts only u.pd == nullptr.
   virtual StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                                    VecX& theta_next) {
-    BIGSTEP_CHECK_ARG(u.pd == nullptr || !u.pd->active(), "control.pd", "set",
-                      "this integrator does not implement the stable PD servo");
-    return step(theta_n, theta_nm1, u.tau, theta_next);
+                                    VecX& theta_next) = 0;
+  /// Same with constant torques tau only (n_q, or empty = 0).
+  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) {
+    StepControl u;
+    u.tau = tau;
+    return step_controlled(theta_n, theta_nm1, u, theta_next);
   }
   /// Contact parameters for the following steps (per-rollout randomisation in a batch; values are
   /// validated by the caller). PBD/PBFD use c_perp, c_par; Newton-Euler baselines use mu.

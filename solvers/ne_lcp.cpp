@@ -26,12 +26,6 @@ NeLcpIntegrator::NeLcpIntegrator(const Model& m, const NeSettings& s)
   validate_ne_settings(s_);
 }
 
-StepStats NeLcpIntegrator::step(const VecX& th, const VecX& th_prev, const VecX& tau, VecX& th_next) {
-  StepControl u;
-  u.tau = tau;
-  return step_controlled(th, th_prev, u, th_next);
-}
-
 StepStats NeLcpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, const StepControl& u,
                                            VecX& th_next) {
   StepStats st;

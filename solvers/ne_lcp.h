@@ -10,7 +10,6 @@ namespace bigstep {
 class NeLcpIntegrator final : public Integrator {
  public:
   NeLcpIntegrator(const Model& m, const NeSettings& s);
-  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
   /// With Tan's stable PD (M~ = H + h K_d replaces H in the impulse equation) when u.pd is set.
   StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
                             VecX& theta_next) override;

@@ -40,12 +40,6 @@ NeMdpIntegrator::NeMdpIntegrator(const Model& m, const NeSettings& s)
   zeta_s_ = P.zeta_s;
 }
 
-StepStats NeMdpIntegrator::step(const VecX& th, const VecX& th_prev, const VecX& tau, VecX& th_next) {
-  StepControl u;
-  u.tau = tau;
-  return step_controlled(th, th_prev, u, th_next);
-}
-
 StepStats NeMdpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, const StepControl& u,
                                            VecX& th_next) {
   StepStats st;

@@ -10,7 +10,6 @@ namespace bigstep {
 class NeMdpIntegrator final : public Integrator {
  public:
   NeMdpIntegrator(const Model& m, const NeSettings& s);
-  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
   /// With Tan's stable PD (M~ = H + h K_d, nmdp.md §8) when u.pd is set.
   StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
                             VecX& theta_next) override;

@@ -48,12 +48,6 @@ void NmdpIntegrator::set_contact(const ContactParams& cp) {
   problem_.set_mu(cp.mu);
 }
 
-StepStats NmdpIntegrator::step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) {
-  StepControl u;
-  u.tau = tau;
-  return step_controlled(theta_n, theta_nm1, u, theta_next);
-}
-
 StepStats NmdpIntegrator::step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
                                           VecX& theta_next) {
   const int n = m_.n_q;

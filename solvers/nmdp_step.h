@@ -48,7 +48,6 @@ class NmdpIntegrator final : public Integrator {
  public:
   NmdpIntegrator(const Model& m, const NmdpSettings& s);
 
-  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
   /// One frame of length contact.dt. The state of §3 is (theta_-, theta_--, dt_last): when
   /// (theta_n, theta_nm1) are the (theta_next, theta_n) of a frame this integrator stepped before,
   /// the carried theta_-- and dt_last of that frame's last substep are used (exact after a

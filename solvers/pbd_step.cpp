@@ -136,13 +136,6 @@ bool PbdIntegrator::solve(const PbdStepInput& in, VecX& theta, StepStats& st) {
   return r.converged();
 }
 
-StepStats PbdIntegrator::step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau,
-                              VecX& theta_next) {
-  StepControl u;
-  u.tau = tau;
-  return step_controlled(theta_n, theta_nm1, u, theta_next);
-}
-
 StepStats PbdIntegrator::step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
                                          VecX& theta_next) {
   const VecX& tau = u.tau;

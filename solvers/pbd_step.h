@@ -35,13 +35,11 @@ class PbdIntegrator final : public Integrator {
  public:
   PbdIntegrator(const Model& m, const PbdSettings& s);
 
-  /// theta_{n+1} from (theta_n, theta_{n-1}) and constant torques tau (size n_q or empty).
-  /// On failure theta_next holds the best iterate (NOT_CONVERGED) or theta_n (non-finite input,
-  /// gimbal lock) and the status says so; it never throws for bad state.
-  StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) override;
-
-  /// Same with the backward-Euler stable PD servo u.pd (targets at u.t + dt) entering Eq. 6 as the
-  /// potential U_pd and Eq. 13 as the force tau_pd(theta_{n+1}) (pbd_objective.h add_pd_terms).
+  /// theta_{n+1} from (theta_n, theta_{n-1}) and controls u. On failure theta_next holds the best
+  /// iterate (NOT_CONVERGED) or theta_n (non-finite input, gimbal lock) and the status says so; it
+  /// never throws for bad state. The backward-Euler stable PD servo u.pd (targets at u.t + dt)
+  /// enters Eq. 6 as the potential U_pd and Eq. 13 as the force tau_pd(theta_{n+1})
+  /// (pbd_objective.h add_pd_terms).
   StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
                             VecX& theta_next) override;
 
