@@ -55,6 +55,7 @@ struct Row {
   std::string sweep, backend, precision;
   int D, K, steps, threads;
   double wall_s, iters_total;
+  double peak_gflops = 0;  ///< device peak for this precision (CUDA rows), 0 = not known
 };
 
 // The benchmarked problem: model, solver settings and the start state that rollouts perturb.
@@ -125,7 +126,10 @@ struct CpuAdapter {
 template <class S>
 struct CudaAdapter {
   PbfdTeamBatchCuda<S> b;
-  CudaAdapter(const Model& m, const PbdSettings& s, int K, int steps, DenseAlgebra a) : b(m, s, K, steps, false, a) {}
+  CudaAdapter(const Model& m, const PbdSettings& s, int K, int steps, DenseAlgebra a, bool graph)
+      : b(m, s, K, steps, false, a) {
+    b.use_graph(graph);
+  }
   void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) { b.init(a, c); }
   int launch(int n) { return b.launch(n); }
   void release_waiting() { b.release_waiting(); }
@@ -157,10 +161,12 @@ int bench_command(const std::vector<std::string>& args) {
                 "K = 200 and vs K at D = 10, and of the floating 10-link chain on the ground (D = 15,\n"
                 "configs/chain_floating_ground.yaml, run from the repository root) vs K; CPU batched team\n"
                 "emulation on --threads threads (default all cores) and, when a CUDA device is present, the\n"
-                "CUDA fused kernel and the library path (cuBLAS + cuSOLVER) in FP64 and FP32, N LM iterations\n"
-                "per launch (default 1).\n"
+                "CUDA fused kernel (over the compacted running set), the same kernel replayed as a CUDA\n"
+                "graph (cuda_graph) and the library path (cuBLAS + cuSOLVER) in FP64 and FP32, N LM\n"
+                "iterations per launch (default 1; a graph holds N single-iteration kernels).\n"
                 "dense_gflops counts the LM linear algebra only (J^T J, J^T r, Cholesky, two solves:\n"
-                "2D^3 + D^3/3 + 4D^2 per iteration), not the residual and Jacobian evaluation.\n"
+                "2D^3 + D^3/3 + 4D^2 per iteration), not the residual and Jacobian evaluation;\n"
+                "dense_fraction_of_peak divides it by the device's FP32/FP64 peak (a lower bound).\n"
                 "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.");
       return 0;
     } else {
@@ -193,14 +199,20 @@ int bench_command(const std::vector<std::string>& args) {
     }
 #ifdef BIGSTEP_WITH_CUDA
     if (gpu) {
-      for (DenseAlgebra a : {DenseAlgebra::Fused, DenseAlgebra::Library}) {
-        const std::string name = a == DenseAlgebra::Fused ? "cuda_fused" : "cuda_library";
-        rows.push_back(measure<double>(sweep, name, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
-          return std::make_unique<CudaAdapter<double>>(mm, s, k, n, a);
+      // fused: one kernel per launch over the compacted running set; graph: each launch replayed
+      // as a CUDA graph of N single-iteration kernels over all K; library: cuBLAS + cuSOLVER
+      for (const char* name : {"cuda_fused", "cuda_graph", "cuda_library"}) {
+        const std::string nm = name;
+        const DenseAlgebra a = nm == "cuda_library" ? DenseAlgebra::Library : DenseAlgebra::Fused;
+        const bool graph = nm == "cuda_graph";
+        rows.push_back(measure<double>(sweep, nm, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+          return std::make_unique<CudaAdapter<double>>(mm, s, k, n, a, graph);
         }));
-        rows.push_back(measure<float>(sweep, name, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
-          return std::make_unique<CudaAdapter<float>>(mm, s, k, n, a);
+        rows.back().peak_gflops = cuda_peak_gflops(true);
+        rows.push_back(measure<float>(sweep, nm, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+          return std::make_unique<CudaAdapter<float>>(mm, s, k, n, a, graph);
         }));
+        rows.back().peak_gflops = cuda_peak_gflops(false);
       }
     }
 #endif
@@ -223,13 +235,16 @@ int bench_command(const std::vector<std::string>& args) {
   f << "# bigstep bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
     << "; cpu threads: " << threads << "; " << date << "\n";
   f << "sweep,backend,precision,D,K,steps,threads,iters_per_launch,wall_s,time_per_timestep_ms,lm_iterations_per_s,"
-       "env_steps_per_s,iterations_per_step,dense_gflops\n";
+       "env_steps_per_s,iterations_per_step,dense_gflops,peak_gflops,dense_fraction_of_peak\n";
   for (const Row& r : rows) {
     const double D = r.D, flops = 2 * D * D * D + D * D * D / 3 + 4 * D * D;
     f << r.sweep << "," << r.backend << "," << r.precision << "," << r.D << "," << r.K << "," << r.steps << ","
       << r.threads << "," << g_iters_per_launch << "," << r.wall_s << "," << 1e3 * r.wall_s / r.steps << ","
       << r.iters_total / r.wall_s << "," << double(r.K) * r.steps / r.wall_s << ","
-      << r.iters_total / (double(r.K) * r.steps) << "," << 1e-9 * flops * r.iters_total / r.wall_s << "\n";
+      << r.iters_total / (double(r.K) * r.steps) << "," << 1e-9 * flops * r.iters_total / r.wall_s << ",";
+    if (r.peak_gflops > 0) f << r.peak_gflops << "," << 1e-9 * flops * r.iters_total / r.wall_s / r.peak_gflops;
+    else f << ",";
+    f << "\n";
   }
   std::printf("wrote %s\n", path.c_str());
   return 0;

@@ -251,11 +251,6 @@ int run_command(const std::vector<std::string>& args) {
                  std::string(w - fill, '.').c_str(), pct, n, total);
     std::fflush(stderr);
   };
-  if (sc.rollouts > 1 && sc.pd.active()) {
-    std::fprintf(stderr, "bigstep run: %s: control.pd = set: the batched backend (--rollouts > 1) does not "
-                 "implement the PD servo yet; run one rollout\n", sc.source.c_str());
-    return 2;
-  }
   if (sc.rollouts > 1) {
     const int rc = run_batch(sc, dir, bk, bar ? std::function<void(int, int)>(progress) : nullptr);
     if (bar) std::fputc('\n', stderr);

@@ -7,7 +7,9 @@ namespace bigstep {
 #ifdef BIGSTEP_WITH_CUDA
 int cuda_device_count_impl(std::string* why);   // cuda/device_info.cu
 std::string cuda_device_name_impl();
+double cuda_peak_gflops_impl(bool fp64);
 bool built_with_cuda() { return true; }
+double cuda_peak_gflops(bool fp64) { return cuda_peak_gflops_impl(fp64); }
 int cuda_device_count(std::string* why) { return cuda_device_count_impl(why); }
 std::string cuda_device_name() { return cuda_device_name_impl(); }
 #else
@@ -17,6 +19,7 @@ int cuda_device_count(std::string* why) {
   return 0;
 }
 std::string cuda_device_name() { return ""; }
+double cuda_peak_gflops(bool) { return 0; }
 #endif
 
 BackendChoice select_backend(const std::string& request) {

@@ -17,6 +17,9 @@ bool built_with_cuda();
 int cuda_device_count(std::string* why = nullptr);
 /// Name of device 0, or "" when none.
 std::string cuda_device_name();
+/// Theoretical peak of device 0 in GFLOP/s (FMA = 2 FLOP: SMs x FP32 or FP64 lanes per SM x
+/// 2 x boost clock), 0 when none or the architecture's lane counts are not known here.
+double cuda_peak_gflops(bool fp64);
 
 /// Resolves "cpu" | "cuda" | "auto". Throws InvalidArgument for "cuda" when unavailable.
 BackendChoice select_backend(const std::string& request);

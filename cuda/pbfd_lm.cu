@@ -1,12 +1,20 @@
 // CUDA mirror of solvers/pbfd_batch_team.h: the team-form LM iteration (solvers/pbfd_lm_team.h)
 // with CudaTeam. Trajectory state in global memory, residual scratch in dynamic shared memory.
+#include <thrust/copy.h>
 #include <thrust/count.h>
 #include <thrust/execution_policy.h>
 #include <thrust/for_each.h>
+#include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/transform_reduce.h>
+
+#include <map>
 
 #include "core/model_view.h"
 #include "cuda/check.h"
+
+#include <stdexcept>
+#include <string>
 #include "cuda/dense_batched.cuh"
 #include "cuda/pbfd_lm.h"
 #include "cuda/team_cuda.cuh"
@@ -38,15 +46,18 @@ __global__ void lm_init_kernel(const ModelView<S> m, int n_steps, S* data, int* 
   lm_team_init(team, m, t, reinterpret_cast<S*>(smem));
 }
 
+// Block b advances trajectory idx[b] (the compacted RUNNING set), or b when idx is null.
 template <class S>
 __global__ void lm_iteration_kernel(
     // model:
     const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma, int iterations,
+    const int* __restrict__ idx,
     // data in/out (trajectory state):
     S* data, int* ints, int* iters, unsigned* status) {
   extern __shared__ unsigned char smem[];
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  const int k = idx ? idx[blockIdx.x] : int(blockIdx.x);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
   for (int it = 0; it < iterations; ++it)
     lm_team_iteration(team, m, cfg, t, dt, alpha, beta, gamma, reinterpret_cast<S*>(smem));
 }
@@ -103,6 +114,17 @@ struct HasStatus {
   int st;
   __device__ bool operator()(int k) const { return ints[kLmInts * k] == st; }
 };
+// RUNNING count into *n (graph path: a kernel node, since Thrust may allocate during capture).
+__global__ void count_running_kernel(const int* ints, int K, int* n) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < K && ints[kLmInts * k] == TRAJ_RUNNING) atomicAdd(n, 1);
+}
+template <class S>
+struct ResidualOf {
+  const S* data;
+  size_t per, off;
+  __device__ S operator()(int k) const { return data[per * k + off]; }
+};
 struct ReleaseWaiting {
   int* ints;
   __device__ void operator()(int k) const {
@@ -121,6 +143,17 @@ struct PbfdTeamBatchCuda<S>::Impl {
   S p[6];
   int K, D, lanes;
   size_t per, shmem;
+  // offsets inside one trajectory's block of `data` (carved from trajectory 0 on the host)
+  size_t o_th_n = 0, o_th_nm1 = 0, o_tau = 0, o_kp = 0, o_out = 0, o_scal = 0, o_params = 0;
+  // compaction of the RUNNING set (fused path): idx[0..n_active)
+  int* active = nullptr;
+  int n_active = 0;
+  bool active_valid = false;
+  // CUDA graphs: one executable graph per iterations-per-launch value
+  bool graph = false;
+  cudaStream_t stream = nullptr;
+  int* d_count = nullptr;
+  std::map<int, cudaGraphExec_t> graphs;
   S* data = nullptr;
   int *ints = nullptr, *iters = nullptr;
   unsigned* status = nullptr;
@@ -165,6 +198,23 @@ struct PbfdTeamBatchCuda<S>::Impl {
                          S(s.contact.gamma)};
     for (int i = 0; i < 6; ++i) p[i] = params[i];
     per = size_t(lm_traj_size(arrays.view(), n_steps));
+    {
+      std::vector<S> probe(per);
+      std::vector<int> pi(kLmInts + 2 * n_steps);
+      const LmTraj<S> t0 = lm_traj_at(arrays.view(), n_steps, 0, probe.data(), pi.data(), pi.data() + kLmInts,
+                                      reinterpret_cast<unsigned*>(pi.data() + kLmInts + n_steps));
+      auto off = [&](const S* q) { return size_t(q - probe.data()); };
+      o_th_n = off(t0.th_n);
+      o_th_nm1 = off(t0.th_nm1);
+      o_tau = off(t0.tau);
+      o_kp = off(t0.kp);
+      o_out = off(t0.out_theta);
+      o_scal = off(t0.scal);
+      o_params = off(t0.params);
+    }
+    active = dalloc<int>(K);
+    d_count = dalloc<int>(1);
+    BIGSTEP_CUDA_CHECK(cudaStreamCreate(&stream));
     data = dalloc<S>(per * K);
     ints = dalloc<int>(size_t(kLmInts) * K);
     iters = dalloc<int>(size_t(n_steps) * K);
@@ -224,7 +274,42 @@ struct PbfdTeamBatchCuda<S>::Impl {
     lm_candidate_kernel<S><<<K, lanes, shmem>>>(m, cfg, data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
   }
+  // idx <- the RUNNING trajectories (stable order); returns their number.
+  int refresh_active() {
+    int* end = thrust::copy_if(thrust::device, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(K), active,
+                               HasStatus{ints, TRAJ_RUNNING});
+    BIGSTEP_CUDA_CHECK(cudaGetLastError());
+    n_active = int(end - active);
+    active_valid = true;
+    return n_active;
+  }
+  void drop_graphs() {
+    for (auto& g : graphs) cudaGraphExecDestroy(g.second);
+    graphs.clear();
+  }
+  // Captures `iterations` single-iteration launches over all K plus the running count.
+  cudaGraphExec_t graph_for(int iterations) {
+    auto it = graphs.find(iterations);
+    if (it != graphs.end()) return it->second;
+    cudaGraph_t g = nullptr;
+    BIGSTEP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < iterations; ++i)
+      lm_iteration_kernel<S><<<K, lanes, shmem, stream>>>(mv, cfg, p[0], p[3], p[4], p[5], 1, nullptr, data, ints, iters,
+                                                          status);
+    cudaMemsetAsync(d_count, 0, sizeof(int), stream);
+    count_running_kernel<<<(K + 255) / 256, 256, 0, stream>>>(ints, K, d_count);
+    BIGSTEP_CUDA_CHECK(cudaStreamEndCapture(stream, &g));
+    cudaGraphExec_t exec = nullptr;
+    BIGSTEP_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+    BIGSTEP_CUDA_CHECK(cudaGraphDestroy(g));
+    graphs[iterations] = exec;
+    return exec;
+  }
   ~Impl() {
+    drop_graphs();
+    if (stream) cudaStreamDestroy(stream);
+    cudaFree(active);
+    cudaFree(d_count);
     if (blas) cublasDestroy(blas);
     if (solver) cusolverDnDestroy(solver);
     for (void* q : {(void*)B_new, (void*)g_new, (void*)Lc_ptr, (void*)r_ptr, (void*)info, (void*)again, (void*)solve_info})
@@ -246,28 +331,58 @@ PbfdTeamBatchCuda<S>::~PbfdTeamBatchCuda() = default;
 
 template <class S>
 void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
-                                const std::vector<ContactParams>& contact) {
+                                const std::vector<ContactParams>& contact, const std::vector<double>& mass_scale) {
   Impl& I = *impl_;
-  std::vector<S> h(I.per * I.K, S(0));
-  // offsets inside one trajectory's block, from the carving of trajectory 0 in the host image
-  int no_ints[kLmInts];
-  std::vector<int> no_iters(I.cfg.n_steps);
-  std::vector<unsigned> no_status(I.cfg.n_steps);
-  const LmTraj<S> t0 = lm_traj_at(I.arrays.view(), I.cfg.n_steps, 0, h.data(), no_ints, no_iters.data(), no_status.data());
-  const size_t o_n = size_t(t0.th_n - h.data()), o_nm1 = size_t(t0.th_nm1 - h.data()), o_c = size_t(t0.contact - h.data());
+  std::vector<S> h(I.per * I.K, S(0));  // controls and gains start at zero
   for (int k = 0; k < I.K; ++k) {
     S* b = h.data() + I.per * k;
     for (int i = 0; i < I.D; ++i) {
-      b[o_n + i] = S(theta0[k][i]);
-      b[o_nm1 + i] = S(theta_m1[k][i]);
+      b[I.o_th_n + i] = S(theta0[k][i]);
+      b[I.o_th_nm1 + i] = S(theta_m1[k][i]);
     }
-    b[o_c] = contact.empty() ? I.p[1] : S(contact[k].c_perp);
-    b[o_c + 1] = contact.empty() ? I.p[2] : S(contact[k].c_par);
+    b[I.o_params] = contact.empty() ? I.p[1] : S(contact[k].c_perp);
+    b[I.o_params + 1] = contact.empty() ? I.p[2] : S(contact[k].c_par);
+    b[I.o_params + 2] = mass_scale.empty() ? S(1) : S(mass_scale[k]);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
   lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_steps, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  I.refresh_active();
 }
+
+// Host rows of w S each into every trajectory's block at offset o: one strided copy.
+template <class S>
+static void upload_rows(S* data, size_t per, size_t o, int K, int w, const std::vector<S>& rows) {
+  BIGSTEP_CUDA_CHECK(cudaMemcpy2D(data + o, per * sizeof(S), rows.data(), size_t(w) * sizeof(S), size_t(w) * sizeof(S),
+                                  size_t(K), cudaMemcpyHostToDevice));
+}
+
+template <class S>
+void PbfdTeamBatchCuda<S>::set_gains(const VecX& kp, const VecX& kd) {
+  Impl& I = *impl_;
+  std::vector<S> rows(size_t(I.K) * 2 * I.D);  // [kp | kd] per trajectory, contiguous in LmTraj
+  for (int k = 0; k < I.K; ++k)
+    for (int i = 0; i < I.D; ++i) {
+      rows[size_t(k) * 2 * I.D + i] = S(kp[i]);
+      rows[size_t(k) * 2 * I.D + I.D + i] = S(kd[i]);
+    }
+  upload_rows(I.data, I.per, I.o_kp, I.K, 2 * I.D, rows);
+  I.cfg.pd = true;
+  I.drop_graphs();  // captured with the old settings
+}
+
+template <class S>
+void PbfdTeamBatchCuda<S>::set_controls(const std::vector<double>& u) {
+  Impl& I = *impl_;
+  if (u.size() != size_t(I.K) * 3 * I.D)
+    throw std::invalid_argument("PbfdTeamBatchCuda::set_controls: u.size() = " + std::to_string(u.size()) +
+                                ", expected K x 3 n_q = " + std::to_string(size_t(I.K) * 3 * I.D));
+  const std::vector<S> rows(u.begin(), u.end());
+  upload_rows(I.data, I.per, I.o_tau, I.K, 3 * I.D, rows);  // tau, theta_bar, theta_dot_bar are contiguous
+}
+
+template <class S>
+void PbfdTeamBatchCuda<S>::use_graph(bool on) { impl_->graph = on; }
 
 template <class S>
 int PbfdTeamBatchCuda<S>::launch(int iterations) {
@@ -276,10 +391,21 @@ int PbfdTeamBatchCuda<S>::launch(int iterations) {
     for (int it = 0; it < iterations; ++it) I.library_iteration();
     return count(TRAJ_RUNNING);
   }
-  lm_iteration_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[3], I.p[4], I.p[5], iterations, I.data,
-                                                    I.ints, I.iters, I.status);
-  BIGSTEP_CUDA_CHECK(cudaGetLastError());
-  return count(TRAJ_RUNNING);
+  if (I.graph) {
+    BIGSTEP_CUDA_CHECK(cudaGraphLaunch(I.graph_for(iterations), I.stream));
+    int n = 0;
+    BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(&n, I.d_count, sizeof(int), cudaMemcpyDeviceToHost, I.stream));
+    BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(I.stream));
+    I.active_valid = false;
+    return n;
+  }
+  if (!I.active_valid) I.refresh_active();
+  if (I.n_active > 0) {
+    lm_iteration_kernel<S><<<I.n_active, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[3], I.p[4], I.p[5], iterations,
+                                                             I.active, I.data, I.ints, I.iters, I.status);
+    BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  }
+  return I.refresh_active();  // the new RUNNING set is also the count
 }
 
 template <class S>
@@ -292,11 +418,22 @@ int PbfdTeamBatchCuda<S>::count(int st) const {
 }
 
 template <class S>
+double PbfdTeamBatchCuda<S>::max_residual() const {
+  const Impl& I = *impl_;
+  const S r = thrust::transform_reduce(thrust::device, thrust::counting_iterator<int>(0),
+                                       thrust::counting_iterator<int>(I.K),
+                                       ResidualOf<S>{I.data, I.per, I.o_scal + team_detail::RES}, S(0), thrust::maximum<S>());
+  BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  return double(r);
+}
+
+template <class S>
 void PbfdTeamBatchCuda<S>::release_waiting() {
   Impl& I = *impl_;
   thrust::for_each(thrust::device, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(I.K),
                    ReleaseWaiting{I.ints});
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  I.active_valid = false;
 }
 
 template <class S>
@@ -318,10 +455,9 @@ int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[kLmInts * k
 template <class S>
 VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {
   const Impl& I = *impl_;
-  // out_theta follows th_n, th_nm1, th, th_c, g, r (6 D), J, B, Lc (3 D^2), anchors, centres, tau
-  const size_t off = I.per * k + 6 * I.D + 3 * I.D * I.D + 12 * I.arrays.n_link + 3 * I.arrays.n_sphere + I.D;
+  const size_t off = I.per * k + I.o_out + size_t(n) * I.D;
   VecX v(I.D);
-  for (int i = 0; i < I.D; ++i) v[i] = double(I.h_data[off + size_t(n) * I.D + i]);
+  for (int i = 0; i < I.D; ++i) v[i] = double(I.h_data[off + i]);
   return v;
 }
 template <class S>
@@ -329,6 +465,10 @@ int PbfdTeamBatchCuda<S>::iterations(int k, int n) const { return impl_->h_iters
 template <class S>
 unsigned PbfdTeamBatchCuda<S>::step_status(int k, int n) const {
   return impl_->h_status[size_t(k) * impl_->cfg.n_steps + n];
+}
+template <class S>
+double PbfdTeamBatchCuda<S>::residual(int k) const {
+  return double(impl_->h_data[impl_->per * k + impl_->o_scal + team_detail::RES]);
 }
 
 template class PbfdTeamBatchCuda<double>;

@@ -19,14 +19,28 @@ class PbfdTeamBatchCuda {
                     DenseAlgebra algebra = DenseAlgebra::Fused);
   ~PbfdTeamBatchCuda();
   /// Initial states of all K trajectories (rows of theta0 / theta_m1, each n_q), uploaded at once.
-  /// contact: per-trajectory C_perp, C_par (K entries), or empty = the settings' values.
+  /// contact: per-trajectory C_perp, C_par (K entries), or empty = the settings' values;
+  /// mass_scale: per-trajectory factor on every link mass and inertia (K entries), or empty = 1.
   void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
-            const std::vector<ContactParams>& contact = {});
-  /// One kernel launch of `iterations` LM iterations per running trajectory (1 = spec §6; more
+            const std::vector<ContactParams>& contact = {}, const std::vector<double>& mass_scale = {});
+  /// Turns the stable-PD servo on with gains kp, kd (n_q each) for every trajectory.
+  void set_gains(const VecX& kp, const VecX& kd);
+  /// Controls of every trajectory's next step, one strided copy: u is (K x 3 n_q) row-major,
+  /// row k = [tau | theta_bar | theta_dot_bar] (PD targets at the step's end time; zeros
+  /// without a servo). In lockstep mode call it while the trajectories are WAITING.
+  void set_controls(const std::vector<double>& u);
+  /// Replays each launch(N) as a CUDA graph of N single-iteration kernels plus the running count
+  /// (captured once per N): one host submission instead of N + 2, the per-launch semantics of
+  /// spec §6 kept. Off by default: fused launches over the compacted running set.
+  void use_graph(bool on);
+  /// One launch of `iterations` LM iterations per running trajectory (1 = spec §6; more
   /// amortise launch overhead at small K); returns how many trajectories are RUNNING afterwards.
+  /// Fused path: the grid covers only the RUNNING trajectories (Thrust copy_if compaction).
   int launch(int iterations = 1);
   /// How many trajectories are in state st (TrajStatus): a Thrust reduction on the device.
   int count(int st) const;
+  /// Largest last-accepted residual |r|_inf over all trajectories: a Thrust reduction.
+  double max_residual() const;
   /// WAITING -> RUNNING for every trajectory, on the device.
   void release_waiting();
   /// Downloads results and statuses (after the run, or whenever status/theta are read).
@@ -36,6 +50,8 @@ class PbfdTeamBatchCuda {
   VecX theta(int k, int n) const;
   int iterations(int k, int n) const;
   unsigned step_status(int k, int n) const;
+  /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).
+  double residual(int k) const;
 
  private:
   struct Impl;

@@ -64,7 +64,7 @@ CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
     th_n_.emplace_back(n);
     th_nm1_.emplace_back(n);
     th_next_.emplace_back(n);
-    tau_.emplace_back(n);
+    ctl_.emplace_back();
   }
 }
 
@@ -103,14 +103,19 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParams& p, const double* 
     integ.set_contact(p.contact.empty() ? sc_.settings.contact : p.contact[k]);
     th_n_[t] = b.row(b.theta, k);
     th_nm1_[t] = b.row(b.theta_prev, k);
-    if (tau) tau_[t] = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
-    const StepStats st = integ.step(th_n_[t], th_nm1_[t], tau ? tau_[t] : sc_.tau, th_next_[t]);
+    StepControl& u = ctl_[t];  // per-thread: no allocation per rollout
+    if (tau) u.tau = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
+    else u.tau = sc_.tau;
+    u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
+    u.t = b.steps * sc_.settings.dt;
+    const StepStats st = integ.step_controlled(th_n_[t], th_nm1_[t], u, th_next_[t]);
     b.row(b.theta_prev, k) = th_n_[t];
     b.row(b.theta, k) = th_next_[t];
     b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"
     b.iterations[k] = st.iterations;
     b.residual[k] = st.residual;
   }
+  ++b.steps;
 }
 
 }  // namespace bigstep

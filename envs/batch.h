@@ -19,6 +19,7 @@ struct StateBatch {
   std::vector<uint32_t> status;    ///< (K) last step's status bits; failure bits are sticky
   std::vector<int> iterations;     ///< (K) last step's iterations
   std::vector<double> residual;    ///< (K) last step's convergence measure
+  int steps = 0;                   ///< timesteps taken: theta is the state at t = steps * dt
   Eigen::Map<VecX> row(std::vector<double>& a, int k) { return Eigen::Map<VecX>(a.data() + size_t(k) * n_q, n_q); }
   Eigen::Map<const VecX> row(const std::vector<double>& a, int k) const {
     return Eigen::Map<const VecX>(a.data() + size_t(k) * n_q, n_q);
@@ -53,14 +54,17 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
 class CpuBatchStepper {
  public:
   CpuBatchStepper(const Scene& sc, int threads);
-  /// One step of every rollout whose status has no failure bit. tau: (K x n_q) or nullptr.
+  /// One step of every rollout whose status has no failure bit, with the scene's controls
+  /// (control.tau, or tau (K x n_q) when given; the control.pd servo with targets at the step's
+  /// end time (b.steps + 1) dt, as the single-rollout run). Advances b.steps.
   void step(StateBatch& b, const RolloutParams& p, const double* tau = nullptr);
   int threads() const { return int(integ_.size()); }
 
  private:
   const Scene& sc_;
   std::vector<std::unique_ptr<Integrator>> integ_;  // one per thread
-  std::vector<VecX> th_n_, th_nm1_, th_next_, tau_;  // per-thread scratch
+  std::vector<VecX> th_n_, th_nm1_, th_next_;  // per-thread scratch
+  std::vector<StepControl> ctl_;              // per-thread controls of the current rollout
   // per-rollout scenes (scaled models) and integrators, built on the first step with mass scales
   std::vector<std::unique_ptr<Scene>> scaled_;
   std::vector<std::unique_ptr<Integrator>> scaled_integ_;

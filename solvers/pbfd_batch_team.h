@@ -9,6 +9,7 @@
 
 #include <Eigen/Cholesky>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/model_view.h"
@@ -48,10 +49,11 @@ class PbfdTeamBatch {
     for (int i = 0; i < D_; ++i) {
       t.th_n[i] = S(theta0[i]);
       t.th_nm1[i] = S(theta_m1[i]);
-      t.tau[i] = 0;
+      t.tau[i] = t.theta_bar[i] = t.theta_dot_bar[i] = t.kp[i] = t.kd[i] = 0;
     }
-    t.contact[0] = p_[1];
-    t.contact[1] = p_[2];
+    t.params[0] = p_[1];
+    t.params[1] = p_[2];
+    t.params[2] = 1;
     CpuTeam team;
     lm_team_init(team, mv_, t, scratch_.data());
   }
@@ -80,11 +82,34 @@ class PbfdTeamBatch {
     for (int k = 0; k < K_; ++k) n += ints_[kLmInts * k] == st;
     return n;
   }
-  /// Per-trajectory contact parameters (after init; default: the settings' C_perp, C_par).
-  void set_contact(int k, double c_perp, double c_par) {
+  /// Per-rollout parameters (after init; default: the settings' C_perp, C_par and mass scale 1).
+  void set_params(int k, double c_perp, double c_par, double mass_scale = 1) {
     LmTraj<S> t = traj(k);
-    t.contact[0] = S(c_perp);
-    t.contact[1] = S(c_par);
+    t.params[0] = S(c_perp);
+    t.params[1] = S(c_par);
+    t.params[2] = S(mass_scale);
+  }
+  /// Turns the stable-PD servo on with gains kp, kd (n_q each) for every trajectory.
+  void set_gains(const VecX& kp, const VecX& kd) {
+    cfg_.pd = true;
+    for (int k = 0; k < K_; ++k) {
+      LmTraj<S> t = traj(k);
+      for (int i = 0; i < D_; ++i) {
+        t.kp[i] = S(kp[i]);
+        t.kd[i] = S(kd[i]);
+      }
+    }
+  }
+  /// Controls of trajectory k's next step: torques and (with a servo) the PD targets at the
+  /// step's end time (n_q each; theta_bar / theta_dot_bar may be empty without a servo).
+  /// In lockstep mode set them while the trajectory is WAITING, then release_waiting().
+  void set_controls(int k, const VecX& tau, const VecX& theta_bar = {}, const VecX& theta_dot_bar = {}) {
+    LmTraj<S> t = traj(k);
+    for (int i = 0; i < D_; ++i) {
+      t.tau[i] = tau.size() ? S(tau[i]) : S(0);
+      t.theta_bar[i] = theta_bar.size() ? S(theta_bar[i]) : S(0);
+      t.theta_dot_bar[i] = theta_dot_bar.size() ? S(theta_dot_bar[i]) : S(0);
+    }
   }
   /// Lockstep: WAITING -> RUNNING for every trajectory (after the caller set new torques).
   void release_waiting() {
@@ -101,8 +126,15 @@ class PbfdTeamBatch {
     return v;
   }
   int iterations(int k, int n) const { return iters_[size_t(k) * cfg_.n_steps + n]; }
+  /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).
+  double residual(int k) { return double(traj(k).scal[team_detail::RES]); }
+  /// Largest residual(k) over all trajectories (the CUDA mirror reduces it on the device).
+  double max_residual() {
+    double r = 0;
+    for (int k = 0; k < K_; ++k) r = std::max(r, residual(k));
+    return r;
+  }
   unsigned step_status(int k, int n) const { return status_[size_t(k) * cfg_.n_steps + n]; }
-  S* torques(int k) { return traj(k).tau; }
 
  private:
   S* scratch(int thread) { return scratch_.data() + size_t(thread) * pbfd_scratch_size(mv_); }

@@ -24,10 +24,13 @@ struct LmTeamSettings {
   int n_steps = 1;        ///< timesteps per trajectory
   bool lockstep = false;  ///< WAITING after each committed step (an RL step()); else free-running
   bool restart = true;
+  bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
 };
 
 /// Ints per trajectory: status, step, it, first_eval, attempt, it_total, over, tries.
 constexpr int kLmInts = 8;
+/// Per-rollout parameters (LmTraj::params): C_perp, C_par, mass scale.
+constexpr int kLmParams = 3;
 
 /// Per-trajectory state (global memory). Arrays: D = n_q entries unless noted.
 template <class S>
@@ -36,12 +39,14 @@ struct LmTraj {
   S *J, *B, *Lc;               // (D x D) row-major: J_r at the candidate, model matrix, Cholesky factor
   S *anchor_R, *anchor_t;      // (n_link x 9), (n_link x 3): step constants
   S *centre_n;                 // (n_sphere x 3)
-  S *tau;                      // (D) constant torques of the current step
+  S *tau;                      // (D) constant torques of the current step      } controls of the step,
+  S *theta_bar, *theta_dot_bar; // (D) PD targets at the step's end time           } contiguous (3 D)
+  S *kp, *kd;                  // (D) PD gains (used when LmTeamSettings::pd)
   S *out_theta;                // (n_steps x D) committed configurations
   int *out_iters;              // (n_steps) iterations of each committed step
   unsigned *out_status;        // (n_steps) StatusBits of each committed step
   S *scal;                     // 8 scalars: F, lambda, nu, pred, res, rho, accept, gmax
-  S *contact;                  // 2 scalars: C_perp, C_par of this trajectory (per-rollout randomisation)
+  S *params;                   // kLmParams scalars of this rollout: C_perp, C_par, mass scale (randomisation)
   int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
 };
 
@@ -49,7 +54,7 @@ struct LmTraj {
 template <class S>
 BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_steps) {
   const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + D + n_steps * D + 8 + 2;
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + 5 * D + n_steps * D + 8 + kLmParams;
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
@@ -73,9 +78,13 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* da
   t.anchor_t = p; p += 3 * L;
   t.centre_n = p; p += 3 * m.n_sphere;
   t.tau = p; p += D;
+  t.theta_bar = p; p += D;
+  t.theta_dot_bar = p; p += D;
+  t.kp = p; p += D;
+  t.kd = p; p += D;
   t.out_theta = p; p += n_steps * D;
   t.scal = p; p += 8;
-  t.contact = p;
+  t.params = p;
   t.ints = ints + kLmInts * k;
   t.out_iters = iters + size_t(k) * n_steps;
   t.out_status = status + size_t(k) * n_steps;
@@ -83,6 +92,12 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* da
 }
 
 namespace team_detail {
+// s = max(1, W) with W this rollout's weight (solvers/lm.h): the residual's natural scale.
+template <class S>
+BIGSTEP_HD S lm_scale(const ModelView<S>& m, const LmTraj<S>& t) {
+  const S W = m.weight * t.params[2];
+  return W > S(1) ? W : S(1);
+}
 enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7 };
 enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5, OVER = 6, TRIES = 7 };
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
@@ -195,8 +210,16 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   }
   const int D = m.n_q;
   const S eps = sizeof(S) == 8 ? S(2.220446049250313e-16) : S(1.1920929e-7);
-  const S scale = m.weight > S(1) ? m.weight : S(1);
-  const PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.contact[0], t.contact[1], alpha, beta, gamma};
+  const S scale = lm_scale(m, t);
+  PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.params[0], t.params[1], alpha, beta, gamma};
+  in.mass_scale = t.params[2];
+  if (cfg.pd) {
+    in.kp = t.kp;
+    in.kd = t.kd;
+    in.theta_bar = t.theta_bar;
+    in.theta_dot_bar = t.theta_dot_bar;
+    in.theta_n = t.th_n;
+  }
   pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
   // one lane decides; fixed-order sums: deterministic
   team.single([&] {
@@ -335,8 +358,7 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
     t.ints[TRIES] = 0;
   });
   team.sync();
-  const S scale = m.weight > S(1) ? m.weight : S(1);
-  const S tol = cfg.eps_r * scale;
+  const S tol = cfg.eps_r * lm_scale(m, t);
   S bmax = 0;
   for (int i = 0; i < D; ++i) bmax = t.B[i * D + i] > bmax ? t.B[i * D + i] : bmax;
   if (t.scal[RES] <= tol) {
@@ -472,8 +494,7 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
   });
   team.sync();
   if (t.scal[ACCEPT] != S(0)) {
-    const S scale = m.weight > S(1) ? m.weight : S(1);
-    const S tol = cfg.eps_r * scale;
+    const S tol = cfg.eps_r * lm_scale(m, t);
     lm_end_attempt(team, m, cfg, t, t.scal[RES] <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED),
                    scratch);
     return;
@@ -484,7 +505,7 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
 }
 
 /// One LM iteration of trajectory t (a no-op unless RUNNING), fused: every phase with the team's
-/// own dense algebra. C_perp and C_par come from t.contact. scratch: pbfd_scratch_size(m) S.
+/// own dense algebra. C_perp, C_par and the mass scale come from t.params. scratch: pbfd_scratch_size(m) S.
 template <class S, class Team>
 BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
                                   S dt, S alpha, S beta, S gamma, S* scratch) {

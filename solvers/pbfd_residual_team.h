@@ -16,6 +16,12 @@ struct PbfdStepConst {
   const S* centre_n;   // (n_sphere x 3) sphere centres at theta_n
   const S* tau;        // (n_q)
   S dt, c_perp, c_par, alpha, beta, gamma;
+  // per-rollout randomisation: every link mass and inertia times mass_scale (inertia §3 and
+  // gravity §2.4 are linear in them, so the scale multiplies those terms)
+  S mass_scale = S(1);
+  // backward-Euler stable PD (pbfd.md §4.6, nmdp.md §9), kp == nullptr = none:
+  // r += K_p (theta - theta_bar) + K_d ((theta - theta_n)/dt - theta_dot_bar), J += diag(K_p + K_d/dt)
+  const S *kp = nullptr, *kd = nullptr, *theta_bar = nullptr, *theta_dot_bar = nullptr, *theta_n = nullptr;
 };
 
 /// Team scratch size (number of S) for one rollout of model m.
@@ -117,6 +123,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   });
   team.sync();
   const S inv_dt2 = S(1) / (in.dt * in.dt);
+  const S ms = in.mass_scale;
   const V g{m.gravity[0], m.gravity[1], m.gravity[2]};
   // second derivative d_ab T_j = min(a,b) |> d_max(a,b) T_j (both on the path of j)
   auto d2T = [&](int j, int a, int b, M& Mo, V& vo) {
@@ -149,17 +156,18 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
       const V dtk = ld3(sh.dt + 3 * (j * D + k));
       const V c = m.v3(m.link_com, j);
       const S mj = m.link_mass[j];
-      rk += inv_dt2 * moment_product(m, j, dRk, dtk, A, b);  // inertia (§3)
-      rk -= mj * hd::dot(g, dRk * c + dtk);                  // gravity (§2.4)
+      rk += ms * (inv_dt2 * moment_product(m, j, dRk, dtk, A, b));  // inertia (§3)
+      rk -= ms * (mj * hd::dot(g, dRk * c + dtk));                  // gravity (§2.4)
       if (!Jr) continue;
       for (int l = 0; l < D; ++l) {
         if (!m.moves(l, j)) continue;
         M M2;
         V v2;
         d2T(j, k, l, M2, v2);
-        Jr[k * D + l] += inv_dt2 * (moment_product(m, j, dRk, dtk, ld9(sh.dR + 9 * (j * D + l)), ld3(sh.dt + 3 * (j * D + l))) +
-                                    moment_product(m, j, M2, v2, A, b)) -
-                         mj * hd::dot(g, M2 * c + v2);
+        Jr[k * D + l] += ms * (inv_dt2 * (moment_product(m, j, dRk, dtk, ld9(sh.dR + 9 * (j * D + l)),
+                                                         ld3(sh.dt + 3 * (j * D + l))) +
+                                          moment_product(m, j, M2, v2, A, b)) -
+                               mj * hd::dot(g, M2 * c + v2));
       }
     }
     // contacts: every (sphere, plane) pair in penetration (§4.2, §4.4)
@@ -197,6 +205,10 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
                            in.c_par * (hd::dot(Jk, dfJl) + hd::dot(f, d2p));
         }
       }
+    }
+    if (in.kp) {  // stable PD servo: -tau_pd(theta) and its Jacobian
+      rk += in.kp[k] * (theta[k] - in.theta_bar[k]) + in.kd[k] * ((theta[k] - in.theta_n[k]) / in.dt - in.theta_dot_bar[k]);
+      if (Jr) Jr[k * D + k] += in.kp[k] + in.kd[k] / in.dt;
     }
     r[k] = rk;
   });

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "envs/batch.h"
 #include "envs/scene.h"
 #include "solvers/pbfd_batch_team.h"
 
@@ -34,11 +35,37 @@ Case make_case(const std::string& cfg, int K, std::vector<std::string> ov = {}) 
   return c;
 }
 
-void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlgebra algebra = DenseAlgebra::Fused) {
+// Optional per-rollout mass scales and controls (constant torques, a stable-PD servo).
+struct Controls {
+  std::vector<double> mass_scale;  // (K) or empty
+  VecX tau;                        // (n_q) or empty
+  const PdServo* pd = nullptr;     // needs lockstep: the targets are set between steps
+};
+
+void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlgebra algebra = DenseAlgebra::Fused,
+                            const Controls& u = {}) {
   const int K = int(c.th0.size());
+  const double dt = c.sc.settings.dt;
+  REQUIRE((u.pd == nullptr || lockstep));
   PbfdTeamBatch<double> batch(c.sc.model, c.sc.settings, K, n_steps, lockstep, 2, algebra);
-  for (int k = 0; k < K; ++k) batch.init(k, c.th0[k], c.thm1[k]);
-  int launches = 0;
+  // the controls of step n for every rollout: torques and the servo's targets at t_{n+1}
+  auto set_controls = [&](int n) {
+    VecX tb, tdb;
+    if (u.pd) {
+      tb.resize(c.sc.model.n_q);
+      tdb.resize(c.sc.model.n_q);
+      u.pd->reference(n * dt + dt, tb, tdb);
+    }
+    for (int k = 0; k < K; ++k) batch.set_controls(k, u.tau, tb, tdb);
+  };
+  for (int k = 0; k < K; ++k) {
+    batch.init(k, c.th0[k], c.thm1[k]);
+    if (!u.mass_scale.empty())
+      batch.set_params(k, c.sc.settings.contact.c_perp, c.sc.settings.contact.c_par, u.mass_scale[k]);
+  }
+  if (u.pd) batch.set_gains(u.pd->kp, u.pd->kd);
+  set_controls(0);
+  int launches = 0, step = 0;
   for (;;) {
     const int running = batch.launch();
     ++launches;
@@ -46,16 +73,19 @@ void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlge
       bool waiting = false;
       for (int k = 0; k < K; ++k) waiting |= batch.status(k) == TRAJ_WAITING;
       if (!waiting) break;
+      set_controls(++step);
       batch.release_waiting();
     }
     REQUIRE(launches < 100000);
   }
   for (int k = 0; k < K; ++k) {
     REQUIRE(batch.status(k) == TRAJ_DONE);
-    PbdIntegrator ref(c.sc.model, c.sc.settings);
+    const Model m = u.mass_scale.empty() ? c.sc.model : scale_mass(c.sc.model, u.mass_scale[k]);
+    PbdIntegrator ref(m, c.sc.settings);
     VecX th = c.th0[k], thp = c.thm1[k], next;
     for (int n = 0; n < n_steps; ++n) {
-      const StepStats st = ref.step(th, thp, c.sc.tau, next);
+      const StepControl ctl{u.tau.size() ? u.tau : c.sc.tau, u.pd, n * dt};
+      const StepStats st = ref.step_controlled(th, thp, ctl, next);
       thp = th;
       th = next;
       INFO("rollout " << k << " step " << n);
@@ -124,4 +154,28 @@ TEST_CASE("lm team: the library path (batched J^T J, Cholesky, solve between pha
   compare_with_reference(make_case("chain_floating_ground.yaml", 3, {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"}), 30, false,
                          DenseAlgebra::Library);
   compare_with_reference(make_case("box_slide.yaml", 4), 20, true, DenseAlgebra::Library);
+}
+
+TEST_CASE("lm team: per-rollout mass scales and joint torques match the reference on scaled models", "[team][lm]") {
+  // The team form keeps one model and scales inertia + gravity per rollout (and the convergence
+  // scale max(1, W)); the reference steps a scaled copy of the model (envs/batch.h scale_mass).
+  const Case c = make_case("chain_floating_ground.yaml", 3, {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"});
+  Controls u;
+  u.mass_scale = {0.45, 1.0, 2.6};
+  u.tau = VecX::Zero(c.sc.model.n_q);
+  for (int i = 6; i < c.sc.model.n_q; ++i) u.tau[i] = 0.3 * ((i % 3) - 1);  // joint torques, free base
+  compare_with_reference(c, 25, false, DenseAlgebra::Fused, u);
+  compare_with_reference(c, 10, true, DenseAlgebra::Library, u);
+}
+
+TEST_CASE("lm team: the stable-PD servo (targets set between lockstep steps) matches the reference", "[team][lm][pd]") {
+  // The spider quadruped (D = 18) under its jump reference at dt = 20 ms, PBFD JTJ-LM: the
+  // servo's -tau_pd and diag(K_p + K_d/dt) enter the team residual, targets at t_{n+1}.
+  const Case c = make_case("quadruped_spider.yaml", 3, {"integrator.type=pbfd", "integrator.optimizer=jtj_lm",
+                                                        "integrator.dt=0.02"});
+  REQUIRE(c.sc.pd.active());
+  Controls u;
+  u.pd = &c.sc.pd;
+  u.mass_scale = {1.0, 0.8, 1.25};
+  compare_with_reference(c, 20, true, DenseAlgebra::Fused, u);
 }

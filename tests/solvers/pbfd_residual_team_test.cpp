@@ -9,6 +9,7 @@
 
 #include "envs/scene.h"
 #include "solvers/pbfd_residual.h"
+#include "envs/batch.h"
 #include "solvers/pbfd_residual_team.h"
 #include "solvers/team.h"
 #include "tests/support/tol.h"
@@ -37,10 +38,12 @@ struct Flat {
   }
 };
 
+// mass_scale != 1: the reference runs on the scaled model (envs/batch.h scale_mass), the team
+// form on the unscaled one with PbfdStepConst::mass_scale. pd: a stable-PD servo in both.
 void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<VecX>& th_nm1,
-             const std::vector<VecX>& th, double beta) {
-  const Model& m = sc.model;
-  const ModelArrays<double> arrays(m);
+             const std::vector<VecX>& th, double beta, double mass_scale = 1, bool pd = false) {
+  const Model m = mass_scale == 1 ? sc.model : scale_mass(sc.model, mass_scale);
+  const ModelArrays<double> arrays(sc.model);
   const ModelView<double> mv = arrays.view();
   PbdWorkspace ws(m);
   std::vector<double> scratch(pbfd_scratch_size(mv));
@@ -49,7 +52,15 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
   cp.beta = beta;
   for (size_t k = 0; k < th.size(); ++k) {
     VecX tau = VecX::LinSpaced(m.n_q, -0.3, 0.4) * double(k);
-    const PbdStepInput in = make_step_input(m, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws);
+    PbdStepInput in = make_step_input(m, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws);
+    if (pd) {
+      in.kp = VecX::LinSpaced(m.n_q, 50, 400);
+      in.kd = VecX::LinSpaced(m.n_q, 9, 1);
+      in.kp[0] = in.kd[0] = 0;  // an unactuated DOF
+      in.theta_bar = th[k] + VecX::LinSpaced(m.n_q, -0.1, 0.2);
+      in.theta_dot_bar = VecX::LinSpaced(m.n_q, 0.5, -0.3);
+      in.theta_n = th_n[k];
+    }
     VecX r_ref;
     MatX J_ref;
     pbfd_residual(m, in, th[k], ws, r_ref, &J_ref);
@@ -59,7 +70,15 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     INFO("rollout " << k << " active " << active << " spheres " << m.spheres.size());
     REQUIRE(active > 0);
     Flat flat;
-    const PbfdStepConst<double> c = flat.view(in);
+    PbfdStepConst<double> c = flat.view(in);
+    c.mass_scale = mass_scale;
+    if (pd) {
+      c.kp = in.kp.data();
+      c.kd = in.kd.data();
+      c.theta_bar = in.theta_bar.data();
+      c.theta_dot_bar = in.theta_dot_bar.data();
+      c.theta_n = in.theta_n.data();
+    }
     std::vector<double> r(m.n_q, std::nan("")), J(size_t(m.n_q) * m.n_q, std::nan(""));  // poisoned
     std::fill(scratch.begin(), scratch.end(), std::nan(""));
     pbfd_residual_team(team, mv, c, th[k].data(), scratch.data(), r.data(), J.data());
@@ -79,7 +98,7 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
 
 }  // namespace
 
-TEST_CASE("pbfd team residual equals the reference: floating chain in contact", "[team][pbfd]") {
+TEST_CASE("pbfd team residual equals the reference: floating chain in contact, mass scale, PD servo", "[team][pbfd][pd]") {
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
                               {"contact.c_par=5e6"});
   std::mt19937 rng(4);
@@ -100,6 +119,12 @@ TEST_CASE("pbfd team residual equals the reference: floating chain in contact", 
   }
   compare(sc, th_n, th_nm1, th, 1.0);
   compare(sc, th_n, th_nm1, th, 1.5);  // beta != 1 exercises the (beta - 1) u u^T term
+  // per-rollout mass scale (the team form scales the inertia and gravity terms, linear in link
+  // masses and inertias, instead of holding a model per rollout) and the stable-PD servo
+  // (-tau_pd and diag(K_p + K_d/dt))
+  compare(sc, th_n, th_nm1, th, 1.0, 2.7);
+  compare(sc, th_n, th_nm1, th, 1.0, 0.35, true);
+  compare(sc, th_n, th_nm1, th, 1.0, 1.0, true);
 }
 
 TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plane", "[team][pbfd]") {
@@ -125,3 +150,4 @@ TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plan
   }
   compare(sc, th_n, th_nm1, th, 1.0);
 }
+
