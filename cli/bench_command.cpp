@@ -10,6 +10,7 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "envs/chain_model.h"
 #include "envs/scene.h"
 #include "solvers/pbfd_batch_team.h"
 #ifdef BIGSTEP_WITH_CUDA
@@ -19,24 +20,6 @@
 namespace bigstep {
 
 namespace {
-
-// Fixed chain of L box links (spec pbfd.md §8.5: D = L), as configs/chain_fixed.yaml.
-Model fixed_chain(int L) {
-  ModelSpec s;
-  for (int j = 0; j < L; ++j) {
-    LinkSpec l;
-    l.name = "l" + std::to_string(j);
-    l.parent = j - 1;
-    l.joint = JointType::Hinge;
-    l.axis = (j % 2) ? Vec3::UnitZ() : Vec3::UnitY();
-    l.t_o = j == 0 ? Vec3(0, 0, 2.5) : Vec3(0.2, 0, 0);
-    l.mass = 0.32;
-    l.com = Vec3(0.1, 0, 0);
-    l.inertia = Vec3(0.32 / 12 * 0.0032, 0.32 / 12 * 0.0416, 0.32 / 12 * 0.0416).asDiagonal();
-    s.links.push_back(l);
-  }
-  return Model::finalize(s);
-}
 
 int g_iters_per_launch = 1;  // --iters-per-launch
 
@@ -67,7 +50,7 @@ struct Problem {
 };
 
 Problem fixed_problem(int L) {
-  Problem p{fixed_chain(L), PbdSettings{}, VecX::Zero(L), VecX::Zero(L), 0.1};
+  Problem p{fixed_chain_model(L), PbdSettings{}, VecX::Zero(L), VecX::Zero(L), 0.1};
   p.settings.dt = 0.01;
   return p;
 }

@@ -38,12 +38,29 @@ const T* dup(const std::vector<T>& v, std::vector<void*>& owned) {
   return p;
 }
 
+// Where a block's team scratch lives (chosen on the host from the device's shared-memory limit):
+// in dynamic shared memory (global == nullptr) or, when pbfd_scratch_size does not fit (long
+// chains: 12 L D entries), in a global buffer with one slice per block. jl_shared: the fused
+// kernel also keeps J_r and the Cholesky factor (2 D^2, produced and consumed within one
+// iteration) in shared memory after the scratch; B and g persist across launches in global memory.
 template <class S>
-__global__ void lm_init_kernel(const ModelView<S> m, int n_steps, S* data, int* ints, int* iters, unsigned* status) {
+struct ScratchPlan {
+  S* global = nullptr;
+  int n = 0;               // scratch S per block
+  bool jl_shared = false;  // fused kernel only
+};
+template <class S>
+__device__ S* block_scratch(const ScratchPlan<S>& sp) {
   extern __shared__ unsigned char smem[];
+  return sp.global ? sp.global + size_t(sp.n) * blockIdx.x : reinterpret_cast<S*>(smem);
+}
+
+template <class S>
+__global__ void lm_init_kernel(const ModelView<S> m, int n_steps, const ScratchPlan<S> sp, S* data, int* ints,
+                               int* iters, unsigned* status) {
   CudaTeam team;
   LmTraj<S> t = lm_traj_at(m, n_steps, blockIdx.x, data, ints, iters, status);
-  lm_team_init(team, m, t, reinterpret_cast<S*>(smem));
+  lm_team_init(team, m, t, block_scratch(sp));
 }
 
 // Block b advances trajectory idx[b] (the compacted RUNNING set), or b when idx is null.
@@ -51,15 +68,19 @@ template <class S>
 __global__ void lm_iteration_kernel(
     // model:
     const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma, int iterations,
-    const int* __restrict__ idx,
+    const int* __restrict__ idx, const ScratchPlan<S> sp,
     // data in/out (trajectory state):
     S* data, int* ints, int* iters, unsigned* status) {
   extern __shared__ unsigned char smem[];
   CudaTeam team;
   const int k = idx ? idx[blockIdx.x] : int(blockIdx.x);
   LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
-  for (int it = 0; it < iterations; ++it)
-    lm_team_iteration(team, m, cfg, t, dt, alpha, beta, gamma, reinterpret_cast<S*>(smem));
+  if (sp.jl_shared) {  // J_r and L live within one iteration: shared memory after the scratch
+    t.J = reinterpret_cast<S*>(smem) + sp.n;
+    t.Lc = t.J + m.n_q * m.n_q;
+  }
+  S* scratch = block_scratch(sp);
+  for (int it = 0; it < iterations; ++it) lm_team_iteration(team, m, cfg, t, dt, alpha, beta, gamma, scratch);
 }
 
 // Library path (DenseAlgebra::Library): the team phases as separate kernels, one block per
@@ -67,21 +88,19 @@ __global__ void lm_iteration_kernel(
 // the CPU emulation of the same sequence).
 template <class S>
 __global__ void lm_evaluate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma,
-                                   S* data, int* ints, int* iters, unsigned* status) {
-  extern __shared__ unsigned char smem[];
+                                   const ScratchPlan<S> sp, S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
   LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
-  lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, reinterpret_cast<S*>(smem));
+  lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, block_scratch(sp));
 }
 template <class S>
 __global__ void lm_take_update_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, const S* B_new,
-                                      const S* g_new, S* data, int* ints, int* iters, unsigned* status) {
-  extern __shared__ unsigned char smem[];
+                                      const S* g_new, const ScratchPlan<S> sp, S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
   const int k = blockIdx.x, D = m.n_q;
   LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
   lm_phase_normal_take(team, D, t, B_new + size_t(k) * D * D, g_new + size_t(k) * D);
-  lm_phase_update(team, m, cfg, t, reinterpret_cast<S*>(smem));
+  lm_phase_update(team, m, cfg, t, block_scratch(sp));
 }
 template <class S>
 __global__ void lm_assemble_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S* data, int* ints, int* iters,
@@ -100,12 +119,11 @@ __global__ void lm_factor_check_kernel(const ModelView<S> m, const LmTeamSetting
   if (threadIdx.x == 0) again[k] = a ? 1 : 0;
 }
 template <class S>
-__global__ void lm_candidate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S* data, int* ints, int* iters,
-                                    unsigned* status) {
-  extern __shared__ unsigned char smem[];
+__global__ void lm_candidate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, const ScratchPlan<S> sp, S* data,
+                                    int* ints, int* iters, unsigned* status) {
   CudaTeam team;
   LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
-  lm_phase_candidate(team, m, cfg, t, reinterpret_cast<S*>(smem));
+  lm_phase_candidate(team, m, cfg, t, block_scratch(sp));
 }
 
 // Per-trajectory status predicates for Thrust (ints: 6 per trajectory, status first).
@@ -142,7 +160,9 @@ struct PbfdTeamBatchCuda<S>::Impl {
   LmTeamSettings<S> cfg;
   S p[6];
   int K, D, lanes;
-  size_t per, shmem;
+  size_t per;
+  size_t shmem = 0, shmem_fused = 0;  // dynamic shared memory of the phase kernels / the fused kernel
+  ScratchPlan<S> sp;                 // where the team scratch lives (see ScratchPlan)
   // offsets inside one trajectory's block of `data` (carved from trajectory 0 on the host)
   size_t o_th_n = 0, o_th_nm1 = 0, o_tau = 0, o_kp = 0, o_out = 0, o_scal = 0, o_params = 0;
   // compaction of the RUNNING set (fused path): idx[0..n_active)
@@ -220,14 +240,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     iters = dalloc<int>(size_t(n_steps) * K);
     status = dalloc<unsigned>(size_t(n_steps) * K);
     lanes = ((D + 31) / 32) * 32;
-    shmem = size_t(pbfd_scratch_size(arrays.view())) * sizeof(S);
-    if (shmem > 48 * 1024) {
-      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_iteration_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_init_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_evaluate_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_take_update_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-      BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(lm_candidate_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-    }
+    plan_scratch();
     if (algebra == DenseAlgebra::Library) {
       BIGSTEP_CUBLAS_CHECK(cublasCreate(&blas));
       BIGSTEP_CUSOLVER_CHECK(cusolverDnCreate(&solver));
@@ -252,7 +265,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   // One library-path iteration of every trajectory (the sequence of PbfdTeamBatch::library_iteration).
   void library_iteration() {
     const ModelView<S> m = mv;
-    lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p[0], p[3], p[4], p[5], data, ints, iters, status);
+    lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p[0], p[3], p[4], p[5], sp, data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
     // J is row-major D x D per trajectory = J^T column-major (call it X): B = X X^T, g = X r
     const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_steps, 0, data, ints, iters, status);
@@ -260,7 +273,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     gemm_strided_batched(blas, CUBLAS_OP_N, CUBLAS_OP_T, D, D, D, t0.J, D, sT, t0.J, D, sT, B_new, D,
                          (long long)D * D, K);
     gemm_strided_batched(blas, CUBLAS_OP_N, CUBLAS_OP_N, D, 1, D, t0.J, D, sT, t0.r, D, sT, g_new, D, D, K);
-    lm_take_update_kernel<S><<<K, lanes, shmem>>>(m, cfg, B_new, g_new, data, ints, iters, status);
+    lm_take_update_kernel<S><<<K, lanes, shmem>>>(m, cfg, B_new, g_new, sp, data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
     for (int round = 0; round < 31; ++round) {  // lambda growth on failed factorisations, 30 tries
       lm_assemble_kernel<S><<<K, lanes>>>(m, cfg, data, ints, iters, status);
@@ -271,8 +284,33 @@ struct PbfdTeamBatchCuda<S>::Impl {
       if (thrust::count(thrust::device, again, again + K, 1) == 0) break;
     }
     potrs_batched(solver, D, Lc_ptr, D, r_ptr, D, solve_info, K);
-    lm_candidate_kernel<S><<<K, lanes, shmem>>>(m, cfg, data, ints, iters, status);
+    lm_candidate_kernel<S><<<K, lanes, shmem>>>(m, cfg, sp, data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  }
+  // Shared memory if it fits the device's opt-in limit, else a global slice per block.
+  void plan_scratch() {
+    int dev = 0, optin = 48 * 1024;
+    BIGSTEP_CUDA_CHECK(cudaGetDevice(&dev));
+    BIGSTEP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    sp.n = pbfd_scratch_size(arrays.view());
+    const size_t scr = size_t(sp.n) * sizeof(S), jl = 2 * size_t(D) * D * sizeof(S);
+    if (scr <= size_t(optin)) {
+      shmem = scr;
+      sp.jl_shared = scr + jl <= size_t(optin);
+      shmem_fused = sp.jl_shared ? scr + jl : scr;
+    } else {  // long chains: 12 L D scratch entries exceed shared memory
+      sp.global = dalloc<S>(size_t(sp.n) * K);
+      shmem = shmem_fused = 0;
+    }
+    auto allow = [](const void* f, size_t bytes) {
+      if (bytes > 48 * 1024)
+        BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    };
+    allow((const void*)lm_iteration_kernel<S>, shmem_fused);
+    allow((const void*)lm_init_kernel<S>, shmem);
+    allow((const void*)lm_evaluate_kernel<S>, shmem);
+    allow((const void*)lm_take_update_kernel<S>, shmem);
+    allow((const void*)lm_candidate_kernel<S>, shmem);
   }
   // idx <- the RUNNING trajectories (stable order); returns their number.
   int refresh_active() {
@@ -294,8 +332,8 @@ struct PbfdTeamBatchCuda<S>::Impl {
     cudaGraph_t g = nullptr;
     BIGSTEP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < iterations; ++i)
-      lm_iteration_kernel<S><<<K, lanes, shmem, stream>>>(mv, cfg, p[0], p[3], p[4], p[5], 1, nullptr, data, ints, iters,
-                                                          status);
+      lm_iteration_kernel<S><<<K, lanes, shmem_fused, stream>>>(mv, cfg, p[0], p[3], p[4], p[5], 1, nullptr, sp, data,
+                                                                ints, iters, status);
     cudaMemsetAsync(d_count, 0, sizeof(int), stream);
     count_running_kernel<<<(K + 255) / 256, 256, 0, stream>>>(ints, K, d_count);
     BIGSTEP_CUDA_CHECK(cudaStreamEndCapture(stream, &g));
@@ -310,6 +348,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     if (stream) cudaStreamDestroy(stream);
     cudaFree(active);
     cudaFree(d_count);
+    cudaFree(sp.global);
     if (blas) cublasDestroy(blas);
     if (solver) cusolverDnDestroy(solver);
     for (void* q : {(void*)B_new, (void*)g_new, (void*)Lc_ptr, (void*)r_ptr, (void*)info, (void*)again, (void*)solve_info})
@@ -345,7 +384,7 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
     b[I.o_params + 2] = mass_scale.empty() ? S(1) : S(mass_scale[k]);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
-  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_steps, I.data, I.ints, I.iters, I.status);
+  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_steps, I.sp, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   I.refresh_active();
 }
@@ -401,8 +440,9 @@ int PbfdTeamBatchCuda<S>::launch(int iterations) {
   }
   if (!I.active_valid) I.refresh_active();
   if (I.n_active > 0) {
-    lm_iteration_kernel<S><<<I.n_active, I.lanes, I.shmem>>>(I.mv, I.cfg, I.p[0], I.p[3], I.p[4], I.p[5], iterations,
-                                                             I.active, I.data, I.ints, I.iters, I.status);
+    lm_iteration_kernel<S><<<I.n_active, I.lanes, I.shmem_fused>>>(I.mv, I.cfg, I.p[0], I.p[3], I.p[4], I.p[5],
+                                                                   iterations, I.active, I.sp, I.data, I.ints, I.iters,
+                                                                   I.status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
   }
   return I.refresh_active();  // the new RUNNING set is also the count
