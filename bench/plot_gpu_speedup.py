@@ -43,6 +43,33 @@ def main(path):
     out = path.with_suffix(".png")
     fig.savefig(out, dpi=110)
     print(f"wrote {out}")
+    write_ratios(path, rows)
+
+
+def write_ratios(path, rows):
+    """Speedup of every CUDA row over the CPU batched backend (FP64) at the same sweep, D and K:
+    the issue's target is >= 100x at K >= 16384 on vs_K_floating, same device run."""
+    cpu = {(r["sweep"], r["D"], r["K"]): float(r["time_per_timestep_ms"]) for r in rows if r["backend"] == "cpu_batched"}
+    out = []
+    for r in rows:
+        key = (r["sweep"], r["D"], r["K"])
+        if not r["backend"].startswith("cuda") or key not in cpu:
+            continue
+        ratio = cpu[key] / float(r["time_per_timestep_ms"])
+        frac = r.get("dense_fraction_of_peak", "")
+        out.append([*key, r["backend"], r["precision"], r.get("iters_per_launch", "1"), f"{ratio:.4g}", frac])
+    if not out:
+        print("no CUDA rows next to CPU rows: no speedup to report")
+        return
+    dest = path.with_name(path.stem + "_ratios.csv")
+    with open(dest, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["sweep", "D", "K", "backend", "precision", "iters_per_launch", "speedup_vs_cpu_batched_fp64",
+                    "dense_fraction_of_peak"])
+        w.writerows(out)
+    for row in out:
+        print(" ".join(str(x) for x in row))
+    print(f"wrote {dest}")
 
 
 if __name__ == "__main__":

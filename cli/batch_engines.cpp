@@ -82,13 +82,12 @@ class TeamEngine final : public BatchEngine {
   TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParams& p, std::string name, int threads)
       : sc_(sc), team_(sc, b, p), name_(std::move(name)), threads_(threads) {}
   void step(StateBatch& b, const RolloutParams&) override {
-    VecX theta_bar, theta_dot_bar;
     if (sc_.pd.active()) {
-      theta_bar.resize(b.n_q);
-      theta_dot_bar.resize(b.n_q);
-      sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar, theta_dot_bar);  // as u.t + dt
+      theta_bar_.resize(b.n_q);
+      theta_dot_bar_.resize(b.n_q);
+      sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar_, theta_dot_bar_);  // as u.t + dt
     }
-    team_.controls(sc_.tau, theta_bar, theta_dot_bar);
+    team_.controls(sc_.tau, theta_bar_, theta_dot_bar_);
     if (done_ > 0) team_.b.release_waiting();
     while (team_.b.launch() > 0) {
     }
@@ -119,6 +118,7 @@ class TeamEngine final : public BatchEngine {
   std::string name_;
   int threads_;
   int done_ = 0;
+  VecX theta_bar_, theta_dot_bar_;  // the servo's targets of the current step (empty: no servo)
 };
 
 void check_team_supported(const Scene& sc, const std::string& who) {

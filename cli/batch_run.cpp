@@ -64,6 +64,10 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   rows << "\n" << std::setprecision(12);
   int failed = 0;
   double conv_sum = 0, it_all = 0;
+  // per-rollout statistics, also in summary.json (arrays indexed by rollout)
+  nlohmann::ordered_json per;
+  for (const char* key : {"steps", "iterations_mean", "iterations_max", "converged_fraction", "status", "residual"})
+    per[key] = nlohmann::json::array();
   int it_all_max = 0;
   for (int k = 0; k < K; ++k) {
     const double ns = std::max(1, steps_done[k]);
@@ -72,6 +76,12 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
     it_all += it_sum[k];
     it_all_max = std::max(it_all_max, it_max[k]);
     failed += n_bad[k] > 0 || steps_done[k] < steps;
+    per["steps"].push_back(steps_done[k]);
+    per["iterations_mean"].push_back(it_sum[k] / ns);
+    per["iterations_max"].push_back(it_max[k]);
+    per["converged_fraction"].push_back(conv);
+    per["status"].push_back(b.status[k]);
+    per["residual"].push_back(b.residual[k]);
     const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
     rows << k << "," << steps_done[k] << "," << it_sum[k] / ns << "," << it_max[k] << "," << conv << ","
          << b.status[k] << "," << cp.c_par << "," << cp.mu << "," << cp.c_perp << ","
@@ -99,7 +109,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   j["iterations_max"] = it_all_max;
   j["converged_fraction"] = conv_sum / K;
   j["rollouts_failed"] = failed;
-  j["per_rollout"] = "rollouts.csv";
+  j["per_rollout_csv"] = "rollouts.csv";  // with parameters and final states
+  j["per_rollout"] = per;
   std::ofstream(dir / "summary.json") << j.dump(2) << "\n";
   std::printf("%s: %d rollouts x %d steps (%s, dt=%g) in %.3f s wall on %d threads (%.0f env-steps/s); "
               "%d rollouts with failures; wrote %s\n",

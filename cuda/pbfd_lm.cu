@@ -8,6 +8,8 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/transform_reduce.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 
 #include "core/model_view.h"
@@ -16,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include "cuda/dense_batched.cuh"
+#include "cuda/device_buffers.cuh"
 #include "cuda/pbfd_lm.h"
 #include "cuda/team_cuda.cuh"
 #include "solvers/pbfd_lm_team.h"
@@ -23,20 +26,6 @@
 namespace bigstep {
 
 namespace {
-
-template <class T>
-T* dalloc(size_t n) {
-  T* p = nullptr;
-  BIGSTEP_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(T)));
-  return p;
-}
-template <class T>
-const T* dup(const std::vector<T>& v, std::vector<void*>& owned) {
-  T* p = dalloc<T>(v.size());
-  if (!v.empty()) BIGSTEP_CUDA_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  owned.push_back(p);
-  return p;
-}
 
 // Where a block's team scratch lives (chosen on the host from the device's shared-memory limit):
 // in dynamic shared memory (global == nullptr) or, when pbfd_scratch_size does not fit (long
@@ -154,9 +143,9 @@ struct ReleaseWaiting {
 
 template <class S>
 struct PbfdTeamBatchCuda<S>::Impl {
+  DevicePool pool;  // every device buffer below (first member: freed last)
   ModelArrays<S> arrays;
   ModelView<S> mv;  // device pointers
-  std::vector<void*> owned;
   LmTeamSettings<S> cfg;
   S p[6];
   int K, D, lanes;
@@ -190,24 +179,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
 
   Impl(const Model& m, const PbdSettings& s, int K_, int n_steps, bool lockstep, DenseAlgebra algebra_)
       : arrays(m), K(K_), D(m.n_q), algebra(algebra_) {
-    mv = arrays.view();
-    mv.link_parent = dup(arrays.link_parent, owned);
-    mv.link_Ro = dup(arrays.link_Ro, owned);
-    mv.link_to = dup(arrays.link_to, owned);
-    mv.link_mass = dup(arrays.link_mass, owned);
-    mv.link_com = dup(arrays.link_com, owned);
-    mv.link_S = dup(arrays.link_S, owned);
-    mv.link_dof_adr = dup(arrays.link_dof_adr, owned);
-    mv.link_dof_num = dup(arrays.link_dof_num, owned);
-    mv.dof_link = dup(arrays.dof_link, owned);
-    mv.dof_revolute = dup(arrays.dof_revolute, owned);
-    mv.dof_axis = dup(arrays.dof_axis, owned);
-    mv.dof_anc = dup(arrays.dof_anc, owned);
-    mv.sphere_link = dup(arrays.sphere_link, owned);
-    mv.sphere_pos = dup(arrays.sphere_pos, owned);
-    mv.sphere_radius = dup(arrays.sphere_radius, owned);
-    mv.plane_normal = dup(arrays.plane_normal, owned);
-    mv.plane_offset = dup(arrays.plane_offset, owned);
+    mv = upload_model(arrays, pool);
     cfg.eps_r = S(s.eps_r);
     cfg.eps_x = S(s.eps_x);
     cfg.it_max = s.it_max;
@@ -232,31 +204,31 @@ struct PbfdTeamBatchCuda<S>::Impl {
       o_scal = off(t0.scal);
       o_params = off(t0.params);
     }
-    active = dalloc<int>(K);
-    d_count = dalloc<int>(1);
+    active = pool.alloc<int>(K);
+    d_count = pool.alloc<int>(1);
     BIGSTEP_CUDA_CHECK(cudaStreamCreate(&stream));
-    data = dalloc<S>(per * K);
-    ints = dalloc<int>(size_t(kLmInts) * K);
-    iters = dalloc<int>(size_t(n_steps) * K);
-    status = dalloc<unsigned>(size_t(n_steps) * K);
+    data = pool.alloc<S>(per * K);
+    ints = pool.alloc<int>(size_t(kLmInts) * K);
+    iters = pool.alloc<int>(size_t(n_steps) * K);
+    status = pool.alloc<unsigned>(size_t(n_steps) * K);
     lanes = ((D + 31) / 32) * 32;
     plan_scratch();
     if (algebra == DenseAlgebra::Library) {
       BIGSTEP_CUBLAS_CHECK(cublasCreate(&blas));
       BIGSTEP_CUSOLVER_CHECK(cusolverDnCreate(&solver));
-      B_new = dalloc<S>(size_t(K) * D * D);
-      g_new = dalloc<S>(size_t(K) * D);
-      info = dalloc<int>(K);
-      again = dalloc<int>(K);
-      solve_info = dalloc<int>(1);
+      B_new = pool.alloc<S>(size_t(K) * D * D);
+      g_new = pool.alloc<S>(size_t(K) * D);
+      info = pool.alloc<int>(K);
+      again = pool.alloc<int>(K);
+      solve_info = pool.alloc<int>(1);
       std::vector<S*> lc(K), r(K);
       for (int k = 0; k < K; ++k) {  // host-side pointer arithmetic on the device buffer
         const LmTraj<S> t = lm_traj_at(arrays.view(), n_steps, k, data, ints, iters, status);
         lc[k] = t.Lc;
         r[k] = t.r;
       }
-      Lc_ptr = dalloc<S*>(K);
-      r_ptr = dalloc<S*>(K);
+      Lc_ptr = pool.alloc<S*>(K);
+      r_ptr = pool.alloc<S*>(K);
       BIGSTEP_CUDA_CHECK(cudaMemcpy(Lc_ptr, lc.data(), K * sizeof(S*), cudaMemcpyHostToDevice));
       BIGSTEP_CUDA_CHECK(cudaMemcpy(r_ptr, r.data(), K * sizeof(S*), cudaMemcpyHostToDevice));
     }
@@ -299,7 +271,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
       sp.jl_shared = scr + jl <= size_t(optin);
       shmem_fused = sp.jl_shared ? scr + jl : scr;
     } else {  // long chains: 12 L D scratch entries exceed shared memory
-      sp.global = dalloc<S>(size_t(sp.n) * K);
+      sp.global = pool.alloc<S>(size_t(sp.n) * K);
       shmem = shmem_fused = 0;
     }
     auto allow = [](const void* f, size_t bytes) {
@@ -346,18 +318,8 @@ struct PbfdTeamBatchCuda<S>::Impl {
   ~Impl() {
     drop_graphs();
     if (stream) cudaStreamDestroy(stream);
-    cudaFree(active);
-    cudaFree(d_count);
-    cudaFree(sp.global);
     if (blas) cublasDestroy(blas);
     if (solver) cusolverDnDestroy(solver);
-    for (void* q : {(void*)B_new, (void*)g_new, (void*)Lc_ptr, (void*)r_ptr, (void*)info, (void*)again, (void*)solve_info})
-      if (q) cudaFree(q);
-    for (void* q : owned) cudaFree(q);
-    cudaFree(data);
-    cudaFree(ints);
-    cudaFree(iters);
-    cudaFree(status);
   }
 };
 
@@ -372,9 +334,12 @@ template <class S>
 void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
                                 const std::vector<ContactParams>& contact, const std::vector<double>& mass_scale) {
   Impl& I = *impl_;
-  std::vector<S> h(I.per * I.K, S(0));  // controls and gains start at zero
+  // poisoned as the CPU emulation (read-before-write shows up as NaN); inputs, controls and
+  // gains (tau, theta_bar, theta_dot_bar, kp, kd: 5 n_q from o_tau) are set
+  std::vector<S> h(I.per * I.K, std::numeric_limits<S>::quiet_NaN());
   for (int k = 0; k < I.K; ++k) {
     S* b = h.data() + I.per * k;
+    std::fill(b + I.o_tau, b + I.o_tau + 5 * I.D, S(0));
     for (int i = 0; i < I.D; ++i) {
       b[I.o_th_n + i] = S(theta0[k][i]);
       b[I.o_th_nm1 + i] = S(theta_m1[k][i]);

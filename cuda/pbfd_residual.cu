@@ -2,6 +2,7 @@
 // One block per rollout; scratch (poses, axes, link derivatives) in dynamic shared memory.
 #include "core/model_view.h"
 #include "cuda/check.h"
+#include "cuda/device_buffers.cuh"
 #include "cuda/pbfd_residual.h"
 #include "cuda/team_cuda.cuh"
 #include "solvers/pbfd_residual_team.h"
@@ -9,44 +10,6 @@
 namespace bigstep {
 
 namespace {
-
-// Device copy of a ModelArrays: one allocation per field, freed by the destructor.
-template <class S>
-struct DeviceModel {
-  std::vector<void*> allocs;
-  ModelView<S> view;
-  template <class T>
-  const T* up(const std::vector<T>& v) {
-    void* p = nullptr;
-    BIGSTEP_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(1, v.size() * sizeof(T))));
-    if (!v.empty()) BIGSTEP_CUDA_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-    allocs.push_back(p);
-    return static_cast<const T*>(p);
-  }
-  explicit DeviceModel(const ModelArrays<S>& a) {
-    view = a.view();
-    view.link_parent = up(a.link_parent);
-    view.link_Ro = up(a.link_Ro);
-    view.link_to = up(a.link_to);
-    view.link_mass = up(a.link_mass);
-    view.link_com = up(a.link_com);
-    view.link_S = up(a.link_S);
-    view.link_dof_adr = up(a.link_dof_adr);
-    view.link_dof_num = up(a.link_dof_num);
-    view.dof_link = up(a.dof_link);
-    view.dof_revolute = up(a.dof_revolute);
-    view.dof_axis = up(a.dof_axis);
-    view.dof_anc = up(a.dof_anc);
-    view.sphere_link = up(a.sphere_link);
-    view.sphere_pos = up(a.sphere_pos);
-    view.sphere_radius = up(a.sphere_radius);
-    view.plane_normal = up(a.plane_normal);
-    view.plane_offset = up(a.plane_offset);
-  }
-  ~DeviceModel() {
-    for (void* p : allocs) cudaFree(p);
-  }
-};
 
 template <class S>
 __global__ void pbfd_residual_kernel(
@@ -67,31 +30,22 @@ __global__ void pbfd_residual_kernel(
   pbfd_residual_team(team, m, in, theta + size_t(k) * D, scratch, r_out + size_t(k) * D, Jr_out + size_t(k) * D * D);
 }
 
-template <class T>
-T* device_copy(const std::vector<T>& v) {
-  T* p = nullptr;
-  BIGSTEP_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(1, v.size()) * sizeof(T)));
-  if (!v.empty()) BIGSTEP_CUDA_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
 }  // namespace
 
 template <class S>
 void pbfd_residual_cuda(const Model& m, const PbfdBatchInput<S>& in, std::vector<S>& r, std::vector<S>& Jr) {
   const ModelArrays<S> arrays(m);
-  DeviceModel<S> dm(arrays);
+  DevicePool pool;  // frees everything on return or throw
+  const ModelView<S> view = upload_model(arrays, pool);
   const int K = in.K, D = m.n_q;
-  S *aR = device_copy(in.anchor_R), *at = device_copy(in.anchor_t), *cn = device_copy(in.centre_n),
-    *tau = device_copy(in.tau), *th = device_copy(in.theta);
-  S *dr = nullptr, *dJ = nullptr;
-  BIGSTEP_CUDA_CHECK(cudaMalloc(&dr, size_t(K) * D * sizeof(S)));
-  BIGSTEP_CUDA_CHECK(cudaMalloc(&dJ, size_t(K) * D * D * sizeof(S)));
+  S *aR = pool.copy(in.anchor_R), *at = pool.copy(in.anchor_t), *cn = pool.copy(in.centre_n), *tau = pool.copy(in.tau),
+    *th = pool.copy(in.theta);
+  S *dr = pool.alloc<S>(size_t(K) * D), *dJ = pool.alloc<S>(size_t(K) * D * D);
   const int lanes = ((D + 31) / 32) * 32;
   const size_t shmem = size_t(pbfd_scratch_size(arrays.view())) * sizeof(S);
   if (shmem > 48 * 1024)
     BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(pbfd_residual_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-  pbfd_residual_kernel<S><<<K, lanes, shmem>>>(dm.view, aR, at, cn, tau, th, in.dt, in.c_perp, in.c_par, in.alpha,
+  pbfd_residual_kernel<S><<<K, lanes, shmem>>>(view, aR, at, cn, tau, th, in.dt, in.c_perp, in.c_par, in.alpha,
                                                in.beta, in.gamma, dr, dJ);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   BIGSTEP_CUDA_CHECK(cudaDeviceSynchronize());
@@ -99,7 +53,6 @@ void pbfd_residual_cuda(const Model& m, const PbfdBatchInput<S>& in, std::vector
   Jr.resize(size_t(K) * D * D);
   BIGSTEP_CUDA_CHECK(cudaMemcpy(r.data(), dr, r.size() * sizeof(S), cudaMemcpyDeviceToHost));
   BIGSTEP_CUDA_CHECK(cudaMemcpy(Jr.data(), dJ, Jr.size() * sizeof(S), cudaMemcpyDeviceToHost));
-  for (S* p : {aR, at, cn, tau, th, dr, dJ}) cudaFree(p);
 }
 
 template void pbfd_residual_cuda<double>(const Model&, const PbfdBatchInput<double>&, std::vector<double>&, std::vector<double>&);

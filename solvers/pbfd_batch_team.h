@@ -10,6 +10,7 @@
 #include <Eigen/Cholesky>
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/model_view.h"
@@ -36,10 +37,12 @@ class PbfdTeamBatch {
     const S params[6] = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
     for (int i = 0; i < 6; ++i) p_[i] = params[i];
     per_ = size_t(lm_traj_size(mv_, n_steps));
-    data_.assign(per_ * K, S(0));
+    // poisoned: every entry the iteration reads must have been written first (init() sets the
+    // inputs), so a read-before-write shows up as NaN in the equivalence tests
+    data_.assign(per_ * K, std::numeric_limits<S>::quiet_NaN());
     ints_.assign(size_t(kLmInts) * K, 0);
-    iters_.assign(size_t(n_steps) * K, 0);
-    status_.assign(size_t(n_steps) * K, 0);
+    iters_.assign(size_t(n_steps) * K, -1);
+    status_.assign(size_t(n_steps) * K, ~0u);
     scratch_.assign(size_t(pbfd_scratch_size(mv_)) * threads_, S(0));
   }
 

@@ -78,8 +78,12 @@ def test_batched_rollouts_are_seeded_and_thread_independent(bigstep, tmp_path):
     assert a == (tmp_path / "b" / "rollouts.csv").read_text()
     s = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert s["rollouts"] == 4 and s["backend"] == "cpu_batched" and s["env_steps_per_s"] > 0
+    per = s["per_rollout"]  # per-rollout statistics in summary.json, same values as rollouts.csv
+    assert all(len(per[key]) == 4 for key in ("steps", "iterations_mean", "iterations_max", "converged_fraction",
+                                              "status", "residual"))
     rows = list(csv.DictReader(open(tmp_path / "a" / "rollouts.csv")))
     assert len(rows) == 4 and len({r["l0.x"] for r in rows}) == 4  # perturbed: all different
+    assert [float(r["iterations_mean"]) for r in rows] == pytest.approx(per["iterations_mean"], rel=1e-11)
 
 
 def _rollout_rows(path):
