@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -33,6 +34,7 @@ def main(path):
             pts.sort()
             ax[panel].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name)
         ax[panel].set_xscale("log")
+        ax[panel].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax[panel].set_yscale("log")
         ax[panel].set_xlabel(xlabel)
         ax[panel].set_ylabel("time per timestep, all K [ms]")

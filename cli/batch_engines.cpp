@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <cmath>
+
 #include "core/error.h"
 #include "solvers/pbfd_batch_team.h"
 #ifdef BIGSTEP_WITH_CUDA
@@ -23,13 +25,25 @@ class ReferenceEngine final : public BatchEngine {
   CpuBatchStepper st_;
 };
 
+// The team engines' solver settings: FP32 uses batch.fp32_eps_r / fp32_eps_x (pbfd.md §6).
+template <class S>
+PbdSettings team_settings(const Scene& sc) {
+  PbdSettings s = sc.settings;
+  if (sizeof(S) == 4) {
+    s.eps_r = sc.fp32_eps_r;
+    s.eps_x = sc.fp32_eps_x;
+  }
+  return s;
+}
+
 // Uniform access to the CPU emulation and the CUDA mirror of the team batch: per-rollout C_perp,
 // C_par and mass scale at construction, the servo's gains, and each step's controls.
-struct CpuTeam64 {
-  PbfdTeamBatch<double> b;
+template <class S>
+struct CpuTeamBatch {
+  PbfdTeamBatch<S> b;
   int K;
-  CpuTeam64(const Scene& sc, const StateBatch& s, const RolloutParams& p)
-      : b(sc.model, sc.settings, s.K, sc.steps(), true, sc.threads), K(s.K) {
+  CpuTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParams& p, bool lockstep)
+      : b(sc.model, team_settings<S>(sc), s.K, sc.steps(), lockstep, sc.threads), K(s.K) {
     for (int k = 0; k < s.K; ++k) {
       b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
       const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
@@ -43,12 +57,13 @@ struct CpuTeam64 {
   void sync() {}
 };
 #ifdef BIGSTEP_WITH_CUDA
-struct CudaTeam64 {
-  PbfdTeamBatchCuda<double> b;
+template <class S>
+struct CudaTeamBatch {
+  PbfdTeamBatchCuda<S> b;
   int K, D;
   std::vector<double> u;  // (K x 3 n_q) controls
-  CudaTeam64(const Scene& sc, const StateBatch& s, const RolloutParams& p)
-      : b(sc.model, sc.settings, s.K, sc.steps(), true), K(s.K), D(s.n_q) {
+  CudaTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParams& p, bool lockstep)
+      : b(sc.model, team_settings<S>(sc), s.K, sc.steps(), lockstep), K(s.K), D(s.n_q) {
     std::vector<VecX> th0(s.K), thm1(s.K);
     for (int k = 0; k < s.K; ++k) {
       th0[k] = s.row(s.theta, k);
@@ -73,28 +88,34 @@ struct CudaTeam64 {
 };
 #endif
 
-// Lockstep: every step() sets the step's controls (control.tau; the servo's targets at the step's
-// end time, as the single-rollout run) while all rollouts wait, releases them, and launches until
-// every live rollout committed its next timestep.
+// Lockstep (batch.schedule=lockstep): every step() sets the step's controls (control.tau; the
+// servo's targets at the step's end time, as the single-rollout run) while all rollouts wait,
+// releases them, and launches until every live rollout committed its next timestep.
+// Rollout (free-running, the paper's scheme): the first step() launches until every rollout has
+// committed all its steps (constant controls), later calls read the stored steps back.
 template <class Team>
 class TeamEngine final : public BatchEngine {
  public:
   TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParams& p, std::string name, int threads)
-      : sc_(sc), team_(sc, b, p), name_(std::move(name)), threads_(threads) {}
+      : sc_(sc), lockstep_(sc.schedule == "lockstep"), team_(sc, b, p, lockstep_), name_(std::move(name)),
+        threads_(threads) {}
   void step(StateBatch& b, const RolloutParams&) override {
-    if (sc_.pd.active()) {
-      theta_bar_.resize(b.n_q);
-      theta_dot_bar_.resize(b.n_q);
-      sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar_, theta_dot_bar_);  // as u.t + dt
+    if (lockstep_ || done_ == 0) {
+      if (sc_.pd.active()) {
+        theta_bar_.resize(b.n_q);
+        theta_dot_bar_.resize(b.n_q);
+        sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar_, theta_dot_bar_);  // as u.t + dt
+      }
+      team_.controls(sc_.tau, theta_bar_, theta_dot_bar_);
+      if (done_ > 0) team_.b.release_waiting();
+      while (team_.b.launch() > 0) {
+      }
+      team_.sync();
     }
-    team_.controls(sc_.tau, theta_bar_, theta_dot_bar_);
-    if (done_ > 0) team_.b.release_waiting();
-    while (team_.b.launch() > 0) {
-    }
-    team_.sync();
     for (int k = 0; k < b.K; ++k) {
       if (b.status[k] & kHeld) continue;
-      if (team_.b.status(k) == TRAJ_FAILED) {  // no commit: hold theta, flag it
+      // a failed rollout has no commit from its failing step on: hold theta, flag it
+      if (team_.b.status(k) == TRAJ_FAILED && done_ >= team_.b.steps_done(k)) {
         b.status[k] |= STATUS_NONFINITE;
         continue;
       }
@@ -103,7 +124,7 @@ class TeamEngine final : public BatchEngine {
       const unsigned st = team_.b.step_status(k, done_);
       b.status[k] = st | (b.status[k] & STATUS_NOT_CONVERGED);
       b.iterations[k] = team_.b.iterations(k, done_);
-      b.residual[k] = team_.b.residual(k);
+      b.residual[k] = lockstep_ ? team_.b.residual(k) : std::nan("");  // free-running: only the last step's is kept
     }
     ++done_;
     ++b.steps;
@@ -114,6 +135,7 @@ class TeamEngine final : public BatchEngine {
  private:
   static constexpr uint32_t kHeld = STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED;
   const Scene& sc_;
+  bool lockstep_;
   Team team_;
   std::string name_;
   int threads_;
@@ -128,23 +150,32 @@ void check_team_supported(const Scene& sc, const std::string& who) {
   BIGSTEP_CHECK_ARG(sc.tau.size() == 0 || sc.tau.size() == sc.model.n_q, "control.tau", sc.tau.size(),
                     detail::concat("expected n_q = ", sc.model.n_q, " entries"));
   validate_pd_servo(sc.pd, sc.model.n_q, "control.pd");
+  BIGSTEP_CHECK_ARG(!(sc.pd.active() && sc.schedule == "rollout"), "batch.schedule", sc.schedule,
+                    "the PD servo's targets are set between steps: use batch.schedule=lockstep");
 }
 
 }  // namespace
 
 std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
                                                const RolloutParams& p) {
+  const bool fp32 = sc.precision == "fp32";
   if (bk.backend == Backend::Cuda) {
     check_team_supported(sc, "--backend cuda");
 #ifdef BIGSTEP_WITH_CUDA
-    return std::make_unique<TeamEngine<CudaTeam64>>(sc, b, p, "cuda_team_fp64", 0);
+    if (fp32) return std::make_unique<TeamEngine<CudaTeamBatch<float>>>(sc, b, p, "cuda_team_fp32", 0);
+    return std::make_unique<TeamEngine<CudaTeamBatch<double>>>(sc, b, p, "cuda_team_fp64", 0);
 #endif
   }
   if (sc.engine == "team") {
     check_team_supported(sc, "batch.engine=team");
-    return std::make_unique<TeamEngine<CpuTeam64>>(sc, b, p, "cpu_team_emulation",
-                                                   sc.threads > 0 ? sc.threads : omp_get_num_procs());
+    const int threads = sc.threads > 0 ? sc.threads : omp_get_num_procs();
+    if (fp32) return std::make_unique<TeamEngine<CpuTeamBatch<float>>>(sc, b, p, "cpu_team_emulation_fp32", threads);
+    return std::make_unique<TeamEngine<CpuTeamBatch<double>>>(sc, b, p, "cpu_team_emulation", threads);
   }
+  BIGSTEP_CHECK_ARG(!fp32, "batch.precision", sc.precision,
+                    "the reference engine is FP64: use batch.engine=team or --backend cuda for fp32");
+  BIGSTEP_CHECK_ARG(sc.schedule == "lockstep", "batch.schedule", sc.schedule,
+                    "the reference engine steps in lockstep: use batch.engine=team or --backend cuda");
   return std::make_unique<ReferenceEngine>(sc);
 }
 

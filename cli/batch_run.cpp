@@ -96,6 +96,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   j["optimizer"] = optimizer_name(sc.settings.optimizer);
   j["backend"] = stepper->name();
   j["backend_reason"] = bk.reason;
+  j["precision"] = sc.precision;
+  j["schedule"] = sc.schedule;
   j["threads"] = stepper->threads();
   j["rollouts"] = K;
   j["seed"] = sc.seed;

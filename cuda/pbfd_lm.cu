@@ -456,6 +456,8 @@ void PbfdTeamBatchCuda<S>::download() {
 
 template <class S>
 int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[kLmInts * k]; }
+template <class S>
+int PbfdTeamBatchCuda<S>::steps_done(int k) const { return impl_->h_ints[kLmInts * k + team_detail::STEP]; }
 
 template <class S>
 VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {

@@ -47,6 +47,8 @@ class PbfdTeamBatchCuda {
   void download();
   /// Status of trajectory k as of the last download().
   int status(int k) const;
+  /// Timesteps trajectory k has committed, as of the last download().
+  int steps_done(int k) const;
   VecX theta(int k, int n) const;
   int iterations(int k, int n) const;
   unsigned step_status(int k, int n) const;

@@ -48,6 +48,10 @@ struct Scene {
   double randomize_mass = 0;        ///< batch.randomize_mass: link masses/inertias scaled by exp(U(-r, r))
   std::string backend = "cpu";      ///< batch.backend: cpu | cuda | auto (--backend overrides)
   std::string engine = "reference"; ///< batch.engine: reference | team (CPU emulation of the CUDA kernel)
+  std::string precision = "fp64";   ///< batch.precision: fp64 | fp32 (team engines only)
+  std::string schedule = "lockstep";///< batch.schedule: lockstep | rollout (team engines only)
+  double fp32_eps_r = 1e-4;         ///< batch.fp32_eps_r: eps_r of FP32 engines
+  double fp32_eps_x = 1e-6;         ///< batch.fp32_eps_x: eps_x of FP32 engines
 
   int steps() const;          ///< round(duration / dt)
 };

@@ -546,6 +546,12 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
     if (batch.num(k, 0) < 0) batch.fail(batch.key(k), batch.num(k, 0), "must be >= 0");
   sc.backend = batch.choice("backend", "cpu", {"cpu", "cuda", "auto"});
   sc.engine = batch.choice("engine", "reference", {"reference", "team"});
+  sc.precision = batch.choice("precision", "fp64", {"fp64", "fp32"});
+  sc.schedule = batch.choice("schedule", "lockstep", {"lockstep", "rollout"});
+  sc.fp32_eps_r = batch.num("fp32_eps_r", sc.fp32_eps_r);
+  sc.fp32_eps_x = batch.num("fp32_eps_x", sc.fp32_eps_x);
+  if (!(sc.fp32_eps_r > 0)) batch.fail(batch.key("fp32_eps_r"), sc.fp32_eps_r, "must be > 0");
+  if (!(sc.fp32_eps_x > 0)) batch.fail(batch.key("fp32_eps_x"), sc.fp32_eps_x, "must be > 0");
   batch.finish();
   top.finish();
   return sc;
@@ -634,7 +640,14 @@ std::string scene_keys_help() {
   batch.randomize_mass      per-rollout link masses and inertias scaled by exp(U(-r, r)) (0 = off)
   batch.backend             cpu | cuda | auto (cpu; --backend overrides): cuda runs the team engine on the GPU
   batch.engine              reference | team (reference): team = the CUDA kernel's cooperative PBFD JTJ-LM
-                            iteration emulated on the CPU (pbfd + jtj_lm, zero torques, one contact set)
+                            iteration emulated on the CPU (pbfd + jtj_lm, control.tau and control.pd,
+                            per-rollout randomisation)
+  batch.precision           fp64 | fp32 (fp64): fp32 runs the team engine in single precision (CPU
+                            emulation or CUDA) with batch.fp32_eps_r / fp32_eps_x (1e-4 / 1e-6, spec
+                            pbfd.md §6: FP32 cannot reach the FP64 tolerances)
+  batch.schedule            lockstep | rollout (lockstep): team engine scheduling (pbfd.md §6); rollout =
+                            free-running, a converged rollout starts its next step while others iterate
+                            (all steps in one go; not with control.pd, whose targets are set per step)
 )";
 }
 
