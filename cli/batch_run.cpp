@@ -7,7 +7,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
-#include "cli/batch_engines.h"
+#include "envs/batch_engines.h"
 #include "core/error.h"
 
 namespace bigstep {

@@ -1,4 +1,4 @@
-#include "cli/batch_engines.h"
+#include "envs/batch_engines.h"
 
 #include <omp.h>
 
@@ -17,7 +17,7 @@ namespace {
 class ReferenceEngine final : public BatchEngine {
  public:
   ReferenceEngine(const Scene& sc) : st_(sc, sc.threads) {}
-  void step(StateBatch& b, const RolloutParams& p) override { st_.step(b, p); }
+  void step(StateBatch& b, const RolloutParams& p, const double* tau) override { st_.step(b, p, tau); }
   std::string name() const override { return "cpu_batched"; }
   int threads() const override { return st_.threads(); }
 
@@ -42,8 +42,9 @@ template <class S>
 struct CpuTeamBatch {
   PbfdTeamBatch<S> b;
   int K;
+  VecX row_;  // scratch: one rollout's torques
   CpuTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParams& p, bool lockstep)
-      : b(sc.model, team_settings<S>(sc), s.K, sc.steps(), lockstep, sc.threads), K(s.K) {
+      : b(sc.model, team_settings<S>(sc), s.K, sc.steps(), lockstep, sc.threads), K(s.K), row_(s.n_q) {
     for (int k = 0; k < s.K; ++k) {
       b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
       const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
@@ -51,8 +52,12 @@ struct CpuTeamBatch {
     }
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
-  void controls(const VecX& tau, const VecX& theta_bar, const VecX& theta_dot_bar) {
-    for (int k = 0; k < K; ++k) b.set_controls(k, tau, theta_bar, theta_dot_bar);
+  // tau_k: rollout k's torques (n_q) or nullptr = tau for every rollout
+  void controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar) {
+    for (int k = 0; k < K; ++k) {
+      if (tau_k) row_ = Eigen::Map<const VecX>(tau_k + size_t(k) * row_.size(), row_.size());
+      b.set_controls(k, tau_k ? row_ : tau, theta_bar, theta_dot_bar);
+    }
   }
   void sync() {}
 };
@@ -72,12 +77,13 @@ struct CudaTeamBatch {
     b.init(th0, thm1, p.contact, p.mass_scale);
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
-  void controls(const VecX& tau, const VecX& theta_bar, const VecX& theta_dot_bar) {
+  void controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar) {
     u.assign(size_t(K) * 3 * D, 0.0);
     for (int k = 0; k < K; ++k) {
       double* row = u.data() + size_t(k) * 3 * D;
       for (int i = 0; i < D; ++i) {
-        if (tau.size()) row[i] = tau[i];
+        if (tau_k) row[i] = tau_k[size_t(k) * D + i];
+        else if (tau.size()) row[i] = tau[i];
         if (theta_bar.size()) row[D + i] = theta_bar[i];
         if (theta_dot_bar.size()) row[2 * D + i] = theta_dot_bar[i];
       }
@@ -99,14 +105,16 @@ class TeamEngine final : public BatchEngine {
   TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParams& p, std::string name, int threads)
       : sc_(sc), lockstep_(sc.schedule == "lockstep"), team_(sc, b, p, lockstep_), name_(std::move(name)),
         threads_(threads) {}
-  void step(StateBatch& b, const RolloutParams&) override {
+  void step(StateBatch& b, const RolloutParams&, const double* tau) override {
+    BIGSTEP_CHECK_ARG(lockstep_ || tau == nullptr, "batch.schedule", sc_.schedule,
+                      "per-step torques need batch.schedule=lockstep (free-running rollouts run all steps at once)");
     if (lockstep_ || done_ == 0) {
       if (sc_.pd.active()) {
         theta_bar_.resize(b.n_q);
         theta_dot_bar_.resize(b.n_q);
         sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar_, theta_dot_bar_);  // as u.t + dt
       }
-      team_.controls(sc_.tau, theta_bar_, theta_dot_bar_);
+      team_.controls(sc_.tau, tau, theta_bar_, theta_dot_bar_);
       if (done_ > 0) team_.b.release_waiting();
       while (team_.b.launch() > 0) {
       }

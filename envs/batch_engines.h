@@ -1,4 +1,4 @@
-// The engines that step a batch for `bigstep run --rollouts K` (issue 5, design.md "Backends"):
+// The engines that step a batch (`bigstep run --rollouts K`; issue 5, design.md "Backends"):
 //   reference : CpuBatchStepper (envs/batch.h), every integrator type, threads over rollouts;
 //   team      : the cooperative PBFD JTJ-LM iteration of solvers/pbfd_lm_team.h, CPU emulation
 //               (PbfdTeamBatch, OpenMP) or the CUDA mirror (PbfdTeamBatchCuda), in lockstep:
@@ -17,9 +17,12 @@ namespace bigstep {
 class BatchEngine {
  public:
   virtual ~BatchEngine() = default;
-  /// One timestep of every live rollout; updates theta, theta_prev, status, iterations of b.
-  /// A rollout whose status carries a hard failure is held (it never disturbs the others).
-  virtual void step(StateBatch& b, const RolloutParams& p) = 0;
+  /// One timestep of every live rollout; updates theta, theta_prev, status, iterations, residual
+  /// and steps of b. tau: this step's joint torques (K x n_q, row k = rollout k; an RL policy's
+  /// actions), or nullptr = the scene's control.tau; the control.pd servo acts on top. A rollout
+  /// whose status carries a hard failure (non-finite torques or state, ...) is held; it never
+  /// disturbs the others.
+  virtual void step(StateBatch& b, const RolloutParams& p, const double* tau = nullptr) = 0;
   virtual std::string name() const = 0;  ///< cpu_batched | cpu_team_emulation | cuda_team_fp64
   virtual int threads() const = 0;       ///< CPU threads (0 for CUDA)
 };

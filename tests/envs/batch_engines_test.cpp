@@ -1,0 +1,101 @@
+// The batch engines behind one interface (envs/batch_engines.h) take an RL policy's per-rollout,
+// per-step torques: the team engine (CPU emulation of the CUDA kernel) matches the reference
+// engine step for step (same iterations, states within the team tolerance 1e-9), non-finite
+// actions flag their rollout only, and free-running scheduling refuses per-step actions.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "envs/batch_engines.h"
+
+using namespace bigstep;
+
+namespace {
+
+Scene chain(const std::string& engine, std::vector<std::string> extra = {}) {
+  std::vector<std::string> ov{"integrator.dt=0.01", "batch.engine=" + engine,
+                              "initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"};
+  ov.insert(ov.end(), extra.begin(), extra.end());
+  return load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml", ov);
+}
+
+// Policy stand-in: torques on the hinges that differ per rollout and change every step.
+std::vector<double> actions(int K, int n, int step) {
+  std::vector<double> tau(size_t(K) * n, 0.0);
+  for (int k = 0; k < K; ++k)
+    for (int i = 6; i < n; ++i) tau[size_t(k) * n + i] = 0.4 * std::sin(0.3 * step + 0.7 * k + i);
+  return tau;
+}
+
+struct Run {
+  StateBatch b;
+  std::vector<int> iterations;  // (steps x K)
+};
+
+Run run(const Scene& sc, int K, int steps, int nan_rollout = -1, int nan_step = -1) {
+  BatchOptions opt;
+  opt.rollouts = K;
+  opt.seed = 3;
+  opt.randomize_mass = 0.3;
+  Run r{StateBatch(K, sc.model.n_q), {}};
+  RolloutParams p;
+  init_batch(sc, opt, r.b, p);
+  const auto engine = make_batch_engine(sc, BackendChoice{}, r.b, p);
+  for (int s = 0; s < steps; ++s) {
+    std::vector<double> tau = actions(K, sc.model.n_q, s);
+    if (s == nan_step) tau[size_t(nan_rollout) * sc.model.n_q + 7] = std::nan("");
+    engine->step(r.b, p, tau.data());
+    r.iterations.insert(r.iterations.end(), r.b.iterations.begin(), r.b.iterations.end());
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("batch engines: team engine with per-step, per-rollout torques matches the reference", "[batch][team]") {
+  const int K = 3, steps = 25;
+  const Run ref = run(chain("reference"), K, steps), team = run(chain("team"), K, steps);
+  CHECK(team.iterations == ref.iterations);
+  for (size_t i = 0; i < ref.b.theta.size(); ++i) CHECK(std::abs(team.b.theta[i] - ref.b.theta[i]) <= 1e-9);
+  // the actions matter: without them rollout 0 ends elsewhere
+  const Scene sc = chain("team");
+  BatchOptions opt;
+  opt.rollouts = K;
+  opt.seed = 3;
+  opt.randomize_mass = 0.3;
+  StateBatch b(K, sc.model.n_q);
+  RolloutParams p;
+  init_batch(sc, opt, b, p);
+  const auto engine = make_batch_engine(sc, BackendChoice{}, b, p);
+  for (int s = 0; s < steps; ++s) engine->step(b, p);
+  double diff = 0;
+  for (size_t i = 0; i < b.theta.size(); ++i) diff = std::max(diff, std::abs(b.theta[i] - team.b.theta[i]));
+  CHECK(diff > 1e-3);
+}
+
+TEST_CASE("batch engines: a non-finite action flags its rollout only", "[batch][team]") {
+  const int K = 3, steps = 12, n = chain("team").model.n_q;
+  for (const char* engine : {"team", "reference"}) {
+    INFO(engine);
+    const Run clean = run(chain(engine), K, steps), bad = run(chain(engine), K, steps, 1, 4);
+    CHECK((bad.b.status[1] & STATUS_NONFINITE) != 0);
+    for (int k : {0, 2}) {
+      CHECK(bad.b.status[k] == clean.b.status[k]);
+      for (int i = 0; i < n; ++i) CHECK(bad.b.theta[size_t(k) * n + i] == clean.b.theta[size_t(k) * n + i]);
+    }
+    for (int i = 0; i < n; ++i) CHECK(std::isfinite(bad.b.theta[size_t(n) + i]));  // held, not poisoned
+  }
+}
+
+TEST_CASE("batch engines: free-running scheduling refuses per-step actions, naming the key", "[batch][team]") {
+  const Scene sc = chain("team", {"batch.schedule=rollout"});
+  StateBatch b(2, sc.model.n_q);
+  RolloutParams p;
+  BatchOptions opt;
+  opt.rollouts = 2;
+  init_batch(sc, opt, b, p);
+  const auto engine = make_batch_engine(sc, BackendChoice{}, b, p);
+  const std::vector<double> tau = actions(2, sc.model.n_q, 0);
+  CHECK_THROWS_WITH(engine->step(b, p, tau.data()), Catch::Contains("batch.schedule") && Catch::Contains("lockstep"));
+}
