@@ -45,10 +45,10 @@ __device__ S* block_scratch(const ScratchPlan<S>& sp) {
 }
 
 template <class S>
-__global__ void lm_init_kernel(const ModelView<S> m, int n_steps, const ScratchPlan<S> sp, S* data, int* ints,
+__global__ void lm_init_kernel(const ModelView<S> m, int n_out, const ScratchPlan<S> sp, S* data, int* ints,
                                int* iters, unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, n_steps, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, n_out, blockIdx.x, data, ints, iters, status);
   lm_team_init(team, m, t, block_scratch(sp));
 }
 
@@ -63,7 +63,7 @@ __global__ void lm_iteration_kernel(
   extern __shared__ unsigned char smem[];
   CudaTeam team;
   const int k = idx ? idx[blockIdx.x] : int(blockIdx.x);
-  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
   if (sp.jl_shared) {  // J_r and L live within one iteration: shared memory after the scratch
     t.J = reinterpret_cast<S*>(smem) + sp.n;
     t.Lc = t.J + m.n_q * m.n_q;
@@ -79,7 +79,7 @@ template <class S>
 __global__ void lm_evaluate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma,
                                    const ScratchPlan<S> sp, S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, blockIdx.x, data, ints, iters, status);
   lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, block_scratch(sp));
 }
 template <class S>
@@ -87,7 +87,7 @@ __global__ void lm_take_update_kernel(const ModelView<S> m, const LmTeamSettings
                                       const S* g_new, const ScratchPlan<S> sp, S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
   const int k = blockIdx.x, D = m.n_q;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
   lm_phase_normal_take(team, D, t, B_new + size_t(k) * D * D, g_new + size_t(k) * D);
   lm_phase_update(team, m, cfg, t, block_scratch(sp));
 }
@@ -95,7 +95,7 @@ template <class S>
 __global__ void lm_assemble_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S* data, int* ints, int* iters,
                                    unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, blockIdx.x, data, ints, iters, status);
   lm_phase_assemble(team, m.n_q, t);
 }
 template <class S>
@@ -103,7 +103,7 @@ __global__ void lm_factor_check_kernel(const ModelView<S> m, const LmTeamSetting
                                        S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
   const int k = blockIdx.x;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, k, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
   const bool a = lm_phase_factor_check(team, t, info[k]);
   if (threadIdx.x == 0) again[k] = a ? 1 : 0;
 }
@@ -111,7 +111,7 @@ template <class S>
 __global__ void lm_candidate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, const ScratchPlan<S> sp, S* data,
                                     int* ints, int* iters, unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_steps, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, blockIdx.x, data, ints, iters, status);
   lm_phase_candidate(team, m, cfg, t, block_scratch(sp));
 }
 
@@ -177,24 +177,26 @@ struct PbfdTeamBatchCuda<S>::Impl {
   S **Lc_ptr = nullptr, **r_ptr = nullptr;  // per-trajectory pointers for the *Batched calls
   int *info = nullptr, *again = nullptr, *solve_info = nullptr;
 
-  Impl(const Model& m, const PbdSettings& s, int K_, int n_steps, bool lockstep, DenseAlgebra algebra_)
+  Impl(const Model& m, const PbdSettings& s, int K_, int n_steps, bool lockstep, DenseAlgebra algebra_, int out_slots)
       : arrays(m), K(K_), D(m.n_q), algebra(algebra_) {
     mv = upload_model(arrays, pool);
     cfg.eps_r = S(s.eps_r);
     cfg.eps_x = S(s.eps_x);
     cfg.it_max = s.it_max;
     cfg.n_steps = n_steps;
+    cfg.n_out = out_slots > 0 ? out_slots : n_steps;
+    const int n_out = cfg.n_out;
     cfg.lockstep = lockstep;
     cfg.restart = s.restart;
     const S params[6] = {S(s.dt), S(s.contact.c_perp), S(s.contact.c_par), S(s.contact.alpha), S(s.contact.beta),
                          S(s.contact.gamma)};
     for (int i = 0; i < 6; ++i) p[i] = params[i];
-    per = size_t(lm_traj_size(arrays.view(), n_steps));
+    per = size_t(lm_traj_size(arrays.view(), n_out));
     {
       std::vector<S> probe(per);
-      std::vector<int> pi(kLmInts + 2 * n_steps);
-      const LmTraj<S> t0 = lm_traj_at(arrays.view(), n_steps, 0, probe.data(), pi.data(), pi.data() + kLmInts,
-                                      reinterpret_cast<unsigned*>(pi.data() + kLmInts + n_steps));
+      std::vector<int> pi(kLmInts + 2 * n_out);
+      const LmTraj<S> t0 = lm_traj_at(arrays.view(), n_out, 0, probe.data(), pi.data(), pi.data() + kLmInts,
+                                      reinterpret_cast<unsigned*>(pi.data() + kLmInts + n_out));
       auto off = [&](const S* q) { return size_t(q - probe.data()); };
       o_th_n = off(t0.th_n);
       o_th_nm1 = off(t0.th_nm1);
@@ -209,8 +211,8 @@ struct PbfdTeamBatchCuda<S>::Impl {
     BIGSTEP_CUDA_CHECK(cudaStreamCreate(&stream));
     data = pool.alloc<S>(per * K);
     ints = pool.alloc<int>(size_t(kLmInts) * K);
-    iters = pool.alloc<int>(size_t(n_steps) * K);
-    status = pool.alloc<unsigned>(size_t(n_steps) * K);
+    iters = pool.alloc<int>(size_t(n_out) * K);
+    status = pool.alloc<unsigned>(size_t(n_out) * K);
     lanes = ((D + 31) / 32) * 32;
     plan_scratch();
     if (algebra == DenseAlgebra::Library) {
@@ -223,7 +225,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
       solve_info = pool.alloc<int>(1);
       std::vector<S*> lc(K), r(K);
       for (int k = 0; k < K; ++k) {  // host-side pointer arithmetic on the device buffer
-        const LmTraj<S> t = lm_traj_at(arrays.view(), n_steps, k, data, ints, iters, status);
+        const LmTraj<S> t = lm_traj_at(arrays.view(), n_out, k, data, ints, iters, status);
         lc[k] = t.Lc;
         r[k] = t.r;
       }
@@ -240,7 +242,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p[0], p[3], p[4], p[5], sp, data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
     // J is row-major D x D per trajectory = J^T column-major (call it X): B = X X^T, g = X r
-    const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_steps, 0, data, ints, iters, status);
+    const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_out, 0, data, ints, iters, status);
     const long long sT = (long long)per;
     gemm_strided_batched(blas, CUBLAS_OP_N, CUBLAS_OP_T, D, D, D, t0.J, D, sT, t0.J, D, sT, B_new, D,
                          (long long)D * D, K);
@@ -325,8 +327,8 @@ struct PbfdTeamBatchCuda<S>::Impl {
 
 template <class S>
 PbfdTeamBatchCuda<S>::PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep,
-                                        DenseAlgebra algebra)
-    : impl_(std::make_unique<Impl>(m, s, K, n_steps, lockstep, algebra)) {}
+                                        DenseAlgebra algebra, int out_slots)
+    : impl_(std::make_unique<Impl>(m, s, K, n_steps, lockstep, algebra, out_slots)) {}
 template <class S>
 PbfdTeamBatchCuda<S>::~PbfdTeamBatchCuda() = default;
 
@@ -349,7 +351,7 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
     b[I.o_params + 2] = mass_scale.empty() ? S(1) : S(mass_scale[k]);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
-  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_steps, I.sp, I.data, I.ints, I.iters, I.status);
+  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.sp, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   I.refresh_active();
 }
@@ -445,8 +447,8 @@ template <class S>
 void PbfdTeamBatchCuda<S>::download() {
   Impl& I = *impl_;
   I.h_data.resize(I.per * I.K);
-  I.h_iters.resize(size_t(I.cfg.n_steps) * I.K);
-  I.h_status.resize(size_t(I.cfg.n_steps) * I.K);
+  I.h_iters.resize(size_t(I.cfg.n_out) * I.K);
+  I.h_status.resize(size_t(I.cfg.n_out) * I.K);
   I.h_ints.resize(size_t(kLmInts) * I.K);
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_data.data(), I.data, I.h_data.size() * sizeof(S), cudaMemcpyDeviceToHost));
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_iters.data(), I.iters, I.h_iters.size() * sizeof(int), cudaMemcpyDeviceToHost));
@@ -462,16 +464,18 @@ int PbfdTeamBatchCuda<S>::steps_done(int k) const { return impl_->h_ints[kLmInts
 template <class S>
 VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {
   const Impl& I = *impl_;
-  const size_t off = I.per * k + I.o_out + size_t(n) * I.D;
+  const size_t off = I.per * k + I.o_out + size_t(n % I.cfg.n_out) * I.D;
   VecX v(I.D);
   for (int i = 0; i < I.D; ++i) v[i] = double(I.h_data[off + i]);
   return v;
 }
 template <class S>
-int PbfdTeamBatchCuda<S>::iterations(int k, int n) const { return impl_->h_iters[size_t(k) * impl_->cfg.n_steps + n]; }
+int PbfdTeamBatchCuda<S>::iterations(int k, int n) const {
+  return impl_->h_iters[size_t(k) * impl_->cfg.n_out + n % impl_->cfg.n_out];
+}
 template <class S>
 unsigned PbfdTeamBatchCuda<S>::step_status(int k, int n) const {
-  return impl_->h_status[size_t(k) * impl_->cfg.n_steps + n];
+  return impl_->h_status[size_t(k) * impl_->cfg.n_out + n % impl_->cfg.n_out];
 }
 template <class S>
 double PbfdTeamBatchCuda<S>::residual(int k) const {

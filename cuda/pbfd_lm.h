@@ -15,8 +15,9 @@ class PbfdTeamBatchCuda {
  public:
   /// algebra: Fused = the whole iteration in one kernel; Library = team phases as kernels with
   /// cuBLAS gemmStridedBatched (J^T J, J^T r) and cuSOLVER potrf/potrsBatched between them.
+  /// out_slots: committed steps kept on the device (ring, step n in slot n % out_slots); 0 = n_steps.
   PbfdTeamBatchCuda(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep,
-                    DenseAlgebra algebra = DenseAlgebra::Fused);
+                    DenseAlgebra algebra = DenseAlgebra::Fused, int out_slots = 0);
   ~PbfdTeamBatchCuda();
   /// Initial states of all K trajectories (rows of theta0 / theta_m1, each n_q), uploaded at once.
   /// contact: per-trajectory C_perp, C_par (K entries), or empty = the settings' values;

@@ -36,6 +36,10 @@ PbdSettings team_settings(const Scene& sc) {
   return s;
 }
 
+// Lockstep engines keep one output slot and have no horizon (an RL loop steps as long as it
+// likes); free-running ones run integrator.duration / dt steps and keep them all.
+inline int team_horizon(const Scene& sc, bool lockstep) { return lockstep ? (1 << 30) : sc.steps(); }
+
 // Uniform access to the CPU emulation and the CUDA mirror of the team batch: per-rollout C_perp,
 // C_par and mass scale at construction, the servo's gains, and each step's controls.
 template <class S>
@@ -44,7 +48,10 @@ struct CpuTeamBatch {
   int K;
   VecX row_;  // scratch: one rollout's torques
   CpuTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParams& p, bool lockstep)
-      : b(sc.model, team_settings<S>(sc), s.K, sc.steps(), lockstep, sc.threads), K(s.K), row_(s.n_q) {
+      : b(sc.model, team_settings<S>(sc), s.K, team_horizon(sc, lockstep), lockstep, sc.threads, DenseAlgebra::Fused,
+          lockstep ? 1 : 0),
+        K(s.K),
+        row_(s.n_q) {
     for (int k = 0; k < s.K; ++k) {
       b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
       const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
@@ -68,7 +75,10 @@ struct CudaTeamBatch {
   int K, D;
   std::vector<double> u;  // (K x 3 n_q) controls
   CudaTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParams& p, bool lockstep)
-      : b(sc.model, team_settings<S>(sc), s.K, sc.steps(), lockstep), K(s.K), D(s.n_q) {
+      : b(sc.model, team_settings<S>(sc), s.K, team_horizon(sc, lockstep), lockstep, DenseAlgebra::Fused,
+          lockstep ? 1 : 0),
+        K(s.K),
+        D(s.n_q) {
     std::vector<VecX> th0(s.K), thm1(s.K);
     for (int k = 0; k < s.K; ++k) {
       th0[k] = s.row(s.theta, k);
@@ -108,6 +118,8 @@ class TeamEngine final : public BatchEngine {
   void step(StateBatch& b, const RolloutParams&, const double* tau) override {
     BIGSTEP_CHECK_ARG(lockstep_ || tau == nullptr, "batch.schedule", sc_.schedule,
                       "per-step torques need batch.schedule=lockstep (free-running rollouts run all steps at once)");
+    BIGSTEP_CHECK_ARG(lockstep_ || done_ < sc_.steps(), "integrator.duration", sc_.steps() * sc_.settings.dt,
+                      "a free-running (batch.schedule=rollout) engine has run all its steps");
     if (lockstep_ || done_ == 0) {
       if (sc_.pd.active()) {
         theta_bar_.resize(b.n_q);

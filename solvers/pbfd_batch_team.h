@@ -23,26 +23,29 @@ namespace bigstep {
 template <class S>
 class PbfdTeamBatch {
  public:
+  /// out_slots: committed steps kept for theta(k, n) etc. (a ring: step n in slot n % out_slots);
+  /// 0 = n_steps, all of them. Lockstep RL loops read each step right away and need 1.
   PbfdTeamBatch(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep, int threads = 0,
-                DenseAlgebra algebra = DenseAlgebra::Fused)
+                DenseAlgebra algebra = DenseAlgebra::Fused, int out_slots = 0)
       : arrays_(m), mv_(arrays_.view()), K_(K), D_(m.n_q), threads_(threads > 0 ? threads : omp_get_num_procs()),
         algebra_(algebra) {
     cfg_.eps_r = S(s.eps_r);
     cfg_.eps_x = S(s.eps_x);
     cfg_.it_max = s.it_max;
     cfg_.n_steps = n_steps;
+    cfg_.n_out = out_slots > 0 ? out_slots : n_steps;
     cfg_.lockstep = lockstep;
     cfg_.restart = s.restart;
     const ContactParams& c = s.contact;
     const S params[6] = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
     for (int i = 0; i < 6; ++i) p_[i] = params[i];
-    per_ = size_t(lm_traj_size(mv_, n_steps));
+    per_ = size_t(lm_traj_size(mv_, cfg_.n_out));
     // poisoned: every entry the iteration reads must have been written first (init() sets the
     // inputs), so a read-before-write shows up as NaN in the equivalence tests
     data_.assign(per_ * K, std::numeric_limits<S>::quiet_NaN());
     ints_.assign(size_t(kLmInts) * K, 0);
-    iters_.assign(size_t(n_steps) * K, -1);
-    status_.assign(size_t(n_steps) * K, ~0u);
+    iters_.assign(size_t(cfg_.n_out) * K, -1);
+    status_.assign(size_t(cfg_.n_out) * K, ~0u);
     scratch_.assign(size_t(pbfd_scratch_size(mv_)) * threads_, S(0));
   }
 
@@ -125,10 +128,10 @@ class PbfdTeamBatch {
   VecX theta(int k, int n) {
     LmTraj<S> t = traj(k);
     VecX v(D_);
-    for (int i = 0; i < D_; ++i) v[i] = double(t.out_theta[n * D_ + i]);
+    for (int i = 0; i < D_; ++i) v[i] = double(t.out_theta[(n % cfg_.n_out) * D_ + i]);
     return v;
   }
-  int iterations(int k, int n) const { return iters_[size_t(k) * cfg_.n_steps + n]; }
+  int iterations(int k, int n) const { return iters_[size_t(k) * cfg_.n_out + n % cfg_.n_out]; }
   /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).
   double residual(int k) { return double(traj(k).scal[team_detail::RES]); }
   /// Largest residual(k) over all trajectories (the CUDA mirror reduces it on the device).
@@ -137,7 +140,7 @@ class PbfdTeamBatch {
     for (int k = 0; k < K_; ++k) r = std::max(r, residual(k));
     return r;
   }
-  unsigned step_status(int k, int n) const { return status_[size_t(k) * cfg_.n_steps + n]; }
+  unsigned step_status(int k, int n) const { return status_[size_t(k) * cfg_.n_out + n % cfg_.n_out]; }
 
  private:
   S* scratch(int thread) { return scratch_.data() + size_t(thread) * pbfd_scratch_size(mv_); }
@@ -205,7 +208,7 @@ class PbfdTeamBatch {
   }
 
   LmTraj<S> traj(int k) {
-    return lm_traj_at(mv_, cfg_.n_steps, k, data_.data(), ints_.data(), iters_.data(), status_.data());
+    return lm_traj_at(mv_, cfg_.n_out, k, data_.data(), ints_.data(), iters_.data(), status_.data());
   }
 
   ModelArrays<S> arrays_;

@@ -21,7 +21,8 @@ template <class S>
 struct LmTeamSettings {
   S eps_r = S(1e-8), eps_x = S(1e-12);
   int it_max = 500;
-  int n_steps = 1;        ///< timesteps per trajectory
+  int n_steps = 1;        ///< timesteps per trajectory (DONE after the last)
+  int n_out = 1;          ///< output slots: committed step s lands in slot s % n_out (n_steps keeps all)
   bool lockstep = false;  ///< WAITING after each committed step (an RL step()); else free-running
   bool restart = true;
   bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
@@ -42,9 +43,9 @@ struct LmTraj {
   S *tau;                      // (D) constant torques of the current step      } controls of the step,
   S *theta_bar, *theta_dot_bar; // (D) PD targets at the step's end time           } contiguous (3 D)
   S *kp, *kd;                  // (D) PD gains (used when LmTeamSettings::pd)
-  S *out_theta;                // (n_steps x D) committed configurations
-  int *out_iters;              // (n_steps) iterations of each committed step
-  unsigned *out_status;        // (n_steps) StatusBits of each committed step
+  S *out_theta;                // (n_out x D) committed configurations, slot = step % n_out
+  int *out_iters;              // (n_out) iterations of each committed step
+  unsigned *out_status;        // (n_out) StatusBits of each committed step
   S *scal;                     // 8 scalars: F, lambda, nu, pred, res, rho, accept, gmax
   S *params;                   // kLmParams scalars of this rollout: C_perp, C_par, mass scale (randomisation)
   int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
@@ -52,18 +53,18 @@ struct LmTraj {
 
 /// Number of S / int per trajectory for LmTraj storage (the caller carves the pointers).
 template <class S>
-BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_steps) {
+BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
   const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + 5 * D + n_steps * D + 8 + kLmParams;
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + 5 * D + n_out * D + 8 + kLmParams;
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
-/// iters and status (K x n_steps). Used by the CPU emulation and the CUDA kernels alike.
+/// iters and status (K x n_out). Used by the CPU emulation and the CUDA kernels alike.
 template <class S>
-BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* data, int* ints, int* iters,
+BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data, int* ints, int* iters,
                                 unsigned* status) {
   const int D = m.n_q, L = m.n_link;
-  S* p = data + size_t(lm_traj_size(m, n_steps)) * k;
+  S* p = data + size_t(lm_traj_size(m, n_out)) * k;
   LmTraj<S> t;
   t.th_n = p; p += D;
   t.th_nm1 = p; p += D;
@@ -82,12 +83,12 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_steps, int k, S* da
   t.theta_dot_bar = p; p += D;
   t.kp = p; p += D;
   t.kd = p; p += D;
-  t.out_theta = p; p += n_steps * D;
+  t.out_theta = p; p += n_out * D;
   t.scal = p; p += 8;
   t.params = p;
   t.ints = ints + kLmInts * k;
-  t.out_iters = iters + size_t(k) * n_steps;
-  t.out_status = status + size_t(k) * n_steps;
+  t.out_iters = iters + size_t(k) * n_out;
+  t.out_status = status + size_t(k) * n_out;
   return t;
 }
 
@@ -145,17 +146,17 @@ template <class S, class Team>
 BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
                           unsigned status_bits, S* scratch) {
   const int D = m.n_q;
-  const int step = t.ints[STEP];
+  const int step = t.ints[STEP], slot = step % cfg.n_out;
   team.for_each_lane(D, [&](int i) {
-    t.out_theta[step * D + i] = t.th[i];
+    t.out_theta[slot * D + i] = t.th[i];
     t.th_nm1[i] = t.th_n[i];
     t.th_n[i] = t.th[i];
   });
   team.sync();
   team.single([&] {
-    t.out_iters[step] = t.ints[IT_TOTAL] + t.ints[IT];
+    t.out_iters[slot] = t.ints[IT_TOTAL] + t.ints[IT];
     t.ints[IT_TOTAL] = 0;
-    t.out_status[step] = status_bits;
+    t.out_status[slot] = status_bits;
     t.ints[STEP] = step + 1;
     t.ints[IT] = 0;
     t.ints[FIRST] = 1;

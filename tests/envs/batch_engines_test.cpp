@@ -99,3 +99,31 @@ TEST_CASE("batch engines: free-running scheduling refuses per-step actions, nami
   const std::vector<double> tau = actions(2, sc.model.n_q, 0);
   CHECK_THROWS_WITH(engine->step(b, p, tau.data()), Catch::Contains("batch.schedule") && Catch::Contains("lockstep"));
 }
+
+TEST_CASE("batch engines: lockstep team engines have no horizon; free-running ones stop at the duration", "[batch][team]") {
+  // Lockstep keeps one output slot (memory K x n_q, not K x steps x n_q) and steps past
+  // integrator.duration as the reference does; the free-running engine says its steps are used up.
+  const Scene ref_sc = chain("reference", {"integrator.duration=0.05"}), sc = chain("team", {"integrator.duration=0.05"});
+  REQUIRE(sc.steps() == 5);
+  BatchOptions opt;
+  opt.rollouts = 2;
+  StateBatch a(2, sc.model.n_q), b(2, sc.model.n_q);
+  RolloutParams p;
+  init_batch(sc, opt, a, p);
+  init_batch(sc, opt, b, p);
+  const auto ref = make_batch_engine(ref_sc, BackendChoice{}, a, p), team = make_batch_engine(sc, BackendChoice{}, b, p);
+  for (int s = 0; s < 12; ++s) {
+    ref->step(a, p);
+    team->step(b, p);
+  }
+  CHECK(b.steps == 12);
+  CHECK(team->name() == "cpu_team_emulation");
+  for (size_t i = 0; i < a.theta.size(); ++i) CHECK(std::abs(a.theta[i] - b.theta[i]) <= 1e-9);
+  const Scene free_sc = chain("team", {"integrator.duration=0.05", "batch.schedule=rollout"});
+  StateBatch c(2, sc.model.n_q);
+  init_batch(free_sc, opt, c, p);
+  const auto free_engine = make_batch_engine(free_sc, BackendChoice{}, c, p);
+  for (int s = 0; s < 5; ++s) free_engine->step(c, p);
+  CHECK(c.theta != b.theta);  // c is at step 5, b at step 12
+  CHECK_THROWS_WITH(free_engine->step(c, p), Catch::Contains("integrator.duration"));
+}
