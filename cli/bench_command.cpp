@@ -1,5 +1,6 @@
 #include "cli/bench_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -21,14 +22,26 @@ namespace bigstep {
 
 namespace {
 
-int g_iters_per_launch = 1;  // --iters-per-launch
+// Comma-separated positive integers ("4,16"); empty on a bad list.
+std::vector<int> int_list(const std::string& s) {
+  std::vector<int> v;
+  size_t i = 0;
+  while (i <= s.size()) {
+    const size_t j = std::min(s.find(',', i), s.size());
+    const int x = std::atoi(s.substr(i, j - i).c_str());
+    if (x <= 0) return {};
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+    i = j + 1;
+  }
+  return v;
+}
 
 template <class Batch>
-int run_all(Batch& b, int K) {
+int run_all(Batch& b, int iters_per_launch) {
   int launches = 0;
   for (;;) {
     ++launches;
-    if (b.launch(g_iters_per_launch) > 0) continue;
+    if (b.launch(iters_per_launch) > 0) continue;
     if (b.count(TRAJ_WAITING) == 0) return launches;
     b.release_waiting();
   }
@@ -36,7 +49,7 @@ int run_all(Batch& b, int K) {
 
 struct Row {
   std::string sweep, backend, precision;
-  int D, K, steps, threads;
+  int D, K, steps, threads, iters_per_launch;
   double wall_s, iters_total;
   double peak_gflops = 0;  ///< device peak for this precision (CUDA rows), 0 = not known
 };
@@ -63,7 +76,7 @@ Problem floating_problem() {
 
 template <class S, class MakeBatch>
 Row measure(const std::string& sweep, const std::string& backend, const Problem& pr, int K, int steps, int threads,
-            MakeBatch make) {
+            int ipl, MakeBatch make) {
   const Model& m = pr.model;
   PbdSettings s = pr.settings;
   if (sizeof(S) == 4) {
@@ -81,13 +94,13 @@ Row measure(const std::string& sweep, const std::string& backend, const Problem&
   auto b = make(m, s, K, steps);
   const auto t0 = std::chrono::steady_clock::now();
   b->init_all(th0, thm1);
-  run_all(*b, K);
+  run_all(*b, ipl);
   b->finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   double iters = 0;
   for (int k = 0; k < K; ++k)
     for (int n = 0; n < steps; ++n) iters += b->iterations(k, n);
-  return {sweep, backend, sizeof(S) == 8 ? "fp64" : "fp32", m.n_q, K, steps, threads, wall, iters};
+  return {sweep, backend, sizeof(S) == 8 ? "fp64" : "fp32", m.n_q, K, steps, threads, ipl, wall, iters};
 }
 
 // Thin adapters so CPU and CUDA batches share measure().
@@ -131,25 +144,28 @@ int bench_command(const std::vector<std::string>& args) {
   }
   bool quick = false;
   double cpu_max_s = 120;
-  int steps = 100, threads = int(std::thread::hardware_concurrency());
+  int steps = 100;
+  const int all = int(std::thread::hardware_concurrency());
+  std::vector<int> thread_counts = all > 4 ? std::vector<int>{4, all} : std::vector<int>{all};  // spec §8.5
+  std::vector<int> ipls{1, 4};
   std::string out = "bench/results";
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--quick") quick = true;
     else if (args[i] == "--steps" && i + 1 < args.size()) steps = std::atoi(args[++i].c_str());
-    else if (args[i] == "--threads" && i + 1 < args.size()) threads = std::atoi(args[++i].c_str());
+    else if (args[i] == "--threads" && i + 1 < args.size()) thread_counts = int_list(args[++i]);
     else if (args[i] == "--out" && i + 1 < args.size()) out = args[++i];
-    else if (args[i] == "--iters-per-launch" && i + 1 < args.size()) g_iters_per_launch = std::atoi(args[++i].c_str());
+    else if (args[i] == "--iters-per-launch" && i + 1 < args.size()) ipls = int_list(args[++i]);
     else if (args[i] == "--cpu-max-s" && i + 1 < args.size()) cpu_max_s = std::atof(args[++i].c_str());
     else if (args[i] == "--help") {
-      std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N] [--iters-per-launch N]\n"
-                "                                [--cpu-max-s S]\n"
+      std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]\n"
+                "                                [--iters-per-launch N1,N2] [--cpu-max-s S]\n"
                 "Fig. 8: time per timestep of K fixed-chain trajectories (PBFD JTJ-LM, dt = 0.01 s) vs D at\n"
                 "K = 200 and vs K at D = 10, and of the floating 10-link chain on the ground (D = 15,\n"
                 "configs/chain_floating_ground.yaml, run from the repository root) vs K; CPU batched team\n"
-                "emulation on --threads threads (default all cores) and, when a CUDA device is present, the\n"
+                "emulation on each --threads count (default 4 and all cores, spec §8.5) and, with a device, the\n"
                 "CUDA fused kernel (over the compacted running set), the same kernel replayed as a CUDA\n"
-                "graph (cuda_graph) and the library path (cuBLAS + cuSOLVER) in FP64 and FP32, N LM\n"
-                "iterations per launch (default 1; a graph holds N single-iteration kernels).\n"
+                "graph (cuda_graph) and the library path (cuBLAS + cuSOLVER) in FP64 and FP32, for each N\n"
+                "of --iters-per-launch (default 1,4; a graph holds N single-iteration kernels).\n"
                 "dense_gflops counts the LM linear algebra only (J^T J, J^T r, Cholesky, two solves:\n"
                 "2D^3 + D^3/3 + 4D^2 per iteration), not the residual and Jacobian evaluation;\n"
                 "dense_fraction_of_peak divides it by the device's FP32/FP64 peak (a lower bound).\n"
@@ -161,60 +177,80 @@ int bench_command(const std::vector<std::string>& args) {
       return 2;
     }
   }
-  if (steps <= 0 || threads <= 0 || g_iters_per_launch <= 0 || !(cpu_max_s > 0)) {
-    std::fprintf(stderr, "bigstep bench gpu-speedup: --steps, --threads, --iters-per-launch and --cpu-max-s must be > 0\n");
+  if (steps <= 0 || thread_counts.empty() || ipls.empty() || !(cpu_max_s > 0)) {
+    std::fprintf(stderr, "bigstep bench gpu-speedup: --steps, --cpu-max-s and the --threads / --iters-per-launch lists "
+                 "(comma-separated) must be > 0\n");
+    return 2;
+  }
+  std::unique_ptr<Problem> floating;  // loaded first: a missing config fails before any timing
+  try {
+    floating = std::make_unique<Problem>(floating_problem());
+  } catch (const InvalidArgument& e) {
+    std::fprintf(stderr, "bigstep bench gpu-speedup: %s (run it from the repository root)\n", e.what());
     return 2;
   }
   std::string why;
   const bool gpu = cuda_device_count(&why) > 0;
   const std::string device = gpu ? cuda_device_name() : "none (" + why + ")";
-  std::printf("device: %s; CPU threads: %d\n", device.c_str(), threads);
+  std::string threads_list;
+  for (int t : thread_counts) {
+    if (!threads_list.empty()) threads_list += ',';
+    threads_list += std::to_string(t);
+  }
+  std::printf("device: %s; CPU threads: %s\n", device.c_str(), threads_list.c_str());
   const std::vector<int> Ds = quick ? std::vector<int>{5, 10} : std::vector<int>{5, 10, 20, 40, 80};
-  std::vector<int> Ks = quick ? std::vector<int>{16, 200} : std::vector<int>{200, 1000, 5000, 16384, 65536};
+  // spec §8.5 K list from 1 (launch overhead dominates) up to the 65536
+  std::vector<int> Ks = quick ? std::vector<int>{16, 200}
+                              : std::vector<int>{1, 10, 50, 200, 1000, 5000, 16384, 65536};
   std::vector<Row> rows;
   auto run = [&](const std::string& sweep, const Problem& m, int K) {
     const int L = m.model.n_q;
     // CPU: skip sizes that would take minutes on few cores (estimate from K * D^3)
     // ~12 LM iterations per step at ~2e-8 s * D^3 each (measured on the fixed chain, one core;
     // the floating chain on the ground measured 0.86 ms per env-step and thread at D = 15: x1.2)
-    const double est = double(K) * steps * 2.5e-7 * L * L * L / threads * (m.model.spheres.empty() ? 1 : 1.2);
-    if (est >= cpu_max_s)
-      std::printf("%-6s cpu_batched  fp64 D=%3d K=%6d: skipped (estimated %.0f s > --cpu-max-s %.0f)\n", sweep.c_str(), L,
-                  K, est, cpu_max_s);
-    if (est < cpu_max_s) {
-      rows.push_back(measure<double>(sweep, "cpu_batched", m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
-        return std::make_unique<CpuAdapter<double>>(mm, s, k, n, threads);
-      }));
+    for (int threads : thread_counts) {
+      const double est = double(K) * steps * 2.5e-7 * L * L * L / threads * (m.model.spheres.empty() ? 1 : 1.2);
+      if (est >= cpu_max_s) {
+        std::printf("%-6s cpu_batched  fp64 D=%3d K=%6d %2d threads: skipped (estimated %.0f s > --cpu-max-s %.0f)\n",
+                    sweep.c_str(), L, K, threads, est, cpu_max_s);
+        continue;
+      }
+      rows.push_back(measure<double>(sweep, "cpu_batched", m, K, steps, threads, 1,
+                                     [&](const Model& mm, const PbdSettings& s, int k, int n) {
+                                       return std::make_unique<CpuAdapter<double>>(mm, s, k, n, threads);
+                                     }));
     }
 #ifdef BIGSTEP_WITH_CUDA
     if (gpu) {
       // fused: one kernel per launch over the compacted running set; graph: each launch replayed
       // as a CUDA graph of N single-iteration kernels over all K; library: cuBLAS + cuSOLVER
-      for (const char* name : {"cuda_fused", "cuda_graph", "cuda_library"}) {
-        const std::string nm = name;
-        const DenseAlgebra a = nm == "cuda_library" ? DenseAlgebra::Library : DenseAlgebra::Fused;
-        const bool graph = nm == "cuda_graph";
-        rows.push_back(measure<double>(sweep, nm, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
-          return std::make_unique<CudaAdapter<double>>(mm, s, k, n, a, graph);
-        }));
-        rows.back().peak_gflops = cuda_peak_gflops(true);
-        rows.push_back(measure<float>(sweep, nm, m, K, steps, threads, [&](const Model& mm, const PbdSettings& s, int k, int n) {
-          return std::make_unique<CudaAdapter<float>>(mm, s, k, n, a, graph);
-        }));
-        rows.back().peak_gflops = cuda_peak_gflops(false);
-      }
+      for (const char* name : {"cuda_fused", "cuda_graph", "cuda_library"})
+        for (int ipl : ipls) {
+          const std::string nm = name;
+          const DenseAlgebra a = nm == "cuda_library" ? DenseAlgebra::Library : DenseAlgebra::Fused;
+          const bool graph = nm == "cuda_graph";
+          rows.push_back(measure<double>(sweep, nm, m, K, steps, 0, ipl, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+            return std::make_unique<CudaAdapter<double>>(mm, s, k, n, a, graph);
+          }));
+          rows.back().peak_gflops = cuda_peak_gflops(true);
+          rows.push_back(measure<float>(sweep, nm, m, K, steps, 0, ipl, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+            return std::make_unique<CudaAdapter<float>>(mm, s, k, n, a, graph);
+          }));
+          rows.back().peak_gflops = cuda_peak_gflops(false);
+        }
     }
 #endif
     for (size_t i = rows.size(); i-- > 0 && rows[i].D == L && rows[i].K == K && rows[i].sweep == sweep;) {
       const Row& r = rows[i];
-      std::printf("%-6s %-12s %s D=%3d K=%6d: %.3f ms/timestep, %.3g LM it/s\n", r.sweep.c_str(), r.backend.c_str(),
-                  r.precision.c_str(), r.D, r.K, 1e3 * r.wall_s / r.steps, r.iters_total / r.wall_s);
+      std::printf("%-6s %-12s %s D=%3d K=%6d threads=%2d N=%d: %.3f ms/timestep, %.3g LM it/s\n", r.sweep.c_str(),
+                  r.backend.c_str(), r.precision.c_str(), r.D, r.K, r.threads, r.iters_per_launch, 1e3 * r.wall_s / r.steps,
+                  r.iters_total / r.wall_s);
     }
   };
   for (int L : Ds) run("vs_D", fixed_problem(L), 200);
   for (int K : Ks) run("vs_K", fixed_problem(10), K);
-  const Problem floating = floating_problem();
-  for (int K : Ks) run("vs_K_floating", floating, K);
+
+  for (int K : Ks) run("vs_K_floating", *floating, K);
   std::filesystem::create_directories(out);
   const std::filesystem::path path = std::filesystem::path(out) / "gpu_speedup.csv";
   std::ofstream f(path);
@@ -222,13 +258,13 @@ int bench_command(const std::vector<std::string>& args) {
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   f << "# bigstep bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
-    << "; cpu threads: " << threads << "; " << date << "\n";
+    << "; cpu threads: " << threads_list << "; " << date << "\n";
   f << "sweep,backend,precision,D,K,steps,threads,iters_per_launch,wall_s,time_per_timestep_ms,lm_iterations_per_s,"
        "env_steps_per_s,iterations_per_step,dense_gflops,peak_gflops,dense_fraction_of_peak\n";
   for (const Row& r : rows) {
     const double D = r.D, flops = 2 * D * D * D + D * D * D / 3 + 4 * D * D;
     f << r.sweep << "," << r.backend << "," << r.precision << "," << r.D << "," << r.K << "," << r.steps << ","
-      << r.threads << "," << g_iters_per_launch << "," << r.wall_s << "," << 1e3 * r.wall_s / r.steps << ","
+      << r.threads << "," << r.iters_per_launch << "," << r.wall_s << "," << 1e3 * r.wall_s / r.steps << ","
       << r.iters_total / r.wall_s << "," << double(r.K) * r.steps / r.wall_s << ","
       << r.iters_total / (double(r.K) * r.steps) << "," << 1e-9 * flops * r.iters_total / r.wall_s << ",";
     if (r.peak_gflops > 0) f << r.peak_gflops << "," << 1e-9 * flops * r.iters_total / r.wall_s / r.peak_gflops;
