@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what bigstep needs, idempotently: Debian packages (compiler, Eigen, Catch2, yaml-cpp,
-# nlohmann-json, LBFGSpp) and Python packages (numpy, matplotlib, pytest) for plots and tests.
+# nlohmann-json, LBFGSpp) and Python packages (numpy, matplotlib, pytest, pin; nanobind for the
+# Python module) for plots, tests and bindings.
 set -euo pipefail
 need=()
-for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev python3 python3-pip; do
+for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev python3 python3-pip python3-dev; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -12,7 +13,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 PY=${PYTHON:-python3}
-if ! $PY -c "import numpy, matplotlib, pytest, pinocchio" 2>/dev/null; then
-  $PY -m pip install -q --disable-pip-version-check numpy matplotlib pytest pin 2>/dev/null ||
-    $PY -m pip install -q --disable-pip-version-check --break-system-packages numpy matplotlib pytest pin
+if ! $PY -c "import numpy, matplotlib, pytest, pinocchio, nanobind" 2>/dev/null; then
+  $PY -m pip install -q --disable-pip-version-check numpy matplotlib pytest pin nanobind 2>/dev/null ||
+    $PY -m pip install -q --disable-pip-version-check --break-system-packages numpy matplotlib pytest pin nanobind
 fi

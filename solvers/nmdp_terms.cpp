@@ -347,7 +347,6 @@ struct Pair {
 };
 Pair operator*(double a, const Pair& p) { return {a * p.R, a * p.t}; }
 Pair operator+(const Pair& a, const Pair& b) { return {a.R + b.R, a.t + b.t}; }
-Pair operator-(const Pair& a, const Pair& b) { return {a.R - b.R, a.t - b.t}; }
 // left action of a 3x3 matrix: a |> (M, v) = ([w_a]x M, w_a x v) is apply(skew(w_a), .)
 Pair apply(const Mat3& L, const Pair& p) { return {L * p.R, L * p.t}; }
 

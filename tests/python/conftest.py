@@ -20,3 +20,15 @@ def bigstep():
         return p
 
     return run
+
+
+@pytest.fixture(scope="session")
+def bigstep_py():
+    """The Python module from build/python (BIGSTEP_PYTHONPATH overrides); configs resolve from ROOT."""
+    import importlib
+    import sys
+    path = Path(os.environ.get("BIGSTEP_PYTHONPATH", ROOT / "build" / "python"))
+    if not (path / "bigstep").is_dir():
+        pytest.fail(f"{path}/bigstep not built: run scripts/build.sh (needs pip nanobind)")
+    sys.path.insert(0, str(path))
+    return importlib.import_module("bigstep")

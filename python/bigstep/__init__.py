@@ -1,0 +1,11 @@
+"""bigstep: batched implicit articulated-body simulation for RL loops.
+
+    import numpy as np, bigstep
+    env = bigstep.BatchEnv("configs/chain_floating_ground.yaml", rollouts=64, seed=1,
+                           overrides=["batch.engine=team"])
+    theta = env.step(np.zeros((env.rollouts, env.n_q)))
+"""
+from ._bigstep import (STATUS_FACTOR_FAILED, STATUS_GIMBAL_LOCK, STATUS_NONFINITE,  # noqa: F401
+                       STATUS_NOT_CONVERGED, BatchEnv)
+
+__all__ = ["BatchEnv", "STATUS_NOT_CONVERGED", "STATUS_NONFINITE", "STATUS_FACTOR_FAILED", "STATUS_GIMBAL_LOCK"]

@@ -1,0 +1,132 @@
+// Python module bigstep._bigstep (nanobind): K rollouts of a scene behind the batch engines of
+// envs/batch_engines.h, for RL loops: step(actions) with a (K, n_q) float64 array of joint torques,
+// states and per-rollout status bits back as numpy arrays. Same engines, seeds and errors as the CLI.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "envs/batch_engines.h"
+
+namespace nb = nanobind;
+using namespace bigstep;
+
+namespace {
+
+using Actions = nb::ndarray<const double, nb::numpy, nb::c_contig>;
+
+// A fresh numpy array (rows x cols) holding a copy of src.
+template <class T>
+nb::ndarray<nb::numpy, T> to_numpy(const T* src, size_t rows, size_t cols) {
+  T* buf = new T[rows * cols];
+  std::memcpy(buf, src, rows * cols * sizeof(T));
+  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  if (cols == 1) return nb::ndarray<nb::numpy, T>(buf, {rows}, owner);
+  return nb::ndarray<nb::numpy, T>(buf, {rows, cols}, owner);
+}
+
+class BatchEnv {
+ public:
+  BatchEnv(const std::string& config, int rollouts, uint64_t seed, const std::vector<std::string>& overrides,
+           const std::string& backend)
+      : sc_(load_scene(config, overrides)), bk_(select_backend(backend)), b_(1, 1) {
+    BIGSTEP_CHECK_ARG(rollouts >= 1, "rollouts", rollouts, "must be >= 1");
+    opt_ = BatchOptions{rollouts, seed, sc_.threads, sc_.perturb_theta, sc_.perturb_theta_dot, sc_.randomize_friction,
+                        sc_.randomize_stiffness, sc_.randomize_mass};
+    reset();
+  }
+  // Back to the seeded initial states (same as construction); returns theta.
+  nb::ndarray<nb::numpy, double> reset() {
+    b_ = StateBatch(opt_.rollouts, sc_.model.n_q);
+    init_batch(sc_, opt_, b_, p_);
+    engine_ = make_batch_engine(sc_, bk_, b_, p_);
+    return theta();
+  }
+  // One step of every rollout with torques tau (K, n_q), or the scene's control.tau when None.
+  nb::ndarray<nb::numpy, double> step(std::optional<Actions> tau) {
+    const size_t K = size_t(b_.K), n = size_t(b_.n_q);
+    if (tau) {
+      if (tau->ndim() != 2 || tau->shape(0) != K || tau->shape(1) != n) {
+        std::string got = "(";
+        for (size_t i = 0; i < tau->ndim(); ++i) got += (i ? ", " : "") + std::to_string(tau->shape(i));
+        throw InvalidArgument(detail::concat("tau.shape = ", got, "): expected (", K, ", ", n, ") = (rollouts, n_q)"));
+      }
+    }
+    engine_->step(b_, p_, tau ? tau->data() : nullptr);
+    return theta();
+  }
+  nb::ndarray<nb::numpy, double> theta() const { return to_numpy(b_.theta.data(), b_.K, b_.n_q); }
+  nb::ndarray<nb::numpy, double> theta_prev() const { return to_numpy(b_.theta_prev.data(), b_.K, b_.n_q); }
+  nb::ndarray<nb::numpy, uint32_t> status() const { return to_numpy(b_.status.data(), b_.K, 1); }
+  nb::ndarray<nb::numpy, int> iterations() const { return to_numpy(b_.iterations.data(), b_.K, 1); }
+  nb::ndarray<nb::numpy, double> mass_scale() const {
+    std::vector<double> s(b_.K, 1.0);
+    if (!p_.mass_scale.empty()) s = p_.mass_scale;
+    return to_numpy(s.data(), s.size(), 1);
+  }
+  int rollouts() const { return b_.K; }
+  int n_q() const { return b_.n_q; }
+  double dt() const { return sc_.settings.dt; }
+  double time() const { return b_.steps * sc_.settings.dt; }
+  std::vector<std::string> dof_names() const { return sc_.model.dof_name; }
+  std::string backend() const { return engine_->name(); }
+  std::string backend_reason() const { return bk_.reason; }
+
+ private:
+  Scene sc_;
+  BackendChoice bk_;
+  BatchOptions opt_;
+  StateBatch b_;
+  RolloutParams p_;
+  std::unique_ptr<BatchEngine> engine_;
+};
+
+}  // namespace
+
+NB_MODULE(_bigstep, m) {
+  m.doc() = "bigstep: batched implicit articulated-body simulation (PBFD / NE baselines), CPU and CUDA engines";
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  m.attr("STATUS_NOT_CONVERGED") = uint32_t(STATUS_NOT_CONVERGED);
+  m.attr("STATUS_NONFINITE") = uint32_t(STATUS_NONFINITE);
+  m.attr("STATUS_FACTOR_FAILED") = uint32_t(STATUS_FACTOR_FAILED);
+  m.attr("STATUS_GIMBAL_LOCK") = uint32_t(STATUS_GIMBAL_LOCK);
+  nb::class_<BatchEnv>(m, "BatchEnv",
+                       "K rollouts of a scene (YAML config + 'key=value' overrides as bigstep run --set), stepped "
+                       "together by one engine: backend 'cpu' | 'cuda' | 'auto'; batch.engine=team selects the "
+                       "CUDA algorithm on the CPU. Rollout k starts from the scene's state perturbed by the seeded "
+                       "stream (seed, k).")
+      .def(nb::init<const std::string&, int, uint64_t, const std::vector<std::string>&, const std::string&>(),
+           nb::arg("config"), nb::arg("rollouts"), nb::arg("seed") = 0, nb::arg("overrides") = std::vector<std::string>{},
+           nb::arg("backend") = "cpu")
+      .def("reset", &BatchEnv::reset, "Back to the seeded initial states; returns theta (K, n_q).")
+      .def("step", &BatchEnv::step, nb::arg("tau").none() = nb::none(),
+           "One timestep of every rollout with joint torques tau (K, n_q) float64 (None: the scene's "
+           "control.tau; the control.pd servo acts on top). Returns theta (K, n_q). A rollout whose torques "
+           "or state go non-finite is flagged in status and held; the others are unaffected.")
+      .def_prop_ro("theta", &BatchEnv::theta, nb::rv_policy::move, "(K, n_q) configurations theta_n (a copy)")
+      .def_prop_ro("theta_prev", &BatchEnv::theta_prev, nb::rv_policy::move, "(K, n_q) theta_{n-1}; velocity = (theta - theta_prev) / dt")
+      .def_prop_ro("status", &BatchEnv::status, nb::rv_policy::move, "(K,) status bits of the last step (failure bits are sticky)")
+      .def_prop_ro("iterations", &BatchEnv::iterations, nb::rv_policy::move, "(K,) solver iterations of the last step")
+      .def_prop_ro("mass_scale", &BatchEnv::mass_scale, nb::rv_policy::move, "(K,) per-rollout mass scale (batch.randomize_mass)")
+      .def_prop_ro("rollouts", &BatchEnv::rollouts)
+      .def_prop_ro("n_q", &BatchEnv::n_q)
+      .def_prop_ro("dt", &BatchEnv::dt)
+      .def_prop_ro("time", &BatchEnv::time, "simulation time of theta [s]")
+      .def_prop_ro("dof_names", &BatchEnv::dof_names)
+      .def_prop_ro("backend", &BatchEnv::backend, "engine name (cpu_batched, cpu_team_emulation, cuda_team_fp64, ...)")
+      .def_prop_ro("backend_reason", &BatchEnv::backend_reason);
+}
