@@ -44,11 +44,12 @@ __device__ S* block_scratch(const ScratchPlan<S>& sp) {
   return sp.global ? sp.global + size_t(sp.n) * blockIdx.x : reinterpret_cast<S*>(smem);
 }
 
+// Block b (re)initialises trajectory idx[b], or b when idx is null.
 template <class S>
-__global__ void lm_init_kernel(const ModelView<S> m, int n_out, const ScratchPlan<S> sp, S* data, int* ints,
-                               int* iters, unsigned* status) {
+__global__ void lm_init_kernel(const ModelView<S> m, int n_out, const ScratchPlan<S> sp, const int* __restrict__ idx,
+                               S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, n_out, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, n_out, idx ? idx[blockIdx.x] : int(blockIdx.x), data, ints, iters, status);
   lm_team_init(team, m, t, block_scratch(sp));
 }
 
@@ -163,6 +164,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   cudaStream_t stream = nullptr;
   int* d_count = nullptr;
   std::map<int, cudaGraphExec_t> graphs;
+  DevicePool reinit_idx;  // transient index list of reinit()
   S* data = nullptr;
   int *ints = nullptr, *iters = nullptr;
   unsigned* status = nullptr;
@@ -351,9 +353,35 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
     b[I.o_params + 2] = mass_scale.empty() ? S(1) : S(mass_scale[k]);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
-  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.sp, I.data, I.ints, I.iters, I.status);
+  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.sp, nullptr, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   I.refresh_active();
+}
+
+template <class S>
+void PbfdTeamBatchCuda<S>::reinit(const std::vector<int>& ks, const std::vector<VecX>& theta0,
+                                  const std::vector<VecX>& theta_m1) {
+  Impl& I = *impl_;
+  if (ks.empty()) return;
+  std::vector<S> row(2 * size_t(I.D));  // th_n then th_nm1: adjacent in LmTraj
+  for (size_t i = 0; i < ks.size(); ++i) {
+    if (ks[i] < 0 || ks[i] >= I.K)
+      throw std::invalid_argument("PbfdTeamBatchCuda::reinit: trajectory " + std::to_string(ks[i]) + " not in [0, K)");
+    for (int j = 0; j < I.D; ++j) {
+      row[j] = S(theta0[i][j]);
+      row[I.D + j] = S(theta_m1[i][j]);
+    }
+    BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data + I.per * ks[i] + I.o_th_n, row.data(), row.size() * sizeof(S),
+                                  cudaMemcpyHostToDevice));
+  }
+  int* idx = I.reinit_idx.template alloc<int>(ks.size());
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(idx, ks.data(), ks.size() * sizeof(int), cudaMemcpyHostToDevice));
+  lm_init_kernel<S><<<int(ks.size()), I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.sp, idx, I.data, I.ints, I.iters,
+                                                          I.status);
+  BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  BIGSTEP_CUDA_CHECK(cudaDeviceSynchronize());
+  I.reinit_idx = DevicePool();  // free the index list
+  I.active_valid = false;
 }
 
 // Host rows of w S each into every trajectory's block at offset o: one strided copy.

@@ -24,6 +24,9 @@ class PbfdTeamBatchCuda {
   /// mass_scale: per-trajectory factor on every link mass and inertia (K entries), or empty = 1.
   void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
             const std::vector<ContactParams>& contact = {}, const std::vector<double>& mass_scale = {});
+  /// New episode for trajectories ks (lockstep RL resets): state from theta0[i] / theta_m1[i]
+  /// for trajectory ks[i], RUNNING at its next step; parameters, gains and controls stay.
+  void reinit(const std::vector<int>& ks, const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1);
   /// Turns the stable-PD servo on with gains kp, kd (n_q each) for every trajectory.
   void set_gains(const VecX& kp, const VecX& kd);
   /// Controls of every trajectory's next step, one strided copy: u is (K x 3 n_q) row-major,

@@ -11,7 +11,35 @@ namespace bigstep {
 
 StateBatch::StateBatch(int K_, int n_q_)
     : K(K_), n_q(n_q_), theta(size_t(K_) * n_q_), theta_prev(size_t(K_) * n_q_), status(K_, 0),
-      iterations(K_, 0), residual(K_, 0) {}
+      iterations(K_, 0), residual(K_, 0), episode(K_, 0) {}
+
+namespace {
+// Initial state of rollout k in `episode` from its own stream: independent of K and threads.
+// Episode 0 continues into the randomisation draws of init_batch (rng is returned for that).
+std::mt19937_64 draw_initial_state(const Scene& sc, const BatchOptions& opt, int k, uint32_t episode, StateBatch& b) {
+  std::seed_seq seq0{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x6269u};
+  std::seed_seq seqe{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x6269u, episode};
+  std::mt19937_64 rng(episode == 0 ? seq0 : seqe);
+  std::normal_distribution<double> N(0, 1);
+  const int n = sc.model.n_q;
+  VecX th = sc.theta0, thd = sc.theta_dot0;
+  for (int i = 0; i < n; ++i) th[i] += opt.perturb_theta * N(rng);
+  for (int i = 0; i < n; ++i) thd[i] += opt.perturb_theta_dot * N(rng);
+  b.row(b.theta, k) = th;
+  b.row(b.theta_prev, k) = th - sc.settings.dt * thd;  // theta_{-1} = theta(0) - dt theta_dot(0)
+  b.status[k] = 0;
+  b.iterations[k] = 0;
+  b.residual[k] = 0;
+  return rng;
+}
+}  // namespace
+
+void reset_rollouts(const Scene& sc, const BatchOptions& opt, StateBatch& b, const std::vector<int>& ks) {
+  for (int k : ks) {
+    BIGSTEP_CHECK_ARG(k >= 0 && k < b.K, "rollout index", k, detail::concat("must be in [0, K = ", b.K, ")"));
+    draw_initial_state(sc, opt, k, ++b.episode[k], b);
+  }
+}
 
 void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParams& p) {
   BIGSTEP_CHECK_ARG(opt.rollouts >= 1, "--rollouts", opt.rollouts, "must be >= 1");
@@ -22,22 +50,13 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
                     "batch.perturb_theta / perturb_theta_dot / randomize_friction",
                     detail::concat(opt.perturb_theta, " / ", opt.perturb_theta_dot, " / ", opt.randomize_friction),
                     "must be >= 0");
-  const int n = sc.model.n_q;
-  const double dt = sc.settings.dt;
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
   p.mass_scale.assign(opt.randomize_mass > 0 ? opt.rollouts : 0, 1.0);
   for (int k = 0; k < opt.rollouts; ++k) {
     // per-rollout stream: independent of K and of the thread partition
-    std::seed_seq seq{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x6269u};
-    std::mt19937_64 rng(seq);
-    std::normal_distribution<double> N(0, 1);
-    VecX th = sc.theta0, thd = sc.theta_dot0;
-    for (int i = 0; i < n; ++i) th[i] += opt.perturb_theta * N(rng);
-    for (int i = 0; i < n; ++i) thd[i] += opt.perturb_theta_dot * N(rng);
-    b.row(b.theta, k) = th;
-    b.row(b.theta_prev, k) = th - dt * thd;  // theta_{-1} = theta(0) - dt theta_dot(0)
-    b.status[k] = 0;
+    b.episode[k] = 0;
+    std::mt19937_64 rng = draw_initial_state(sc, opt, k, 0, b);
     if (opt.randomize_friction > 0) {
       std::uniform_real_distribution<double> U(-opt.randomize_friction, opt.randomize_friction);
       p.contact[k].c_par *= std::exp(U(rng));

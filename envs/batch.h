@@ -20,6 +20,7 @@ struct StateBatch {
   std::vector<int> iterations;     ///< (K) last step's iterations
   std::vector<double> residual;    ///< (K) last step's convergence measure
   int steps = 0;                   ///< timesteps taken: theta is the state at t = steps * dt
+  std::vector<uint32_t> episode;   ///< (K) resets of each rollout (reset_rollouts), 0 = first episode
   Eigen::Map<VecX> row(std::vector<double>& a, int k) { return Eigen::Map<VecX>(a.data() + size_t(k) * n_q, n_q); }
   Eigen::Map<const VecX> row(const std::vector<double>& a, int k) const {
     return Eigen::Map<const VecX>(a.data() + size_t(k) * n_q, n_q);
@@ -50,6 +51,11 @@ Model scale_mass(const Model& m, double s);
 /// Initial states and per-rollout parameters for K rollouts. Rollout k draws from its own stream
 /// (seed, k), so it is the same whatever K is.
 void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParams& p);
+
+/// Starts a new episode for the listed rollouts: fresh initial states from the stream
+/// (seed, k, episode), status / iterations cleared; their randomised parameters stay. The engine
+/// must then be told (BatchEngine::reset). Throws InvalidArgument for an index outside [0, K).
+void reset_rollouts(const Scene& sc, const BatchOptions& opt, StateBatch& b, const std::vector<int>& ks);
 
 class CpuBatchStepper {
  public:

@@ -18,6 +18,7 @@ class ReferenceEngine final : public BatchEngine {
  public:
   ReferenceEngine(const Scene& sc) : st_(sc, sc.threads) {}
   void step(StateBatch& b, const RolloutParams& p, const double* tau) override { st_.step(b, p, tau); }
+  void reset(const StateBatch&, const std::vector<int>&) override {}  // the rows in b are the state
   std::string name() const override { return "cpu_batched"; }
   int threads() const override { return st_.threads(); }
 
@@ -66,6 +67,9 @@ struct CpuTeamBatch {
       b.set_controls(k, tau_k ? row_ : tau, theta_bar, theta_dot_bar);
     }
   }
+  void reinit(const StateBatch& s, const std::vector<int>& ks) {
+    for (int k : ks) b.reinit(k, s.row(s.theta, k), s.row(s.theta_prev, k));
+  }
   void sync() {}
 };
 #ifdef BIGSTEP_WITH_CUDA
@@ -99,6 +103,14 @@ struct CudaTeamBatch {
       }
     }
     b.set_controls(u);
+  }
+  void reinit(const StateBatch& s, const std::vector<int>& ks) {
+    std::vector<VecX> th0, thm1;
+    for (int k : ks) {
+      th0.push_back(s.row(s.theta, k));
+      thm1.push_back(s.row(s.theta_prev, k));
+    }
+    b.reinit(ks, th0, thm1);
   }
   void sync() { b.download(); }
 };
@@ -148,6 +160,11 @@ class TeamEngine final : public BatchEngine {
     }
     ++done_;
     ++b.steps;
+  }
+  void reset(const StateBatch& b, const std::vector<int>& ks) override {
+    BIGSTEP_CHECK_ARG(lockstep_, "batch.schedule", sc_.schedule,
+                      "resetting rollouts needs batch.schedule=lockstep (free-running rollouts run all steps at once)");
+    team_.reinit(b, ks);  // RUNNING from the new rows; the others wait for the next step()
   }
   std::string name() const override { return name_; }
   int threads() const override { return threads_; }

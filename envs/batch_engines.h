@@ -8,6 +8,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/backend.h"
 #include "envs/batch.h"
@@ -23,6 +24,9 @@ class BatchEngine {
   /// whose status carries a hard failure (non-finite torques or state, ...) is held; it never
   /// disturbs the others.
   virtual void step(StateBatch& b, const RolloutParams& p, const double* tau = nullptr) = 0;
+  /// After reset_rollouts(sc, opt, b, ks): the listed rollouts start a new episode from b's rows
+  /// (their engine state is re-initialised; the others are untouched). Lockstep engines only.
+  virtual void reset(const StateBatch& b, const std::vector<int>& ks) = 0;
   virtual std::string name() const = 0;  ///< cpu_batched | cpu_team_emulation | cuda_team_fp64
   virtual int threads() const = 0;       ///< CPU threads (0 for CUDA)
 };

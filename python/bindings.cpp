@@ -41,15 +41,22 @@ class BatchEnv {
     BIGSTEP_CHECK_ARG(rollouts >= 1, "rollouts", rollouts, "must be >= 1");
     opt_ = BatchOptions{rollouts, seed, sc_.threads, sc_.perturb_theta, sc_.perturb_theta_dot, sc_.randomize_friction,
                         sc_.randomize_stiffness, sc_.randomize_mass};
-    reset();
+    reset(std::nullopt);
   }
-  // Back to the seeded initial states (same as construction); returns theta.
-  nb::ndarray<nb::numpy, double> reset() {
+  // All rollouts: back to the seeded initial states (as at construction). A list of rollouts:
+  // those start a new episode from fresh seeded states (stream (seed, k, episode)), the others go on.
+  nb::ndarray<nb::numpy, double> reset(std::optional<std::vector<int>> rollouts) {
+    if (rollouts) {
+      reset_rollouts(sc_, opt_, b_, *rollouts);
+      engine_->reset(b_, *rollouts);
+      return theta();
+    }
     b_ = StateBatch(opt_.rollouts, sc_.model.n_q);
     init_batch(sc_, opt_, b_, p_);
     engine_ = make_batch_engine(sc_, bk_, b_, p_);
     return theta();
   }
+  nb::ndarray<nb::numpy, uint32_t> episode() const { return to_numpy(b_.episode.data(), b_.K, 1); }
   // One step of every rollout with torques tau (K, n_q), or the scene's control.tau when None.
   nb::ndarray<nb::numpy, double> step(std::optional<Actions> tau) {
     const size_t K = size_t(b_.K), n = size_t(b_.n_q);
@@ -112,7 +119,11 @@ NB_MODULE(_bigstep, m) {
       .def(nb::init<const std::string&, int, uint64_t, const std::vector<std::string>&, const std::string&>(),
            nb::arg("config"), nb::arg("rollouts"), nb::arg("seed") = 0, nb::arg("overrides") = std::vector<std::string>{},
            nb::arg("backend") = "cpu")
-      .def("reset", &BatchEnv::reset, "Back to the seeded initial states; returns theta (K, n_q).")
+      .def("reset", &BatchEnv::reset, nb::arg("rollouts").none() = nb::none(),
+           "rollouts=None: every rollout back to its seeded initial state (as at construction). A list of "
+           "rollout indices (e.g. the ones whose episode ended or whose status failed): those start a new "
+           "episode from fresh seeded states, keeping their randomised parameters; the others go on. "
+           "Returns theta (K, n_q).")
       .def("step", &BatchEnv::step, nb::arg("tau").none() = nb::none(),
            "One timestep of every rollout with joint torques tau (K, n_q) float64 (None: the scene's "
            "control.tau; the control.pd servo acts on top). Returns theta (K, n_q). A rollout whose torques "
@@ -121,6 +132,7 @@ NB_MODULE(_bigstep, m) {
       .def_prop_ro("theta_prev", &BatchEnv::theta_prev, nb::rv_policy::move, "(K, n_q) theta_{n-1}; velocity = (theta - theta_prev) / dt")
       .def_prop_ro("status", &BatchEnv::status, nb::rv_policy::move, "(K,) status bits of the last step (failure bits are sticky)")
       .def_prop_ro("iterations", &BatchEnv::iterations, nb::rv_policy::move, "(K,) solver iterations of the last step")
+      .def_prop_ro("episode", &BatchEnv::episode, nb::rv_policy::move, "(K,) resets of each rollout so far")
       .def_prop_ro("mass_scale", &BatchEnv::mass_scale, nb::rv_policy::move, "(K,) per-rollout mass scale (batch.randomize_mass)")
       .def_prop_ro("rollouts", &BatchEnv::rollouts)
       .def_prop_ro("n_q", &BatchEnv::n_q)

@@ -64,6 +64,18 @@ class PbfdTeamBatch {
     lm_team_init(team, mv_, t, scratch_.data());
   }
 
+  /// New episode for trajectory k (lockstep RL resets): state from theta0 / theta_m1, RUNNING at
+  /// its next step; its parameters, gains and controls stay.
+  void reinit(int k, const VecX& theta0, const VecX& theta_m1) {
+    LmTraj<S> t = traj(k);
+    for (int i = 0; i < D_; ++i) {
+      t.th_n[i] = S(theta0[i]);
+      t.th_nm1[i] = S(theta_m1[i]);
+    }
+    CpuTeam team;
+    lm_team_init(team, mv_, t, scratch_.data());
+  }
+
   /// One launch: `iterations` LM iterations (default 1, spec §6) of every RUNNING trajectory.
   /// Several per launch amortise launch overhead on the GPU; results equal that many launches.
   /// Returns how many are RUNNING.

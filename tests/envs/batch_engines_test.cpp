@@ -127,3 +127,44 @@ TEST_CASE("batch engines: lockstep team engines have no horizon; free-running on
   CHECK(c.theta != b.theta);  // c is at step 5, b at step 12
   CHECK_THROWS_WITH(free_engine->step(c, p), Catch::Contains("integrator.duration"));
 }
+
+TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference and revives failed ones", "[batch][team]") {
+  // RL auto-reset: rollouts whose episode ended (or that failed) restart from fresh seeded states
+  // (stream (seed, k, episode)) while the others go on; team and reference engines agree.
+  const int K = 3, n = chain("team").model.n_q;
+  BatchOptions opt;
+  opt.rollouts = K;
+  opt.seed = 6;
+  auto run_with_resets = [&](const std::string& engine) {
+    const Scene sc = chain(engine);
+    StateBatch b(K, n);
+    RolloutParams p;
+    init_batch(sc, opt, b, p);
+    const auto e = make_batch_engine(sc, BackendChoice{}, b, p);
+    for (int s = 0; s < 18; ++s) {
+      std::vector<double> tau = actions(K, n, s);
+      if (s == 4) tau[size_t(2) * n + 8] = std::nan("");  // rollout 2 fails ...
+      e->step(b, p, tau.data());
+      if (s == 4) CHECK((b.status[2] & STATUS_NONFINITE) != 0);
+      if (s == 8) {  // ... and is reset together with rollout 0
+        reset_rollouts(sc, opt, b, {0, 2});
+        e->reset(b, {0, 2});
+      }
+    }
+    return b;
+  };
+  const StateBatch ref = run_with_resets("reference"), team = run_with_resets("team");
+  CHECK(team.episode == std::vector<uint32_t>{1, 0, 1});
+  CHECK(team.status == ref.status);
+  CHECK(team.status[2] == 0);  // revived
+  CHECK(team.iterations == ref.iterations);
+  for (size_t i = 0; i < ref.theta.size(); ++i) CHECK(std::abs(team.theta[i] - ref.theta[i]) <= 1e-9);
+  // episode 1 starts elsewhere than episode 0
+  StateBatch fresh(K, n);
+  RolloutParams p;
+  init_batch(chain("team"), opt, fresh, p);
+  const VecX e0 = fresh.row(fresh.theta, 0);
+  reset_rollouts(chain("team"), opt, fresh, {0});
+  CHECK((VecX(fresh.row(fresh.theta, 0)) - e0).norm() > 1e-4);
+  CHECK_THROWS_WITH(reset_rollouts(chain("team"), opt, fresh, {3}), Catch::Contains("rollout index = 3"));
+}

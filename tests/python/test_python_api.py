@@ -79,3 +79,25 @@ def test_bad_inputs_are_named(bigstep_py):
         bigstep_py.BatchEnv("no_such.yaml", rollouts=2)
     with pytest.raises(ValueError, match=r"--backend"):
         bigstep_py.BatchEnv(CHAIN, rollouts=2, backend="tpu")
+
+
+def test_partial_reset_starts_new_episodes(bigstep_py):
+    """RL auto-reset: reset([k, ...]) restarts those rollouts from fresh seeded states (a new
+    episode each time) and leaves the others running; a failed rollout comes back to life."""
+    env = bigstep_py.BatchEnv(CHAIN, rollouts=3, seed=8, overrides=[LIFT, "batch.engine=team"])
+    start = env.theta
+    for t in range(6):
+        tau = policy(env, t)
+        if t == 2:
+            tau[1, 9] = np.inf
+        env.step(tau)
+    assert env.status[1] & bigstep_py.STATUS_NONFINITE
+    before = env.theta
+    theta = env.reset([1])
+    assert list(env.episode) == [0, 1, 0] and env.status[1] == 0
+    assert np.array_equal(theta[[0, 2]], before[[0, 2]])  # the others go on
+    assert not np.allclose(theta[1], start[1])              # a new episode, not a replay
+    rollout(env, 5)
+    assert env.status[1] == 0 and np.all(np.isfinite(env.theta))
+    with pytest.raises(ValueError, match="rollout index = 7"):
+        env.reset([7])
