@@ -45,6 +45,37 @@ void run_to_end(Batch& b, int K) {
   }
 }
 
+// The CPU emulation and the CUDA batch in lockstep mode from the same initial states.
+struct LockstepPair {
+  PbfdTeamBatch<double> cpu;
+  PbfdTeamBatchCuda<double> gpu;
+  LockstepPair(const Scene& sc, int K, int steps, const std::vector<VecX>& th0, const std::vector<VecX>& thm1)
+      : cpu(sc.model, sc.settings, K, steps, true, 0), gpu(sc.model, sc.settings, K, steps, true) {
+    for (int k = 0; k < K; ++k) cpu.init(k, th0[k], thm1[k]);
+    gpu.init(th0, thm1);
+  }
+  // one lockstep step of both: release the waiting ones (after step 0), launch to the end
+  void round(int n) {
+    if (n > 0) {
+      cpu.release_waiting();
+      gpu.release_waiting();
+    }
+    while (cpu.launch() > 0) {
+    }
+    while (gpu.launch() > 0) {
+    }
+  }
+};
+
+// Trajectory k's first `steps` committed steps: same iterations, theta within 1e-9.
+void expect_same_steps(const PbfdTeamBatchCuda<double>& gpu, PbfdTeamBatch<double>& cpu, int k, int steps) {
+  for (int n = 0; n < steps; ++n) {
+    INFO("rollout " << k << " step " << n);
+    CHECK(gpu.iterations(k, n) == cpu.iterations(k, n));
+    CHECK((gpu.theta(k, n) - cpu.theta(k, n)).lpNorm<Eigen::Infinity>() <= 1e-9);
+  }
+}
+
 }  // namespace
 
 // Per-rollout randomisation in both: C_perp, C_par and mass scale differ in every rollout.
@@ -93,10 +124,7 @@ void fp64_matches_cpu(Launch how, int iters_per_launch = 1) {
     INFO("rollout " << k);
     REQUIRE(gpu.status(k) == TRAJ_DONE);
     rmax = std::max(rmax, gpu.residual(k));
-    for (int n = 0; n < steps; ++n) {
-      CHECK(gpu.iterations(k, n) == cpu.iterations(k, n));
-      CHECK((gpu.theta(k, n) - cpu.theta(k, n)).lpNorm<Eigen::Infinity>() <= 1e-9);
-    }
+    expect_same_steps(gpu, cpu, k, steps);
   }
   CHECK(gpu.max_residual() >= rmax);  // the failed rollout may hold a larger one
 }
@@ -123,10 +151,9 @@ TEST_CASE("cuda lm: stable-PD servo with targets uploaded between lockstep steps
   const int K = 16, steps = 20, D = sc.model.n_q;
   std::vector<VecX> th0, thm1;
   initial_states(sc, K, th0, thm1);
-  PbfdTeamBatch<double> cpu(sc.model, sc.settings, K, steps, true, 0);
-  PbfdTeamBatchCuda<double> gpu(sc.model, sc.settings, K, steps, true);
-  for (int k = 0; k < K; ++k) cpu.init(k, th0[k], thm1[k]);
-  gpu.init(th0, thm1);
+  LockstepPair pair(sc, K, steps, th0, thm1);
+  PbfdTeamBatch<double>& cpu = pair.cpu;
+  PbfdTeamBatchCuda<double>& gpu = pair.gpu;
   cpu.set_gains(sc.pd.kp, sc.pd.kd);
   gpu.set_gains(sc.pd.kp, sc.pd.kd);
   VecX tb(D), tdb(D);
@@ -142,22 +169,10 @@ TEST_CASE("cuda lm: stable-PD servo with targets uploaded between lockstep steps
       }
     }
     gpu.set_controls(u);
-    if (n > 0) {
-      cpu.release_waiting();
-      gpu.release_waiting();
-    }
-    while (cpu.launch() > 0) {
-    }
-    while (gpu.launch() > 0) {
-    }
+    pair.round(n);
   }
   gpu.download();
-  for (int k = 0; k < K; ++k)
-    for (int n = 0; n < steps; ++n) {
-      INFO("rollout " << k << " step " << n);
-      CHECK(gpu.iterations(k, n) == cpu.iterations(k, n));
-      CHECK((gpu.theta(k, n) - cpu.theta(k, n)).lpNorm<Eigen::Infinity>() <= 1e-9);
-    }
+  for (int k = 0; k < K; ++k) expect_same_steps(gpu, cpu, k, steps);
 }
 
 TEST_CASE("cuda lm: FP32 box slide stays within 1e-3 m of FP64", "[cuda]") {
@@ -195,11 +210,7 @@ TEST_CASE("cuda lm: an 80-link chain (team scratch in global memory) matches the
   gpu.init(th0, thm1);
   run_to_end(gpu, K);
   gpu.download();
-  for (int k = 0; k < K; ++k)
-    for (int n = 0; n < steps; ++n) {
-      CHECK(gpu.iterations(k, n) == cpu.iterations(k, n));
-      CHECK((gpu.theta(k, n) - cpu.theta(k, n)).lpNorm<Eigen::Infinity>() <= 1e-9);
-    }
+  for (int k = 0; k < K; ++k) expect_same_steps(gpu, cpu, k, steps);
 }
 
 TEST_CASE("cuda lm: same inputs give bit-identical results run to run (spec D9)", "[cuda]") {
@@ -222,5 +233,35 @@ TEST_CASE("cuda lm: same inputs give bit-identical results run to run (spec D9)"
   for (int k = 0; k < K; ++k) {
     CHECK(runs[1][k] == runs[0][k]);
     CHECK(runs[2][k] == runs[0][k]);
+  }
+}
+
+TEST_CASE("cuda lm: lockstep reinit of some trajectories (RL reset) matches the CPU emulation", "[cuda]") {
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
+  const int K = 32, steps = 12;
+  std::vector<VecX> th0, thm1;
+  initial_states(sc, K, th0, thm1);
+  LockstepPair pair(sc, K, steps, th0, thm1);
+  PbfdTeamBatch<double>& cpu = pair.cpu;
+  PbfdTeamBatchCuda<double>& gpu = pair.gpu;
+  const std::vector<int> ks{3, 17, 30};
+  std::vector<VecX> r0, r1;
+  for (int k : ks) {  // new episodes start from another rollout's state
+    r0.push_back(th0[(k + 5) % K]);
+    r1.push_back(thm1[(k + 5) % K]);
+  }
+  for (int n = 0; n < steps; ++n) {
+    if (n == 6) {
+      for (size_t i = 0; i < ks.size(); ++i) cpu.reinit(ks[i], r0[i], r1[i]);
+      gpu.reinit(ks, r0, r1);
+    }
+    pair.round(n);
+  }
+  gpu.download();
+  for (int k = 0; k < K; ++k) {
+    // a reinitialised trajectory restarted its step count: its steps 0..5 are the new episode's
+    const bool re = std::find(ks.begin(), ks.end(), k) != ks.end();
+    CHECK(gpu.steps_done(k) == (re ? steps - 6 : steps));
+    expect_same_steps(gpu, cpu, k, re ? steps - 6 : steps);
   }
 }
