@@ -472,6 +472,24 @@ void PbfdTeamBatchCuda<S>::release_waiting() {
 }
 
 template <class S>
+void PbfdTeamBatchCuda<S>::download_outputs() {
+  Impl& I = *impl_;
+  I.h_data.resize(I.per * I.K);
+  I.h_iters.resize(size_t(I.cfg.n_out) * I.K);
+  I.h_status.resize(size_t(I.cfg.n_out) * I.K);
+  I.h_ints.resize(size_t(kLmInts) * I.K);
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_iters.data(), I.iters, I.h_iters.size() * sizeof(int), cudaMemcpyDeviceToHost));
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_status.data(), I.status, I.h_status.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));
+  // rows of the strided trajectory blocks: output slots (n_out x D), then the 8 scalars
+  const size_t pitch = I.per * sizeof(S);
+  const size_t offs[2] = {I.o_out, I.o_scal}, widths[2] = {size_t(I.cfg.n_out) * I.D, 8};
+  for (int r = 0; r < 2; ++r)
+    BIGSTEP_CUDA_CHECK(cudaMemcpy2D(I.h_data.data() + offs[r], pitch, I.data + offs[r], pitch, widths[r] * sizeof(S),
+                                    size_t(I.K), cudaMemcpyDeviceToHost));
+}
+
+template <class S>
 void PbfdTeamBatchCuda<S>::download() {
   Impl& I = *impl_;
   I.h_data.resize(I.per * I.K);

@@ -47,6 +47,9 @@ class PbfdTeamBatchCuda {
   double max_residual() const;
   /// WAITING -> RUNNING for every trajectory, on the device.
   void release_waiting();
+  /// Downloads only what the accessors read (statuses, ints, the output slots and the per-trajectory
+  /// scalars: strided copies), not the whole trajectory state: what a lockstep engine needs per step.
+  void download_outputs();
   /// Downloads results and statuses (after the run, or whenever status/theta are read).
   void download();
   /// Status of trajectory k as of the last download().

@@ -112,7 +112,7 @@ struct CudaTeamBatch {
     }
     b.reinit(ks, th0, thm1);
   }
-  void sync() { b.download(); }
+  void sync() { b.download_outputs(); }  // per step: outputs only, not K whole trajectory states
 };
 #endif
 

@@ -257,7 +257,7 @@ TEST_CASE("cuda lm: lockstep reinit of some trajectories (RL reset) matches the 
     }
     pair.round(n);
   }
-  gpu.download();
+  gpu.download_outputs();  // what the lockstep engine reads per step
   for (int k = 0; k < K; ++k) {
     // a reinitialised trajectory restarted its step count: its steps 0..5 are the new episode's
     const bool re = std::find(ks.begin(), ks.end(), k) != ks.end();
