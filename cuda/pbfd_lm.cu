@@ -168,7 +168,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   S* data = nullptr;
   int *ints = nullptr, *iters = nullptr;
   unsigned* status = nullptr;
-  std::vector<S> h_data;
+  std::vector<S> h_out, h_scal;  // downloaded output slots (K x n_out x D) and scalars (K x 8)
   std::vector<int> h_ints, h_iters;
   std::vector<unsigned> h_status;
   // library path
@@ -474,33 +474,25 @@ void PbfdTeamBatchCuda<S>::release_waiting() {
 template <class S>
 void PbfdTeamBatchCuda<S>::download_outputs() {
   Impl& I = *impl_;
-  I.h_data.resize(I.per * I.K);
-  I.h_iters.resize(size_t(I.cfg.n_out) * I.K);
-  I.h_status.resize(size_t(I.cfg.n_out) * I.K);
-  I.h_ints.resize(size_t(kLmInts) * I.K);
+  const size_t K = size_t(I.K), n_out = size_t(I.cfg.n_out), D = size_t(I.D);
+  I.h_iters.resize(n_out * K);
+  I.h_status.resize(n_out * K);
+  I.h_ints.resize(size_t(kLmInts) * K);
+  I.h_out.resize(K * n_out * D);
+  I.h_scal.resize(K * 8);
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_iters.data(), I.iters, I.h_iters.size() * sizeof(int), cudaMemcpyDeviceToHost));
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_status.data(), I.status, I.h_status.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  // rows of the strided trajectory blocks: output slots (n_out x D), then the 8 scalars
+  // the output slots and the 8 scalars of every strided trajectory block, packed on the host
   const size_t pitch = I.per * sizeof(S);
-  const size_t offs[2] = {I.o_out, I.o_scal}, widths[2] = {size_t(I.cfg.n_out) * I.D, 8};
-  for (int r = 0; r < 2; ++r)
-    BIGSTEP_CUDA_CHECK(cudaMemcpy2D(I.h_data.data() + offs[r], pitch, I.data + offs[r], pitch, widths[r] * sizeof(S),
-                                    size_t(I.K), cudaMemcpyDeviceToHost));
+  BIGSTEP_CUDA_CHECK(cudaMemcpy2D(I.h_out.data(), n_out * D * sizeof(S), I.data + I.o_out, pitch, n_out * D * sizeof(S), K,
+                                  cudaMemcpyDeviceToHost));
+  BIGSTEP_CUDA_CHECK(cudaMemcpy2D(I.h_scal.data(), 8 * sizeof(S), I.data + I.o_scal, pitch, 8 * sizeof(S), K,
+                                  cudaMemcpyDeviceToHost));
 }
 
 template <class S>
-void PbfdTeamBatchCuda<S>::download() {
-  Impl& I = *impl_;
-  I.h_data.resize(I.per * I.K);
-  I.h_iters.resize(size_t(I.cfg.n_out) * I.K);
-  I.h_status.resize(size_t(I.cfg.n_out) * I.K);
-  I.h_ints.resize(size_t(kLmInts) * I.K);
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_data.data(), I.data, I.h_data.size() * sizeof(S), cudaMemcpyDeviceToHost));
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_iters.data(), I.iters, I.h_iters.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_status.data(), I.status, I.h_status.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));
-}
+void PbfdTeamBatchCuda<S>::download() { download_outputs(); }
 
 template <class S>
 int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[kLmInts * k]; }
@@ -510,9 +502,9 @@ int PbfdTeamBatchCuda<S>::steps_done(int k) const { return impl_->h_ints[kLmInts
 template <class S>
 VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {
   const Impl& I = *impl_;
-  const size_t off = I.per * k + I.o_out + size_t(n % I.cfg.n_out) * I.D;
+  const S* row = I.h_out.data() + (size_t(k) * I.cfg.n_out + size_t(n % I.cfg.n_out)) * I.D;
   VecX v(I.D);
-  for (int i = 0; i < I.D; ++i) v[i] = double(I.h_data[off + i]);
+  for (int i = 0; i < I.D; ++i) v[i] = double(row[i]);
   return v;
 }
 template <class S>
@@ -525,7 +517,7 @@ unsigned PbfdTeamBatchCuda<S>::step_status(int k, int n) const {
 }
 template <class S>
 double PbfdTeamBatchCuda<S>::residual(int k) const {
-  return double(impl_->h_data[impl_->per * k + impl_->o_scal + team_detail::RES]);
+  return double(impl_->h_scal[size_t(k) * 8 + team_detail::RES]);
 }
 
 template class PbfdTeamBatchCuda<double>;

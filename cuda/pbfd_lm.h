@@ -47,11 +47,10 @@ class PbfdTeamBatchCuda {
   double max_residual() const;
   /// WAITING -> RUNNING for every trajectory, on the device.
   void release_waiting();
-  /// Downloads only what the accessors read (statuses, ints, the output slots and the per-trajectory
-  /// scalars: strided copies), not the whole trajectory state: what a lockstep engine needs per step.
+  /// Downloads what the accessors below read: statuses, the output slots and the per-trajectory
+  /// scalars (strided copies packed on the host), never the whole trajectory state.
   void download_outputs();
-  /// Downloads results and statuses (after the run, or whenever status/theta are read).
-  void download();
+  void download();  ///< = download_outputs()
   /// Status of trajectory k as of the last download().
   int status(int k) const;
   /// Timesteps trajectory k has committed, as of the last download().
