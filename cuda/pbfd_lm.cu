@@ -116,7 +116,7 @@ __global__ void lm_candidate_kernel(const ModelView<S> m, const LmTeamSettings<S
   lm_phase_candidate(team, m, cfg, t, block_scratch(sp));
 }
 
-// Per-trajectory status predicates for Thrust (ints: 6 per trajectory, status first).
+// Per-trajectory status predicates for Thrust (ints: kLmInts per trajectory, status first).
 struct HasStatus {
   const int* ints;
   int st;
@@ -169,6 +169,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   int *ints = nullptr, *iters = nullptr;
   unsigned* status = nullptr;
   std::vector<S> h_out, h_scal;  // downloaded output slots (K x n_out x D) and scalars (K x 8)
+  std::vector<S> h_rows;         // staging of set_controls
   std::vector<int> h_ints, h_iters;
   std::vector<unsigned> h_status;
   // library path
@@ -411,8 +412,8 @@ void PbfdTeamBatchCuda<S>::set_controls(const std::vector<double>& u) {
   if (u.size() != size_t(I.K) * 3 * I.D)
     throw std::invalid_argument("PbfdTeamBatchCuda::set_controls: u.size() = " + std::to_string(u.size()) +
                                 ", expected K x 3 n_q = " + std::to_string(size_t(I.K) * 3 * I.D));
-  const std::vector<S> rows(u.begin(), u.end());
-  upload_rows(I.data, I.per, I.o_tau, I.K, 3 * I.D, rows);  // tau, theta_bar, theta_dot_bar are contiguous
+  I.h_rows.assign(u.begin(), u.end());  // reused buffer: no allocation per step
+  upload_rows(I.data, I.per, I.o_tau, I.K, 3 * I.D, I.h_rows);  // tau, theta_bar, theta_dot_bar are contiguous
 }
 
 template <class S>
@@ -500,11 +501,15 @@ template <class S>
 int PbfdTeamBatchCuda<S>::steps_done(int k) const { return impl_->h_ints[kLmInts * k + team_detail::STEP]; }
 
 template <class S>
-VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {
+void PbfdTeamBatchCuda<S>::theta_into(int k, int n, double* out) const {
   const Impl& I = *impl_;
   const S* row = I.h_out.data() + (size_t(k) * I.cfg.n_out + size_t(n % I.cfg.n_out)) * I.D;
-  VecX v(I.D);
-  for (int i = 0; i < I.D; ++i) v[i] = double(row[i]);
+  for (int i = 0; i < I.D; ++i) out[i] = double(row[i]);
+}
+template <class S>
+VecX PbfdTeamBatchCuda<S>::theta(int k, int n) const {
+  VecX v(impl_->D);
+  theta_into(k, n, v.data());
   return v;
 }
 template <class S>

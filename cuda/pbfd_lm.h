@@ -56,6 +56,7 @@ class PbfdTeamBatchCuda {
   /// Timesteps trajectory k has committed, as of the last download().
   int steps_done(int k) const;
   VecX theta(int k, int n) const;
+  void theta_into(int k, int n, double* out) const;  ///< theta(k, n) into out (n_q), no allocation
   int iterations(int k, int n) const;
   unsigned step_status(int k, int n) const;
   /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).

@@ -152,7 +152,7 @@ class TeamEngine final : public BatchEngine {
         continue;
       }
       b.row(b.theta_prev, k) = b.row(b.theta, k);
-      b.row(b.theta, k) = team_.b.theta(k, done_);
+      team_.b.theta_into(k, done_, b.theta.data() + size_t(k) * b.n_q);
       const unsigned st = team_.b.step_status(k, done_);
       b.status[k] = st | (b.status[k] & STATUS_NOT_CONVERGED);
       b.iterations[k] = team_.b.iterations(k, done_);

@@ -138,10 +138,14 @@ class PbfdTeamBatch {
   int steps_done(int k) const { return ints_[kLmInts * k + 1]; }
   /// Committed configuration of trajectory k after step n (0-based).
   VecX theta(int k, int n) {
-    LmTraj<S> t = traj(k);
     VecX v(D_);
-    for (int i = 0; i < D_; ++i) v[i] = double(t.out_theta[(n % cfg_.n_out) * D_ + i]);
+    theta_into(k, n, v.data());
     return v;
+  }
+  /// theta(k, n) into out (n_q), no allocation (a lockstep engine's per-step read-back).
+  void theta_into(int k, int n, double* out) {
+    const LmTraj<S> t = traj(k);
+    for (int i = 0; i < D_; ++i) out[i] = double(t.out_theta[(n % cfg_.n_out) * D_ + i]);
   }
   int iterations(int k, int n) const { return iters_[size_t(k) * cfg_.n_out + n % cfg_.n_out]; }
   /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).
