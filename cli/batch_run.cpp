@@ -20,7 +20,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   BatchOptions opt{K, sc.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction,
                    sc.randomize_stiffness, sc.randomize_mass};
   StateBatch b(K, n);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   std::unique_ptr<BatchEngine> stepper;
   try {

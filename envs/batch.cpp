@@ -41,7 +41,7 @@ void reset_rollouts(const Scene& sc, const BatchOptions& opt, StateBatch& b, con
   }
 }
 
-void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParams& p) {
+void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParamTable& p) {
   BIGSTEP_CHECK_ARG(opt.rollouts >= 1, "--rollouts", opt.rollouts, "must be >= 1");
   BIGSTEP_CHECK_ARG(opt.randomize_stiffness >= 0 && opt.randomize_mass >= 0,
                     "batch.randomize_stiffness / randomize_mass",
@@ -77,14 +77,27 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
 CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
   if (threads <= 0) threads = omp_get_num_procs();
   BIGSTEP_CHECK_ARG(threads <= 1024, "--threads", threads, "must be in [1, 1024]");
-  const int n = sc.model.n_q;
-  for (int t = 0; t < threads; ++t) {
-    integ_.push_back(make_integrator(sc));
-    th_n_.emplace_back(n);
-    th_nm1_.emplace_back(n);
-    th_next_.emplace_back(n);
-    ctl_.emplace_back();
+  threads_ = threads;
+  integ_ = make_integrator(sc);
+  ctl_.resize(threads);
+}
+
+void CpuBatchStepper::make_data(const RolloutParamTable& p, int K) {
+  if (!p.mass_scale.empty()) {
+    for (int k = 0; k < K; ++k) {
+      scaled_.push_back(std::make_unique<Scene>(sc_));
+      scaled_.back()->model = scale_mass(sc_.model, p.mass_scale[k]);
+      scaled_integ_.push_back(make_integrator(*scaled_.back()));
+    }
   }
+  data_.clear();
+  data_.reserve(K);
+  for (int k = 0; k < K; ++k) data_.push_back((scaled_integ_.empty() ? *integ_ : *scaled_integ_[k]).make_data());
+}
+
+void CpuBatchStepper::reset(const std::vector<int>& ks) {
+  for (int k : ks)
+    if (k >= 0 && k < int(data_.size())) data_[k].reset_carry();
 }
 
 Model scale_mass(const Model& m, double s) {
@@ -97,39 +110,31 @@ Model scale_mass(const Model& m, double s) {
   return Model::finalize(spec);
 }
 
-void CpuBatchStepper::step(StateBatch& b, const RolloutParams& p, const double* tau) {
+void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const double* tau) {
   BIGSTEP_CHECK_ARG(b.n_q == sc_.model.n_q, "StateBatch.n_q", b.n_q, detail::concat("expected ", sc_.model.n_q));
-  BIGSTEP_CHECK_ARG(p.contact.empty() || int(p.contact.size()) == b.K, "RolloutParams.contact.size()",
+  BIGSTEP_CHECK_ARG(p.contact.empty() || int(p.contact.size()) == b.K, "RolloutParamTable.contact.size()",
                     p.contact.size(), detail::concat("expected 0 or K = ", b.K));
-  BIGSTEP_CHECK_ARG(p.mass_scale.empty() || int(p.mass_scale.size()) == b.K, "RolloutParams.mass_scale.size()",
+  BIGSTEP_CHECK_ARG(p.mass_scale.empty() || int(p.mass_scale.size()) == b.K, "RolloutParamTable.mass_scale.size()",
                     p.mass_scale.size(), detail::concat("expected 0 or K = ", b.K));
-  if (!p.mass_scale.empty() && int(scaled_.size()) != b.K) {
-    scaled_.clear();
-    scaled_integ_.clear();
-    for (int k = 0; k < b.K; ++k) {
-      scaled_.push_back(std::make_unique<Scene>(sc_));
-      scaled_.back()->model = scale_mass(sc_.model, p.mass_scale[k]);
-      scaled_integ_.push_back(make_integrator(*scaled_.back()));
-    }
-  }
+  if (int(data_.size()) != b.K) make_data(p, b.K);
   const int T = threads();
 #pragma omp parallel for schedule(static) num_threads(T)
   for (int k = 0; k < b.K; ++k) {
     if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
       continue;  // a dead rollout is held until the caller resets it
-    const int t = omp_get_thread_num();
-    Integrator& integ = scaled_integ_.empty() ? *integ_[t] : *scaled_integ_[k];
-    integ.set_contact(p.contact.empty() ? sc_.settings.contact : p.contact[k]);
-    th_n_[t] = b.row(b.theta, k);
-    th_nm1_[t] = b.row(b.theta_prev, k);
-    StepControl& u = ctl_[t];  // per-thread: no allocation per rollout
+    const Integrator& integ = scaled_integ_.empty() ? *integ_ : *scaled_integ_[k];
+    Data& d = data_[k];
+    d.theta = b.row(b.theta, k);
+    d.theta_prev = b.row(b.theta_prev, k);
+    StepControl& u = ctl_[omp_get_thread_num()];  // per-thread: no allocation per rollout
     if (tau) u.tau = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
     else u.tau = sc_.tau;
     u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
     u.t = b.steps * sc_.settings.dt;
-    const StepStats st = integ.step_controlled(th_n_[t], th_nm1_[t], u, th_next_[t]);
-    b.row(b.theta_prev, k) = th_n_[t];
-    b.row(b.theta, k) = th_next_[t];
+    const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k]};
+    const StepStats st = integ.step(d, u, rp);
+    b.row(b.theta_prev, k) = d.theta_prev;
+    b.row(b.theta, k) = d.theta;
     b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"
     b.iterations[k] = st.iterations;
     b.residual[k] = st.residual;

@@ -27,8 +27,9 @@ struct StateBatch {
   }
 };
 
-/// Optional per-rollout parameters (empty = the scene's value for every rollout).
-struct RolloutParams {
+/// Per-rollout parameters of a batch, one table read by every engine (empty = the scene's value
+/// for every rollout). Row k as an integrator's RolloutParams: row(sc, k).
+struct RolloutParamTable {
   std::vector<ContactParams> contact;  ///< (K) or empty
   std::vector<double> mass_scale;      ///< (K) factor on every link mass and inertia, or empty
 };
@@ -50,28 +51,36 @@ Model scale_mass(const Model& m, double s);
 
 /// Initial states and per-rollout parameters for K rollouts. Rollout k draws from its own stream
 /// (seed, k), so it is the same whatever K is.
-void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParams& p);
+void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParamTable& p);
 
 /// Starts a new episode for the listed rollouts: fresh initial states from the stream
 /// (seed, k, episode), status / iterations cleared; their randomised parameters stay. The engine
 /// must then be told (BatchEngine::reset). Throws InvalidArgument for an index outside [0, K).
 void reset_rollouts(const Scene& sc, const BatchOptions& opt, StateBatch& b, const std::vector<int>& ks);
 
+/// The CPU reference engine: one const integrator shared by every thread, one Data per rollout
+/// (state copied in and out of b each step, carried solver state and scratch kept), so a
+/// rollout's result does not depend on the thread count or on which thread steps it.
 class CpuBatchStepper {
  public:
   CpuBatchStepper(const Scene& sc, int threads);
   /// One step of every rollout whose status has no failure bit, with the scene's controls
   /// (control.tau, or tau (K x n_q) when given; the control.pd servo with targets at the step's
   /// end time (b.steps + 1) dt, as the single-rollout run). Advances b.steps.
-  void step(StateBatch& b, const RolloutParams& p, const double* tau = nullptr);
-  int threads() const { return int(integ_.size()); }
+  void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr);
+  /// The listed rollouts start a new episode from b's rows: what their solvers carried is dropped.
+  void reset(const std::vector<int>& ks);
+  int threads() const { return threads_; }
 
  private:
+  void make_data(const RolloutParamTable& p, int K);  // first step: Data (and scaled models) per rollout
+
   const Scene& sc_;
-  std::vector<std::unique_ptr<Integrator>> integ_;  // one per thread
-  std::vector<VecX> th_n_, th_nm1_, th_next_;  // per-thread scratch
+  int threads_;
+  std::unique_ptr<Integrator> integ_;
+  std::vector<Data> data_;                    // (K) one per rollout
   std::vector<StepControl> ctl_;              // per-thread controls of the current rollout
-  // per-rollout scenes (scaled models) and integrators, built on the first step with mass scales
+  // per-rollout scaled models and their integrators when masses are randomised
   std::vector<std::unique_ptr<Scene>> scaled_;
   std::vector<std::unique_ptr<Integrator>> scaled_integ_;
 };

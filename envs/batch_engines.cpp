@@ -17,8 +17,9 @@ namespace {
 class ReferenceEngine final : public BatchEngine {
  public:
   ReferenceEngine(const Scene& sc) : st_(sc, sc.threads) {}
-  void step(StateBatch& b, const RolloutParams& p, const double* tau) override { st_.step(b, p, tau); }
-  void reset(const StateBatch&, const std::vector<int>&) override {}  // the rows in b are the state
+  void step(StateBatch& b, const RolloutParamTable& p, const double* tau) override { st_.step(b, p, tau); }
+  // the rows in b are the state; the rollouts' carried solver state is dropped
+  void reset(const StateBatch&, const std::vector<int>& ks) override { st_.reset(ks); }
   std::string name() const override { return "cpu_batched"; }
   int threads() const override { return st_.threads(); }
 
@@ -48,7 +49,7 @@ struct CpuTeamBatch {
   PbfdTeamBatch<S> b;
   int K;
   VecX row_;  // scratch: one rollout's torques
-  CpuTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParams& p, bool lockstep)
+  CpuTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParamTable& p, bool lockstep)
       : b(sc.model, team_settings<S>(sc), s.K, team_horizon(sc, lockstep), lockstep, sc.threads, DenseAlgebra::Fused,
           lockstep ? 1 : 0),
         K(s.K),
@@ -78,7 +79,7 @@ struct CudaTeamBatch {
   PbfdTeamBatchCuda<S> b;
   int K, D;
   std::vector<double> u;  // (K x 3 n_q) controls
-  CudaTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParams& p, bool lockstep)
+  CudaTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParamTable& p, bool lockstep)
       : b(sc.model, team_settings<S>(sc), s.K, team_horizon(sc, lockstep), lockstep, DenseAlgebra::Fused,
           lockstep ? 1 : 0),
         K(s.K),
@@ -124,10 +125,10 @@ struct CudaTeamBatch {
 template <class Team>
 class TeamEngine final : public BatchEngine {
  public:
-  TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParams& p, std::string name, int threads)
+  TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParamTable& p, std::string name, int threads)
       : sc_(sc), lockstep_(sc.schedule == "lockstep"), team_(sc, b, p, lockstep_), name_(std::move(name)),
         threads_(threads) {}
-  void step(StateBatch& b, const RolloutParams&, const double* tau) override {
+  void step(StateBatch& b, const RolloutParamTable&, const double* tau) override {
     BIGSTEP_CHECK_ARG(lockstep_ || tau == nullptr, "batch.schedule", sc_.schedule,
                       "per-step torques need batch.schedule=lockstep (free-running rollouts run all steps at once)");
     BIGSTEP_CHECK_ARG(lockstep_ || done_ < sc_.steps(), "integrator.duration", sc_.steps() * sc_.settings.dt,
@@ -194,7 +195,7 @@ void check_team_supported(const Scene& sc, const std::string& who) {
 }  // namespace
 
 std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
-                                               const RolloutParams& p) {
+                                               const RolloutParamTable& p) {
   const bool fp32 = sc.precision == "fp32";
   if (bk.backend == Backend::Cuda) {
     check_team_supported(sc, "--backend cuda");

@@ -23,7 +23,7 @@ class BatchEngine {
   /// actions), or nullptr = the scene's control.tau; the control.pd servo acts on top. A rollout
   /// whose status carries a hard failure (non-finite torques or state, ...) is held; it never
   /// disturbs the others.
-  virtual void step(StateBatch& b, const RolloutParams& p, const double* tau = nullptr) = 0;
+  virtual void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr) = 0;
   /// After reset_rollouts(sc, opt, b, ks): the listed rollouts start a new episode from b's rows
   /// (their engine state is re-initialised; the others are untouched). Lockstep engines only.
   virtual void reset(const StateBatch& b, const std::vector<int>& ks) = 0;
@@ -36,6 +36,6 @@ class BatchEngine {
 /// engines implement PBFD JTJ-LM: per-rollout C_perp / C_par / mass scale, control.tau, and the
 /// control.pd servo).
 std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
-                                               const RolloutParams& p);
+                                               const RolloutParamTable& p);
 
 }  // namespace bigstep

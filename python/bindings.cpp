@@ -92,7 +92,7 @@ class BatchEnv {
   BackendChoice bk_;
   BatchOptions opt_;
   StateBatch b_;
-  RolloutParams p_;
+  RolloutParamTable p_;
   std::unique_ptr<BatchEngine> engine_;
 };
 

@@ -2,7 +2,14 @@
 // theta_{n-1}) for all of them: position-based methods use it directly, velocity-level
 // (Newton-Euler) methods read theta_dot_n = (theta_n - theta_{n-1}) / dt, which is exact for
 // semi-implicit Euler since theta_{n+1} = theta_n + dt theta_dot_{n+1}.
+// Integrators are stateless over rollouts: a rollout's state, what its solver carries between
+// steps (NMDP's theta_--, dt_last, gamma; NE-MDP's QP warm start) and its scratch live in its
+// Data (core/data.h), and its parameters (contact coefficients) come with each step. One const
+// integrator therefore serves any number of rollouts on any number of threads, bit-identically.
 #pragma once
+#include <memory>
+
+#include "core/data.h"
 #include "core/types.h"
 #include "solvers/contact_terms.h"
 #include "solvers/stable_pd.h"
@@ -19,23 +26,63 @@ struct StepStats {
   bool converged() const { return !status_failed(status); }
 };
 
+/// One rollout's model parameters (a row of the batch table, envs/batch.h RolloutParamTable).
+/// PBD/PBFD read contact.c_perp / c_par (and alpha, beta, gamma); Newton-Euler baselines and NMDP
+/// read contact.mu. Values are validated by whoever builds them.
+struct RolloutParams {
+  ContactParams contact;
+};
+
 class Integrator {
  public:
+  explicit Integrator(const Model& m) : m_(m) {}
   virtual ~Integrator() = default;
-  /// theta_{n+1} from (theta_n, theta_{n-1}) and controls u: constant torques plus an optional
-  /// stable-PD servo (stable_pd.h) whose targets are taken at the end of the step (u.t + dt).
-  /// Bad state is reported in the status, never thrown; wrong sizes throw InvalidArgument.
-  virtual StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                                    VecX& theta_next) = 0;
+  Integrator(const Integrator&) = delete;
+  Integrator& operator=(const Integrator&) = delete;
+
+  const Model& model() const { return m_; }
+
+  /// A rollout's Data for this integrator: state sized from the Model (zeros), nothing carried,
+  /// and this integrator's workspace. Allocates (once per rollout), so a step does not have to.
+  Data make_data() const;
+
+  /// The parameters of a rollout that is not randomised: the integrator's own settings.
+  virtual RolloutParams default_params() const = 0;
+
+  /// One step of rollout d: theta_{n+1} from (d.theta, d.theta_prev), the rollout's parameters p
+  /// and controls u (constant torques plus an optional stable-PD servo, stable_pd.h, whose targets
+  /// are taken at the end of the step, u.t + dt). Afterwards d.theta_prev = theta_n and
+  /// d.theta = theta_{n+1}. Bad state is reported in the status (theta_{n+1} = theta_n, held),
+  /// never thrown; wrong sizes throw InvalidArgument. d must come from make_data() of an
+  /// integrator of the same type and model.
+  StepStats step(Data& d, const StepControl& u, const RolloutParams& p) const;
+
+  /// Lone-rollout convenience (tests, single runs): steps an internal Data from
+  /// (theta_n, theta_nm1) with default_params(). What the method carries between steps stays in
+  /// that Data (NMDP uses its carry only when the call continues the frame that produced it).
+  /// Not thread-safe; batches give each rollout its own Data and call step(Data&).
+  StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, VecX& theta_next);
   /// Same with constant torques tau only (n_q, or empty = 0).
   StepStats step(const VecX& theta_n, const VecX& theta_nm1, const VecX& tau, VecX& theta_next) {
     StepControl u;
     u.tau = tau;
     return step_controlled(theta_n, theta_nm1, u, theta_next);
   }
-  /// Contact parameters for the following steps (per-rollout randomisation in a batch; values are
-  /// validated by the caller). PBD/PBFD use c_perp, c_par; Newton-Euler baselines use mu.
-  virtual void set_contact(const ContactParams& cp) = 0;
+  /// The Data of the lone-rollout convenience path (diagnostics and tests), null before its first step.
+  const Data* lone_data() const { return lone_.get(); }
+
+ protected:
+  /// The method: theta_next from (theta_n, theta_nm1) with the rollout's carried state and
+  /// scratch in d (theta_n / theta_nm1 may alias d.theta / d.theta_prev; theta_next is d.theta_next).
+  virtual StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
+                            const RolloutParams& p, Data& d, VecX& theta_next) const = 0;
+  /// This integrator's per-rollout scratch.
+  virtual std::unique_ptr<Workspace> make_workspace() const = 0;
+
+  const Model& m_;
+
+ private:
+  std::unique_ptr<Data> lone_;
 };
 
 }  // namespace bigstep

@@ -21,13 +21,34 @@
 
 namespace bigstep {
 
-NeLcpIntegrator::NeLcpIntegrator(const Model& m, const NeSettings& s)
-    : m_(m), s_(s), kin_(m), lcp_(int(m.spheres.size() * m.planes.size()) * (2 + s.friction_directions) + 1) {
+namespace {
+// per-rollout scratch: kinematics at theta_n and Lemke's tableau
+struct NeLcpWorkspace : Workspace {
+  NeLcpWorkspace(const Model& m, const NeSettings& s)
+      : kin(m), lcp(int(m.spheres.size() * m.planes.size()) * (2 + s.friction_directions) + 1) {}
+  Kinematics kin;
+  LcpWorkspace lcp;
+};
+}  // namespace
+
+NeLcpIntegrator::NeLcpIntegrator(const Model& m, const NeSettings& s) : Integrator(m), s_(s) {
   validate_ne_settings(s_);
 }
 
-StepStats NeLcpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, const StepControl& u,
-                                           VecX& th_next) {
+RolloutParams NeLcpIntegrator::default_params() const {
+  RolloutParams p;
+  p.contact.mu = s_.mu;
+  return p;
+}
+
+std::unique_ptr<Workspace> NeLcpIntegrator::make_workspace() const {
+  return std::make_unique<NeLcpWorkspace>(m_, s_);
+}
+
+StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const StepControl& u, const RolloutParams& p,
+                                   Data& d, VecX& th_next) const {
+  NeLcpWorkspace& ws = static_cast<NeLcpWorkspace&>(*d.ws);
+  const double mu = p.contact.mu;
   StepStats st;
   const int n = m_.n_q;
   const double h = s_.dt;
@@ -37,10 +58,9 @@ StepStats NeLcpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, 
   if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next)) return st;
   const Eigen::LDLT<MatX>& Hf = sm.Mf;
   const VecX& v_star = sm.v_free;
-  forward_kinematics(m_, th, kin_);
-  const auto contacts = collect_contacts(m_, kin_, s_.active_distance, s_.friction_directions);
+  forward_kinematics(m_, th, ws.kin);
+  const auto contacts = collect_contacts(m_, ws.kin, s_.active_distance, s_.friction_directions);
   const int nc = int(contacts.size()), nd = s_.friction_directions;
-  last_contacts_ = nc;
   if (nc == 0) {
     th_next = th + h * v_star;
     return st;
@@ -72,18 +92,18 @@ StepStats NeLcpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, 
       M(nc + c * nd + i, g) = 1;   // D^T J v+ + gamma
       M(g, nc + c * nd + i) = -1;  // - e^T beta
     }
-    M(g, c) = s_.mu;               // mu lambda
+    M(g, c) = mu;               // mu lambda
   }
   q.head(nc) = Jn * v_star + phi / h;
   q.segment(nc, nc * nd) = Jd * v_star;
   // Lemke; when it ends without a solution (numerical ray termination on degenerate contact sets)
   // retry twice with 100x more compliance, flagging the step as restarted
   LcpResult r;
-  LcpStatus ls = lcp_.solve(M, q, r);
+  LcpStatus ls = ws.lcp.solve(M, q, r);
   st.iterations = r.pivots;
   for (int retry = 1; retry <= 2 && ls != LcpStatus::Solved; ++retry) {
     M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)).diagonal().array() += (std::pow(100.0, retry) - std::pow(100.0, retry - 1)) * s_.cfm * gmax;
-    ls = lcp_.solve(M, q, r);
+    ls = ws.lcp.solve(M, q, r);
     st.iterations += r.pivots;
     st.status |= STATUS_RESTARTED;
   }

@@ -10,18 +10,17 @@ namespace bigstep {
 class NeLcpIntegrator final : public Integrator {
  public:
   NeLcpIntegrator(const Model& m, const NeSettings& s);
-  /// With Tan's stable PD (M~ = H + h K_d replaces H in the impulse equation) when u.pd is set.
-  StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                            VecX& theta_next) override;
-  void set_contact(const ContactParams& cp) override { s_.mu = cp.mu; }
-  int last_contact_count() const { return last_contacts_; }
+  RolloutParams default_params() const override;
+
+ protected:
+  /// With Tan's stable PD (M~ = H + h K_d replaces H in the impulse equation) when u.pd is set;
+  /// friction coefficient p.contact.mu.
+  StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
+                    Data& d, VecX& theta_next) const override;
+  std::unique_ptr<Workspace> make_workspace() const override;
 
  private:
-  const Model& m_;
   NeSettings s_;
-  Kinematics kin_;
-  LcpWorkspace lcp_;
-  int last_contacts_ = 0;
 };
 
 }  // namespace bigstep

@@ -30,9 +30,18 @@ namespace {
 int max_pairs(const Model& m) { return int(m.spheres.size() * m.planes.size()); }
 }  // namespace
 
-NeMdpIntegrator::NeMdpIntegrator(const Model& m, const NeSettings& s)
-    : m_(m), s_(s), kin_(m),
-      qp_(std::max(1, max_pairs(m) * s.friction_directions), std::max(1, max_pairs(m) * (s.friction_directions + 1))) {
+namespace {
+// per-rollout scratch: kinematics at theta_n and the QP solver's workspace
+struct NeMdpWorkspace : Workspace {
+  NeMdpWorkspace(const Model& m, const NeSettings& s)
+      : kin(m), qp(std::max(1, max_pairs(m) * s.friction_directions),
+                   std::max(1, max_pairs(m) * (s.friction_directions + 1))) {}
+  Kinematics kin;
+  QpWorkspace qp;
+};
+}  // namespace
+
+NeMdpIntegrator::NeMdpIntegrator(const Model& m, const NeSettings& s) : Integrator(m), s_(s) {
   validate_ne_settings(s_);
   // k_c = W / (N_s d_ref^3), zeta_s = zeta d_ref^3: the polytope shared with NMDP (nmdp_terms.h)
   const MdpPolytope P = make_mdp_polytope(m, s_);
@@ -40,8 +49,19 @@ NeMdpIntegrator::NeMdpIntegrator(const Model& m, const NeSettings& s)
   zeta_s_ = P.zeta_s;
 }
 
-StepStats NeMdpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, const StepControl& u,
-                                           VecX& th_next) {
+RolloutParams NeMdpIntegrator::default_params() const {
+  RolloutParams p;
+  p.contact.mu = s_.mu;
+  return p;
+}
+
+std::unique_ptr<Workspace> NeMdpIntegrator::make_workspace() const {
+  return std::make_unique<NeMdpWorkspace>(m_, s_);
+}
+
+StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const StepControl& u, const RolloutParams& rp,
+                                   Data& d, VecX& th_next) const {
+  NeMdpWorkspace& ws = static_cast<NeMdpWorkspace&>(*d.ws);
   StepStats st;
   const int n = m_.n_q;
   const double h = s_.dt;
@@ -49,13 +69,13 @@ StepStats NeMdpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, 
   if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next)) return st;
   const Eigen::LDLT<MatX>& Mf = sm.Mf;
   const VecX& v_free = sm.v_free;
-  forward_kinematics(m_, th, kin_);
+  forward_kinematics(m_, th, ws.kin);
   // candidate points: penetrating, plus (when zeta_s > 0) those within active_distance of a
   // surface. Departure from nmdp.md §4, where ghost forces act at any distance: they made every
   // point of a body in flight a QP variable (320 for the 10-link chain, minutes per step) while
   // the spec itself calls the far-field ghost force an artefact to avoid.
   const double phi_max = zeta_s_ > 0 ? s_.active_distance : 0.0;
-  const auto contacts = collect_contacts(m_, kin_, phi_max, s_.friction_directions);
+  const auto contacts = collect_contacts(m_, ws.kin, phi_max, s_.friction_directions);
   const int nd = s_.friction_directions;
   std::vector<const ContactFrame*> used;
   for (const auto& c : contacts) {
@@ -68,7 +88,9 @@ StepStats NeMdpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, 
     return st;
   }
   MatX B(n, nx * nd);
-  const MdpPolytope P = make_mdp_polytope(m_, s_);  // with the current mu (set_contact)
+  NeSettings s_mu = s_;
+  s_mu.mu = rp.contact.mu;
+  const MdpPolytope P = make_mdp_polytope(m_, s_mu);  // with the rollout's mu
   for (int x = 0; x < nx; ++x) {
     const ContactFrame& c = *used[x];
     const double d = std::max(0.0, -c.phi);
@@ -88,15 +110,15 @@ StepStats NeMdpIntegrator::step_controlled(const VecX& th, const VecX& th_prev, 
   p.lb = VecX::Zero(nx * nd);
   for (int x = 0; x < nx; ++x) p.simplex.push_back({x * nd, nd});
   QpResult r;
-  const QpStatus qs = qp_.solve(p, r, warm_.empty() ? nullptr : &warm_);
+  const QpStatus qs = ws.qp.solve(p, r, d.qp_active.empty() ? nullptr : &d.qp_active);
   st.iterations = r.iterations;
   VecX v_plus = v_free;
   if (qs == QpStatus::Solved) {
     v_plus += h * HinvB * r.x;
-    warm_ = r.active;
+    d.qp_active = r.active;
   } else {
     st.status |= STATUS_NOT_CONVERGED;
-    warm_.clear();
+    d.qp_active.clear();
   }
   th_next = th + h * v_plus;
   if (!th_next.allFinite()) {

@@ -10,19 +10,19 @@ namespace bigstep {
 class NeMdpIntegrator final : public Integrator {
  public:
   NeMdpIntegrator(const Model& m, const NeSettings& s);
-  /// With Tan's stable PD (M~ = H + h K_d, nmdp.md §8) when u.pd is set.
-  StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                            VecX& theta_next) override;
-  void set_contact(const ContactParams& cp) override { s_.mu = cp.mu; }
+  RolloutParams default_params() const override;
   double k_c() const { return k_c_; }
 
+ protected:
+  /// With Tan's stable PD (M~ = H + h K_d, nmdp.md §8) when u.pd is set; friction p.contact.mu.
+  /// The QP starts from the rollout's previous active set (d.qp_active).
+  StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
+                    Data& d, VecX& theta_next) const override;
+  std::unique_ptr<Workspace> make_workspace() const override;
+
  private:
-  const Model& m_;
   NeSettings s_;
   double k_c_, zeta_s_;
-  Kinematics kin_;
-  QpWorkspace qp_;
-  std::vector<int> warm_;
 };
 
 }  // namespace bigstep

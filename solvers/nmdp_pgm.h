@@ -80,6 +80,12 @@ class Pgm {
   PgmResult solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& theta, VecX& w,
                   const PgmObserver& obs = {});
 
+  /// Forget the QP warm start carried from the previous call (a new episode of the rollout).
+  void reset_warm_start() {
+    warm_.clear();
+    warm_cols_.clear();
+  }
+
  private:
   QpWorkspace qp_;
   DenseQp qp_data_;

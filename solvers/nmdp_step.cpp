@@ -24,32 +24,47 @@ void validate_nmdp_settings(const NmdpSettings& s) {
   BIGSTEP_CHECK_ARG(s.depth_max >= 0 && s.depth_max <= 30, "integrator.depth_max", s.depth_max, "must be in [0, 30]");
 }
 
-NmdpIntegrator::NmdpIntegrator(const Model& m, const NmdpSettings& s)
-    : m_(m), s_(s),
-      problem_(m, make_mdp_polytope(m, s.contact, s.depth_exponent), s.form, s.accel,
-               s.contact.active_distance),
-      pgm_(problem_) {
-  validate_nmdp_settings(s_);
-  problem_.set_servo_metric(s_.contact.mdp_effective_metric);
-}
-
 namespace {
-// FNV-1a over the bytes of a state vector (exact-match key of the carried states)
-uint64_t state_hash(const VecX& x) {
-  uint64_t h = 1469598103934665603ull;
-  const auto* p = reinterpret_cast<const unsigned char*>(x.data());
-  for (size_t i = 0; i < size_t(x.size()) * sizeof(double); ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
+// per-rollout scratch: the problem (kinematics cache, contact candidates), PGM (whose QP warm start
+// carries over between this rollout's calls), the subdivision stack and iterates
+struct NmdpWorkspace : Workspace {
+  NmdpWorkspace(const Model& m, const NmdpSettings& s, const MdpPolytope& poly)
+      : problem(m, poly, s.form, s.accel, s.contact.active_distance), pgm(problem), theta(m.n_q) {
+    problem.set_servo_metric(s.contact.mdp_effective_metric);
+    stack.reserve(size_t(s.depth_max) + 2);
+  }
+  void reset_carry() override { pgm.reset_warm_start(); }
+  NmdpProblem problem;
+  Pgm pgm;
+  struct Entry { int64_t t_end; int depth; };
+  std::vector<Entry> stack;
+  NmdpStepInput in;
+  VecX theta, w, w_last, th_m, th_mm;
+};
 }  // namespace
 
-void NmdpIntegrator::set_contact(const ContactParams& cp) {
-  s_.contact.mu = cp.mu;
-  problem_.set_mu(cp.mu);
+NmdpIntegrator::NmdpIntegrator(const Model& m, const NmdpSettings& s)
+    : Integrator(m), s_(s), poly_(make_mdp_polytope(m, s.contact, s.depth_exponent)) {
+  validate_nmdp_settings(s_);
 }
 
-StepStats NmdpIntegrator::step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                                          VecX& theta_next) {
+RolloutParams NmdpIntegrator::default_params() const {
+  RolloutParams p;
+  p.contact.mu = s_.contact.mu;
+  return p;
+}
+
+std::unique_ptr<Workspace> NmdpIntegrator::make_workspace() const {
+  return std::make_unique<NmdpWorkspace>(m_, s_, poly_);
+}
+
+const VecX& NmdpIntegrator::w_last(const Data& d) { return static_cast<const NmdpWorkspace&>(*d.ws).w_last; }
+
+StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
+                                  const RolloutParams& p, Data& d, VecX& theta_next) const {
+  NmdpWorkspace& ws = static_cast<NmdpWorkspace&>(*d.ws);
+  NmdpProblem& problem_ = ws.problem;
+  Data::NmdpCarry& carry = d.nmdp;
   const int n = m_.n_q;
   StepStats st;
   // check inputs: a bad rollout is flagged and held, never stepped
@@ -69,31 +84,37 @@ StepStats NmdpIntegrator::step_controlled(const VecX& theta_n, const VecX& theta
     theta_next = theta_n;
     return st;
   }
+  problem_.set_mu(p.contact.mu);
   const double dt = s_.contact.dt;
-  // state of §3: carried when the caller continues from this integrator's last frame
-  VecX th_m = theta_n, th_mm = theta_nm1;
+  // state of §3: carried when this frame continues the rollout's last one
+  VecX& th_m = ws.th_m;
+  VecX& th_mm = ws.th_mm;
+  th_m = theta_n;
+  th_mm = theta_nm1;
   double dt_last = dt, gamma = s_.pgm.gamma0;
-  const auto range = carried_.equal_range(state_hash(theta_n));
-  for (auto it = range.first; it != range.second; ++it) {
-    if (it->second.th_m == theta_n && it->second.frame_start == theta_nm1) {
-      th_mm = it->second.th_mm;
-      dt_last = it->second.dt_last;
-      if (s_.carry_gamma) gamma = it->second.gamma;
-      carried_.erase(it);  // consumed: this trajectory moves on
-      break;
-    }
+  if (carry.valid && carry.theta_m == theta_n && carry.frame_start == theta_nm1) {
+    th_mm = carry.theta_mm;
+    dt_last = carry.dt_last;
+    if (s_.carry_gamma) gamma = carry.gamma;
   }
-  NmdpStepInput in;
+  carry.valid = false;  // consumed (or stale); set again when this frame succeeds
+  NmdpStepInput& in = ws.in;
   in.tau = u.tau.size() ? u.tau : VecX::Zero(n);
   if (pd) {
     in.kp = u.pd->kp;
     in.kd = u.pd->kd;
+  } else {
+    in.kp.resize(0);
+    in.kd.resize(0);
   }
   const int64_t T = int64_t(1) << s_.depth_max;
-  struct Entry { int64_t t_end; int depth; };
-  std::vector<Entry> stack{{T, 0}};
+  using Entry = NmdpWorkspace::Entry;
+  std::vector<Entry>& stack = ws.stack;
+  stack.clear();
+  stack.push_back({T, 0});
   int64_t t_now = 0;
-  VecX theta(n), w;
+  VecX& theta = ws.theta;
+  VecX& w = ws.w;
   st.substeps = 0;
   st.min_substep = dt;
   while (!stack.empty()) {
@@ -120,7 +141,7 @@ StepStats NmdpIntegrator::step_controlled(const VecX& theta_n, const VecX& theta
     if (fail_hook_ && fail_hook_(h, top.depth)) {
       r.outcome = PgmOutcome::MaxIterations;
     } else {
-      r = pgm_.solve(problem_, s_.pgm, gamma, theta, w, on_iterate_);
+      r = ws.pgm.solve(problem_, s_.pgm, gamma, theta, w, on_iterate_);
     }
     st.iterations += r.iterations;
     sub.ok = r.ok();
@@ -137,7 +158,7 @@ StepStats NmdpIntegrator::step_controlled(const VecX& theta_n, const VecX& theta
       ++st.substeps;
       st.min_substep = std::min(st.min_substep, h);
       st.residual = r.G_norm;
-      w_ = w;
+      ws.w_last = w;
       if (s_.carry_gamma) gamma = r.gamma;
       continue;
     }
@@ -159,14 +180,13 @@ StepStats NmdpIntegrator::step_controlled(const VecX& theta_n, const VecX& theta
     return st;
   }
   if (gimbal_locked(m_, theta_next)) st.status |= STATUS_GIMBAL_LOCK;
-  // carry (theta_-, theta_--, dt_last) to this trajectory's next frame when (theta_next,
-  // theta_n, dt) would not reproduce it
-  th_mm_ = th_mm;
-  dt_last_ = dt_last;
-  if (dt_last != dt || s_.carry_gamma) {
-    if (carried_.size() >= (size_t(1) << 16)) carried_.clear();  // bound; falls back to (theta_nm1, dt)
-    carried_.emplace(state_hash(th_m), Carried{theta_n, th_m, th_mm, dt_last, gamma});
-  }
+  // carry (theta_-, theta_--, dt_last, gamma) to this rollout's next frame
+  carry.valid = true;
+  carry.frame_start = theta_n;
+  carry.theta_m = th_m;
+  carry.theta_mm = th_mm;
+  carry.dt_last = dt_last;
+  carry.gamma = gamma;
   return st;
 }
 

@@ -3,7 +3,6 @@
 // subdivision of the frame run as the explicit stack of §7.5.
 #pragma once
 #include <functional>
-#include <unordered_map>
 
 #include "solvers/integrator.h"
 #include "solvers/nmdp_pgm.h"
@@ -42,55 +41,46 @@ struct NmdpSubstep {
   int iterations = 0;
 };
 
-/// Steps rollouts one frame at a time. Carries (theta_-, theta_--, dt_last) between frames (see
-/// step_controlled); not thread-safe (one per thread).
+/// Steps rollouts one frame at a time. What a rollout carries between frames (theta_-, theta_--,
+/// dt_last, gamma: Data::nmdp) and its scratch (problem, PGM and QP workspaces, whose QP warm
+/// start also stays with the rollout) live in its Data.
 class NmdpIntegrator final : public Integrator {
  public:
   NmdpIntegrator(const Model& m, const NmdpSettings& s);
-
-  /// One frame of length contact.dt. The state of §3 is (theta_-, theta_--, dt_last): when
-  /// (theta_n, theta_nm1) are the (theta_next, theta_n) of a frame this integrator stepped before,
-  /// the carried theta_-- and dt_last of that frame's last substep are used (exact after a
-  /// subdivided frame, ND7); otherwise theta_-- = theta_nm1 and dt_last = dt, which is the same
-  /// thing for a frame without halving. Carried states are kept per trajectory (keyed by the
-  /// exact state), so one integrator may step several interleaved rollouts (a batch thread) and
-  /// the result does not depend on the interleaving. DIVERGED (Alg. 2 ran out of subdivisions)
-  /// sets STATUS_NOT_CONVERGED and holds theta_next = theta_n.
-  StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                            VecX& theta_next) override;
-  void set_contact(const ContactParams& cp) override;
+  RolloutParams default_params() const override;
 
   /// Observers (tests, diagnostics): every outer PGM iterate, and every PGM call of Alg. 2.
   void set_iterate_observer(PgmObserver f) { on_iterate_ = std::move(f); }
   void set_substep_observer(std::function<void(const NmdpSubstep&)> f) { on_substep_ = std::move(f); }
   /// Test hook: when it returns true for (h, depth), that PGM call is treated as failed.
   void set_fail_hook(std::function<bool(double h, int depth)> f) { fail_hook_ = std::move(f); }
-  /// Forget every carried state (next frames start from theta_nm1 and dt).
-  void reset() { carried_.clear(); }
 
   const NmdpSettings& settings() const { return s_; }
-  const MdpPolytope& polytope() const { return problem_.polytope(); }
-  double dt_last() const { return dt_last_; }        ///< dt_last after the last frame stepped
-  const VecX& theta_mm() const { return th_mm_; }    ///< theta_-- after it (start of its last substep)
-  size_t carried_states() const { return carried_.size(); }  ///< trajectories with a carried state
-  const VecX& w_last() const { return w_; }          ///< weights of the last accepted substep
+  const MdpPolytope& polytope() const { return poly_; }
+  /// Of a rollout after its last frame: dt_last, theta_-- (start of its last substep) and the
+  /// weights of its last accepted substep.
+  static double dt_last(const Data& d) { return d.nmdp.dt_last; }
+  static const VecX& theta_mm(const Data& d) { return d.nmdp.theta_mm; }
+  static const VecX& w_last(const Data& d);
+  /// The same for the lone-rollout convenience path (step_controlled).
+  double dt_last() const { return dt_last(*lone_data()); }
+  const VecX& theta_mm() const { return theta_mm(*lone_data()); }
+  const VecX& w_last() const { return w_last(*lone_data()); }
+
+ protected:
+  /// One frame of length contact.dt, friction p.contact.mu. The state of §3 is (theta_-, theta_--,
+  /// dt_last): when (theta_n, theta_nm1) are the (theta_next, theta_n) of the frame this rollout
+  /// stepped last, its carried theta_-- and dt_last of that frame's last substep are used (exact
+  /// after a subdivided frame, ND7); otherwise theta_-- = theta_nm1 and dt_last = dt, which is the
+  /// same thing for a frame without halving. DIVERGED (Alg. 2 ran out of subdivisions) sets
+  /// STATUS_NOT_CONVERGED and holds theta_next = theta_n.
+  StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
+                    Data& d, VecX& theta_next) const override;
+  std::unique_ptr<Workspace> make_workspace() const override;
 
  private:
-  const Model& m_;
   NmdpSettings s_;
-  NmdpProblem problem_;
-  Pgm pgm_;
-  // carried state (§3) per trajectory, keyed by a hash of theta_- (= the caller's next theta_n);
-  // stored only when it differs from what (theta_n, theta_nm1, dt) gives: after a subdivided
-  // frame, or always with carry_gamma
-  struct Carried {
-    VecX frame_start, th_m, th_mm;  // theta_n of that frame, theta_- and theta_-- after it
-    double dt_last = 0, gamma = 1;
-  };
-  std::unordered_multimap<uint64_t, Carried> carried_;
-  VecX th_mm_;            // of the last frame stepped (tests, diagnostics)
-  double dt_last_ = 0;
-  VecX w_;
+  MdpPolytope poly_;
   PgmObserver on_iterate_;
   std::function<void(const NmdpSubstep&)> on_substep_;
   std::function<bool(double, int)> fail_hook_;

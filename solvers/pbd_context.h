@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "core/data.h"
 #include "core/inertia.h"
 #include "solvers/contact_terms.h"
 #include "solvers/stable_pd.h"
@@ -24,8 +25,8 @@ struct PbdStepInput {
   bool has_pd() const { return kp.size() > 0; }
 };
 
-/// Per-rollout scratch sized from the Model.
-struct PbdWorkspace {
+/// Per-rollout scratch sized from the Model (lives in the rollout's Data).
+struct PbdWorkspace : Workspace {
   explicit PbdWorkspace(const Model& m) : kin(m), kin_a(m), J(3, m.n_q) {}
   Kinematics kin;    ///< at the current iterate
   Kinematics kin_a;  ///< scratch for theta_n / theta_{n-1}

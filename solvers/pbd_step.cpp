@@ -81,11 +81,11 @@ bool finite(const VecX& v) { return v.allFinite(); }
 
 }  // namespace
 
-PbdIntegrator::PbdIntegrator(const Model& m, const PbdSettings& s) : m_(m), s_(s), ws_(m) {
+PbdIntegrator::PbdIntegrator(const Model& m, const PbdSettings& s) : Integrator(m), s_(s) {
   validate_pbd_settings(s_);
 }
 
-bool PbdIntegrator::solve(const PbdStepInput& in, VecX& theta, StepStats& st) {
+bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st) const {
   const double scale = std::max(1.0, m_.weight());
   if (s_.optimizer == Optimizer::Lbfgs) {
     LbfgsSettings ls{s_.eps_r, scale, s_.lbfgs_it_max, 10};
@@ -95,13 +95,13 @@ bool PbdIntegrator::solve(const PbdStepInput& in, VecX& theta, StepStats& st) {
       r = lbfgs_minimize(
           [&](const VecX& x, VecX& g) {
             double E;
-            pbd_energy_derivatives(m_, in, x, ws_, E, g, nullptr, HessianKind::None);
+            pbd_energy_derivatives(m_, in, x, ws, E, g, nullptr, HessianKind::None);
             return E;
           },
           [&](const VecX&, const VecX& g) { return g.lpNorm<Eigen::Infinity>(); }, theta, ls);
     } else {
       // F = 1/2 |r|^2, g = J_r^T r, measure ||r||_inf (kept from the last evaluation)
-      Eq13Objective f(m_, in, ws_);
+      Eq13Objective f(m_, in, ws);
       MatX B(m_.n_q, m_.n_q);
       r = lbfgs_minimize(
           [&](const VecX& x, VecX& g) {
@@ -122,10 +122,10 @@ bool PbdIntegrator::solve(const PbdStepInput& in, VecX& theta, StepStats& st) {
   LmSettings ls{s_.eps_r, s_.eps_x, s_.it_max, scale};
   LmResult r;
   if (s_.formulation == Formulation::Pbfd) {
-    Eq13Objective f(m_, in, ws_);
+    Eq13Objective f(m_, in, ws);
     r = levenberg_marquardt(f, theta, ls);
   } else {
-    Eq6Objective f(m_, in, ws_, s_.optimizer == Optimizer::Lm ? HessianKind::Exact : HessianKind::GaussNewton);
+    Eq6Objective f(m_, in, ws, s_.optimizer == Optimizer::Lm ? HessianKind::Exact : HessianKind::GaussNewton);
     r = levenberg_marquardt(f, theta, ls);
   }
   st.iterations += r.iterations;
@@ -136,8 +136,9 @@ bool PbdIntegrator::solve(const PbdStepInput& in, VecX& theta, StepStats& st) {
   return r.converged();
 }
 
-StepStats PbdIntegrator::step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                                         VecX& theta_next) {
+StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
+                                 const RolloutParams& p, Data& d, VecX& theta_next) const {
+  PbdWorkspace& ws = static_cast<PbdWorkspace&>(*d.ws);
   const VecX& tau = u.tau;
   StepStats st;
   // check inputs: a bad rollout is flagged and held, never stepped
@@ -157,15 +158,15 @@ StepStats PbdIntegrator::step_controlled(const VecX& theta_n, const VecX& theta_
     theta_next = theta_n;
     return st;
   }
-  PbdStepInput in = make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, s_.contact, ws_);
+  PbdStepInput in = make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws);
   if (u.pd) set_step_pd(m_, *u.pd, theta_n, u.t + s_.dt, in);
   // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
   theta_next = 2 * theta_n - theta_nm1;
-  bool ok = solve(in, theta_next, st);
+  bool ok = solve(in, ws, theta_next, st);
   if (!ok && s_.restart) {
     st.status = STATUS_RESTARTED;
     theta_next = theta_n;
-    ok = solve(in, theta_next, st);
+    ok = solve(in, ws, theta_next, st);
   }
   if (!ok) st.status |= STATUS_NOT_CONVERGED;
   if (!finite(theta_next)) {

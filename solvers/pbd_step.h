@@ -30,30 +30,29 @@ struct PbdSettings {
 /// Validates settings against the model (throws InvalidArgument naming the field).
 void validate_pbd_settings(const PbdSettings& s);
 
-/// Steps one rollout. Owns its scratch; not thread-safe (one per thread).
+/// Steps rollouts; every per-rollout quantity is in their Data (PbdWorkspace scratch).
 class PbdIntegrator final : public Integrator {
  public:
   PbdIntegrator(const Model& m, const PbdSettings& s);
 
-  /// theta_{n+1} from (theta_n, theta_{n-1}) and controls u. On failure theta_next holds the best
-  /// iterate (NOT_CONVERGED) or theta_n (non-finite input, gimbal lock) and the status says so; it
-  /// never throws for bad state. The backward-Euler stable PD servo u.pd (targets at u.t + dt)
-  /// enters Eq. 6 as the potential U_pd and Eq. 13 as the force tau_pd(theta_{n+1})
-  /// (pbd_objective.h add_pd_terms).
-  StepStats step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
-                            VecX& theta_next) override;
-
-  void set_contact(const ContactParams& cp) override { s_.contact = cp; }
+  RolloutParams default_params() const override { return {s_.contact}; }
   const PbdSettings& settings() const { return s_; }
-  const Model& model() const { return m_; }
+
+ protected:
+  /// theta_{n+1} from (theta_n, theta_{n-1}), controls u and the rollout's contact coefficients
+  /// p.contact. On failure theta_next holds the best iterate (NOT_CONVERGED) or theta_n
+  /// (non-finite input, gimbal lock) and the status says so; it never throws for bad state. The
+  /// backward-Euler stable PD servo u.pd (targets at u.t + dt) enters Eq. 6 as the potential U_pd
+  /// and Eq. 13 as the force tau_pd(theta_{n+1}) (pbd_objective.h add_pd_terms).
+  StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
+                    Data& d, VecX& theta_next) const override;
+  std::unique_ptr<Workspace> make_workspace() const override { return std::make_unique<PbdWorkspace>(m_); }
 
  private:
   // one optimizer attempt from theta (in/out); returns converged
-  bool solve(const PbdStepInput& in, VecX& theta, StepStats& st);
+  bool solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st) const;
 
-  const Model& m_;
   PbdSettings s_;
-  PbdWorkspace ws_;
 };
 
 }  // namespace bigstep

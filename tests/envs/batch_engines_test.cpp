@@ -39,7 +39,7 @@ Run run(const Scene& sc, int K, int steps, int nan_rollout = -1, int nan_step = 
   opt.seed = 3;
   opt.randomize_mass = 0.3;
   Run r{StateBatch(K, sc.model.n_q), {}};
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, r.b, p);
   const auto engine = make_batch_engine(sc, BackendChoice{}, r.b, p);
   for (int s = 0; s < steps; ++s) {
@@ -65,7 +65,7 @@ TEST_CASE("batch engines: team engine with per-step, per-rollout torques matches
   opt.seed = 3;
   opt.randomize_mass = 0.3;
   StateBatch b(K, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   const auto engine = make_batch_engine(sc, BackendChoice{}, b, p);
   for (int s = 0; s < steps; ++s) engine->step(b, p);
@@ -91,7 +91,7 @@ TEST_CASE("batch engines: a non-finite action flags its rollout only", "[batch][
 TEST_CASE("batch engines: free-running scheduling refuses per-step actions, naming the key", "[batch][team]") {
   const Scene sc = chain("team", {"batch.schedule=rollout"});
   StateBatch b(2, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   BatchOptions opt;
   opt.rollouts = 2;
   init_batch(sc, opt, b, p);
@@ -108,7 +108,7 @@ TEST_CASE("batch engines: lockstep team engines have no horizon; free-running on
   BatchOptions opt;
   opt.rollouts = 2;
   StateBatch a(2, sc.model.n_q), b(2, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, a, p);
   init_batch(sc, opt, b, p);
   const auto ref = make_batch_engine(ref_sc, BackendChoice{}, a, p), team = make_batch_engine(sc, BackendChoice{}, b, p);
@@ -138,7 +138,7 @@ TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference 
   auto run_with_resets = [&](const std::string& engine) {
     const Scene sc = chain(engine);
     StateBatch b(K, n);
-    RolloutParams p;
+    RolloutParamTable p;
     init_batch(sc, opt, b, p);
     const auto e = make_batch_engine(sc, BackendChoice{}, b, p);
     for (int s = 0; s < 18; ++s) {
@@ -161,7 +161,7 @@ TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference 
   for (size_t i = 0; i < ref.theta.size(); ++i) CHECK(std::abs(team.theta[i] - ref.theta[i]) <= 1e-9);
   // episode 1 starts elsewhere than episode 0
   StateBatch fresh(K, n);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(chain("team"), opt, fresh, p);
   const VecX e0 = fresh.row(fresh.theta, 0);
   reset_rollouts(chain("team"), opt, fresh, {0});

@@ -19,7 +19,7 @@ Scene chain(const std::vector<std::string>& extra = {}) {
 
 StateBatch run(const Scene& sc, const BatchOptions& opt, int threads, int steps, int poison = -1) {
   StateBatch b(opt.rollouts, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   if (poison >= 0) b.theta[size_t(poison) * b.n_q + 2] = std::nan("");
   CpuBatchStepper st(sc, threads);
@@ -49,7 +49,7 @@ TEST_CASE("batch: rollout k equals the single-rollout integrator from the same s
   opt.rollouts = 3;
   opt.seed = 5;
   StateBatch b(3, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   const int k = 2;
   VecX th = b.row(b.theta, k), thp = b.row(b.theta_prev, k), next;
@@ -70,7 +70,7 @@ TEST_CASE("batch: seeds are deterministic and per-rollout streams independent of
   opt.rollouts = 3;
   opt.seed = 7;
   StateBatch a(3, sc.model.n_q), b(6, sc.model.n_q), c(3, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, a, p);
   opt.rollouts = 6;
   init_batch(sc, opt, b, p);
@@ -104,7 +104,7 @@ TEST_CASE("batch: randomised friction is per rollout and reproducible", "[batch]
   opt.perturb_theta = opt.perturb_theta_dot = 0;
   opt.randomize_friction = 1.0;
   StateBatch b(4, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   REQUIRE(p.contact.size() == 4);
   CHECK(p.contact[0].c_par != p.contact[1].c_par);
@@ -112,15 +112,15 @@ TEST_CASE("batch: randomised friction is per rollout and reproducible", "[batch]
   for (int s = 0; s < 50; ++s) st.step(b, p);
   // identical initial states, different friction -> different distances; each equals a lone run
   CHECK(b.theta[0] != b.theta[sc.model.n_q]);
+  // a lone rollout: its own Data, rollout 3's parameters with each step
   auto integ = make_integrator(sc);
-  integ->set_contact(p.contact[3]);
-  VecX th = sc.theta0, thp = sc.theta0 - sc.settings.dt * sc.theta_dot0, next;
-  for (int s = 0; s < 50; ++s) {
-    integ->step(th, thp, sc.tau, next);
-    thp = th;
-    th = next;
-  }
-  CHECK(VecX(b.row(b.theta, 3)) == th);
+  Data d = integ->make_data();
+  d.theta = sc.theta0;
+  d.theta_prev = sc.theta0 - sc.settings.dt * sc.theta_dot0;
+  StepControl u;
+  u.tau = sc.tau;
+  for (int s = 0; s < 50; ++s) integ->step(d, u, RolloutParams{p.contact[3]});
+  CHECK(VecX(b.row(b.theta, 3)) == d.theta);
 }
 
 TEST_CASE("batch: per-rollout mass scale equals a lone run on the scaled model", "[batch]") {
@@ -131,27 +131,27 @@ TEST_CASE("batch: per-rollout mass scale equals a lone run on the scaled model",
   opt.randomize_mass = 0.5;
   opt.randomize_stiffness = 0.3;
   StateBatch b(3, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   REQUIRE(p.mass_scale.size() == 3);
   REQUIRE(p.contact.size() == 3);
   CHECK(p.mass_scale[0] != p.mass_scale[1]);
   CHECK(p.contact[0].c_perp != p.contact[1].c_perp);
   const int k = 1;
-  VecX th = b.row(b.theta, k), thp = b.row(b.theta_prev, k), next;
+  const VecX th = b.row(b.theta, k), thp = b.row(b.theta_prev, k);
   CpuBatchStepper st(sc, 2);
   for (int s = 0; s < 15; ++s) st.step(b, p);
   Scene lone = sc;
   lone.model = scale_mass(sc.model, p.mass_scale[k]);
   CHECK(lone.model.total_mass == Approx(sc.model.total_mass * p.mass_scale[k]).epsilon(1e-14));
   auto integ = make_integrator(lone);
-  integ->set_contact(p.contact[k]);
-  for (int s = 0; s < 15; ++s) {
-    integ->step(th, thp, sc.tau, next);
-    thp = th;
-    th = next;
-  }
-  CHECK(VecX(b.row(b.theta, k)) == th);
+  Data d = integ->make_data();
+  d.theta = th;
+  d.theta_prev = thp;
+  StepControl u;
+  u.tau = sc.tau;
+  for (int s = 0; s < 15; ++s) integ->step(d, u, RolloutParams{p.contact[k]});
+  CHECK(VecX(b.row(b.theta, k)) == d.theta);
 }
 
 TEST_CASE("batch: rigid dry friction slides v0^2/(2 mu g) whatever the mass scale", "[batch]") {
@@ -164,7 +164,7 @@ TEST_CASE("batch: rigid dry friction slides v0^2/(2 mu g) whatever the mass scal
   opt.perturb_theta = opt.perturb_theta_dot = 0;
   opt.randomize_mass = 1.5;
   StateBatch b(3, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   CHECK(*std::max_element(p.mass_scale.begin(), p.mass_scale.end()) >
         1.5 * *std::min_element(p.mass_scale.begin(), p.mass_scale.end()));
@@ -185,7 +185,7 @@ TEST_CASE("batch: the scene's PD servo drives every rollout as in the single-rol
   opt.rollouts = 2;
   opt.seed = 3;
   StateBatch b(2, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   init_batch(sc, opt, b, p);
   const int k = 1, steps = 40;
   VecX th = b.row(b.theta, k), thp = b.row(b.theta_prev, k), next;

@@ -385,45 +385,56 @@ TEST_CASE("ND7: after a subdivided frame the top-level fraction is dt / dt_last 
   }
 }
 
-TEST_CASE("ND7: carried states are per trajectory: interleaved rollouts on one integrator are bit-identical",
+TEST_CASE("ND7: carried states are per rollout: interleaved rollouts on one integrator are bit-identical",
           "[nmdp][ND7]") {
   // every frame is halved (the full frame always fails), so every frame needs its carried
-  // theta_-- and dt_last = dt / 2; three rollouts stepped round-robin by one integrator (a batch
-  // thread) must match three integrators stepping one rollout each
+  // theta_-- and dt_last = dt / 2; three rollouts (each with its own Data) stepped round-robin by
+  // one const integrator (a batch thread) must match three integrators stepping one rollout each
   const Model m = point_mass();
   const double dt = 0.04;
   auto fail_full = [](double, int depth) { return depth == 0; };
   NmdpIntegrator shared(m, nd2_settings(dt, PgmMode::Fo));
   shared.set_fail_hook(fail_full);
   std::vector<std::unique_ptr<NmdpIntegrator>> own;
-  std::vector<VecX> a_n, a_nm1, b_n, b_nm1;
+  std::vector<Data> data;
+  std::vector<VecX> b_n, b_nm1;
   for (int k = 0; k < 3; ++k) {
     own.push_back(std::make_unique<NmdpIntegrator>(m, nd2_settings(dt, PgmMode::Fo)));
     own.back()->set_fail_hook(fail_full);
     const VecX th0 = (VecX(2) << 0.1 * k, 1.0 + k).finished(), v0 = (VecX(2) << 0.5 - k, 2.0 * k).finished();
-    a_n.push_back(th0);
-    a_nm1.push_back(th0 - dt * v0);
+    data.push_back(shared.make_data());
+    data.back().theta = th0;
+    data.back().theta_prev = th0 - dt * v0;
+    b_n.push_back(th0);
+    b_nm1.push_back(th0 - dt * v0);
   }
-  b_n = a_n;
-  b_nm1 = a_nm1;
+  const StepControl u;
   VecX next;
   for (int frame = 0; frame < 6; ++frame)
     for (int k = 0; k < 3; ++k) {
-      REQUIRE(shared.step(a_n[k], a_nm1[k], VecX(), next).substeps == 2);
-      a_nm1[k] = a_n[k];
-      a_n[k] = next;
+      REQUIRE(shared.step(data[k], u, shared.default_params()).substeps == 2);
       REQUIRE(own[k]->step(b_n[k], b_nm1[k], VecX(), next).substeps == 2);
       b_nm1[k] = b_n[k];
       b_n[k] = next;
-      CHECK(a_n[k] == b_n[k]);
+      CHECK(data[k].theta == b_n[k]);
+      CHECK(data[k].nmdp.valid);
+      CHECK(NmdpIntegrator::dt_last(data[k]) == dt / 2);
     }
-  CHECK(shared.carried_states() == 3);
   // and the velocities are the exact free-flight ones: v_z = v0 + 6 dt g
   for (int k = 0; k < 3; ++k) {
     own[k]->step(b_n[k], b_nm1[k], VecX(), next);
     const double v = (next[1] - own[k]->theta_mm()[1]) / own[k]->dt_last();
     CHECK(std::abs(v - (2.0 * k + 7 * dt * -9.81)) <= 2 * 14 * pgm_tol_G(m, PgmSettings{}) * dt);
   }
+  // a rollout whose state is replaced (a reset) does not use its stale carry
+  data[0].theta = b_n[1];
+  data[0].theta_prev = b_nm1[1];
+  shared.step(data[0], u, shared.default_params());
+  data[1].theta = b_n[1];
+  data[1].theta_prev = b_nm1[1];
+  data[1].reset_carry();
+  shared.step(data[1], u, shared.default_params());
+  CHECK(data[0].theta == data[1].theta);
 }
 
 // ---------------------------------------------------------------------------------------------
