@@ -29,6 +29,11 @@ void mass_matrix(const Model& m, const Kinematics& kin, MatX& H) {
 InertiaAnchor make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2,
                                   double a) {
   InertiaAnchor an;
+  make_inertia_anchor(kin_prev, kin_prev2, a, an);
+  return an;
+}
+
+void make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2, double a, InertiaAnchor& an) {
   const size_t L = kin_prev.R.size();
   an.R.resize(L);
   an.t.resize(L);
@@ -36,7 +41,6 @@ InertiaAnchor make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& 
     an.R[j] = (1 + a) * kin_prev.R[j] - a * kin_prev2.R[j];
     an.t[j] = (1 + a) * kin_prev.t[j] - a * kin_prev2.t[j];
   }
-  return an;
 }
 
 double inertia_value(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt) {
@@ -94,13 +98,14 @@ double gravity_value(const Model& m, const Kinematics& kin) {
 }
 
 void add_gravity_derivatives(const Model& m, const Kinematics& kin, VecX& grad, MatX* Hess) {
-  MatX J(3, m.n_q);
+  // Jacobian columns of each link's COM computed on the fly (no 3 x n_q temporary)
   for (int j = 0; j < m.n_link; ++j) {
     const double mj = m.links[j].mass;
     if (mj == 0) continue;
-    point_jacobian(m, kin, j, point_position(kin, j, m.links[j].com), J);
-    grad.noalias() -= mj * J.transpose() * m.gravity;
-    if (Hess) add_point_hessian(m, kin, j, J, m.gravity, -mj, *Hess);
+    const Vec3 p = point_position(kin, j, m.links[j].com);
+    for (int k = 0; k < m.n_q; ++k)
+      if (m.moves(k, j)) grad[k] -= mj * point_jacobian_column(m, kin, k, p).dot(m.gravity);
+    if (Hess) add_point_hessian(m, kin, j, p, m.gravity, -mj, *Hess);
   }
 }
 

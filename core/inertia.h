@@ -25,6 +25,8 @@ struct InertiaAnchor {
 /// Anchor from the two previous poses: (1 + a) T(theta_-) - a T(theta_--); PBD uses a = 1.
 InertiaAnchor make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2,
                                   double a = 1.0);
+/// Same into an existing anchor (no allocation once it is sized).
+void make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2, double a, InertiaAnchor& an);
 
 /// I(theta) = 1/(2 dt^2) sum_j <(A_j,b_j),(A_j,b_j)>_j   (pbfd.md §3).
 double inertia_value(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt);

@@ -64,19 +64,33 @@ void point_jacobian(const Model& m, const Kinematics& kin, int j, const Vec3& p,
   }
 }
 
-void add_point_hessian(const Model& m, const Kinematics& kin, int j, const MatX& J,
-                       const Vec3& w, double scale, MatX& Hess) {
+namespace {
+// Hess += scale sum_ab w . (omega_a x J_b) over revolute a <= b on the path of link j; col(b) = J_b
+template <class Col>
+void add_point_hessian_cols(const Model& m, const Kinematics& kin, int j, Col col, const Vec3& w, double scale,
+                            MatX& Hess) {
   for (int a = 0; a < m.n_q; ++a) {
     if (!m.moves(a, j) || !m.dof_revolute[a]) continue;
     // (omega_a x J_b) . w = (J_b x w) . omega_a ; only b >= a on the path contribute
     const Vec3 wa = scale * kin.w[a];
     for (int b = a; b < m.n_q; ++b) {
       if (!m.moves(b, j)) continue;
-      const double h = w.dot(wa.cross(J.col(b).head<3>()));
+      const double h = w.dot(wa.cross(col(b)));
       Hess(a, b) += h;
       if (b != a) Hess(b, a) += h;
     }
   }
+}
+}  // namespace
+
+void add_point_hessian(const Model& m, const Kinematics& kin, int j, const MatX& J,
+                       const Vec3& w, double scale, MatX& Hess) {
+  add_point_hessian_cols(m, kin, j, [&](int b) { return Vec3(J.col(b).head<3>()); }, w, scale, Hess);
+}
+
+void add_point_hessian(const Model& m, const Kinematics& kin, int j, const Vec3& p,
+                       const Vec3& w, double scale, MatX& Hess) {
+  add_point_hessian_cols(m, kin, j, [&](int b) { return point_jacobian_column(m, kin, b, p); }, w, scale, Hess);
 }
 
 bool gimbal_locked(const Model& m, const VecX& theta) {

@@ -43,6 +43,12 @@ inline Vec3 point_position(const Kinematics& kin, int j, const Vec3& x) {
   return kin.R[j] * x + kin.t[j];
 }
 
+/// Column k of the Jacobian of world point p on a link that DOF k moves: omega_k x (p - o_k)
+/// (revolute) or u_k (prismatic).
+inline Vec3 point_jacobian_column(const Model& m, const Kinematics& kin, int k, const Vec3& p) {
+  return m.dof_revolute[k] ? Vec3(kin.w[k].cross(p - kin.o[k])) : kin.w[k];
+}
+
 /// Point Jacobian J_p = dX(x, theta)/dtheta (3 x n_q) of world point p on link j.
 void point_jacobian(const Model& m, const Kinematics& kin, int j, const Vec3& p,
                     Eigen::Ref<MatX> J);
@@ -50,6 +56,9 @@ void point_jacobian(const Model& m, const Kinematics& kin, int j, const Vec3& p,
 /// Hess += scale * sum_i w_i d^2 p_i / dtheta dtheta (n_q x n_q), J from point_jacobian.
 /// d^2p/dtheta_a dtheta_b = omega_a x J_b for revolute a <= b on the path, 0 if a is prismatic.
 void add_point_hessian(const Model& m, const Kinematics& kin, int j, const MatX& J,
+                       const Vec3& w, double scale, MatX& Hess);
+/// Same with the Jacobian columns of world point p computed on the fly (no J needed).
+void add_point_hessian(const Model& m, const Kinematics& kin, int j, const Vec3& p,
                        const Vec3& w, double scale, MatX& Hess);
 
 /// Checks the middle Euler angles; true when some |cos| < 1e-6 (gimbal lock, pbfd.md §2.1).

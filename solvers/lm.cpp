@@ -6,13 +6,12 @@
 
 namespace bigstep {
 
-LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s) {
-  const int n = int(x.size());
+LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s, LmWorkspace& w) {
   LmResult res;
   double F, Fc;
-  VecX g(n), gc(n), delta(n), xc(n);
-  MatX B(n, n), Bc(n, n), A(n, n);
-  Eigen::LLT<MatX> llt(n);
+  VecX &g = w.g, &gc = w.gc, &delta = w.delta, &xc = w.xc;
+  MatX &B = w.B, &Bc = w.Bc, &A = w.A;
+  Eigen::LLT<MatX>& llt = w.llt;
   double r, rc;
   f.evaluate(x, F, g, B, r);
   res.residual = r;
@@ -51,7 +50,8 @@ LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s) {
       res.outcome = LmOutcome::FactorFailed;
       return res;
     }
-    delta = llt.solve(-g);
+    delta = -g;
+    llt.solveInPlace(delta);
     if (delta.lpNorm<Eigen::Infinity>() <= s.eps_x * (s.eps_x + x.lpNorm<Eigen::Infinity>())) {
       res.outcome = r <= 100 * tol ? LmOutcome::SmallStep : LmOutcome::NotConverged;
       return res;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Cholesky>
+
 #include "core/types.h"
 
 namespace bigstep {
@@ -39,8 +41,22 @@ struct LmResult {
   }
 };
 
+/// LM's iterates and matrices for problems of size n, sized once (a step must not allocate).
+struct LmWorkspace {
+  explicit LmWorkspace(int n)
+      : g(n), gc(n), delta(n), xc(n), B(n, n), Bc(n, n), A(n, n), llt(n) {}
+  VecX g, gc, delta, xc;  ///< (n) gradient, candidate gradient, step, candidate
+  MatX B, Bc, A;          ///< (n x n) model matrix, candidate's, B + lambda I
+  Eigen::LLT<MatX> llt;   ///< factor of A
+};
+
 /// Minimizes from x (in/out). SmallStep is returned only when res <= 100 eps_r scale;
-/// otherwise a small step reports NotConverged.
-LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s);
+/// otherwise a small step reports NotConverged. w must be sized for x.size().
+LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s, LmWorkspace& w);
+/// Same with a workspace of its own (allocates).
+inline LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s) {
+  LmWorkspace w(int(x.size()));
+  return levenberg_marquardt(f, x, s, w);
+}
 
 }  // namespace bigstep

@@ -7,23 +7,31 @@ namespace bigstep {
 PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
                              double dt, const VecX& tau, const ContactParams& cp, PbdWorkspace& ws) {
   PbdStepInput in;
-  in.dt = dt;
-  in.tau = tau.size() == 0 ? VecX(VecX::Zero(m.n_q)) : tau;
-  BIGSTEP_CHECK_ARG(in.tau.size() == m.n_q, "tau.size()", in.tau.size(),
+  make_step_input(m, theta_n, theta_nm1, dt, tau, cp, ws, in);
+  return in;
+}
+
+void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1, double dt, const VecX& tau,
+                     const ContactParams& cp, PbdWorkspace& ws, PbdStepInput& in) {
+  BIGSTEP_CHECK_ARG(tau.size() == 0 || tau.size() == m.n_q, "tau.size()", tau.size(),
                     detail::concat("expected n_q = ", m.n_q));
+  in.dt = dt;
+  if (tau.size() == 0) in.tau.setZero(m.n_q);
+  else in.tau = tau;
   in.cp = cp;
   // anchor = 2 T(theta_n) - T(theta_{n-1}); ws.kin holds theta_n afterwards
   forward_kinematics(m, theta_nm1, ws.kin_a);
   forward_kinematics(m, theta_n, ws.kin);
-  in.anchor = make_inertia_anchor(ws.kin, ws.kin_a, 1.0);
+  make_inertia_anchor(ws.kin, ws.kin_a, 1.0, in.anchor);
   in.centre_n.resize(m.spheres.size());
   for (size_t s = 0; s < m.spheres.size(); ++s)
     in.centre_n[s] = point_position(ws.kin, m.spheres[s].link, m.spheres[s].centre);
-  return in;
+  in.pd = false;  // no servo unless set_step_pd adds one (gain buffers keep their size)
 }
 
 void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double t_end, PbdStepInput& in) {
-  if (!pd.active()) return;
+  in.pd = pd.active();
+  if (!in.pd) return;
   validate_pd_servo(pd, m.n_q, "control.pd");
   in.kp = pd.kp;
   in.kd = pd.kd;

@@ -5,6 +5,7 @@
 
 #include "core/data.h"
 #include "core/inertia.h"
+#include "solvers/lm.h"
 #include "solvers/contact_terms.h"
 #include "solvers/stable_pd.h"
 
@@ -18,26 +19,43 @@ struct PbdStepInput {
   InertiaAnchor anchor;           ///< 2 T(theta_n) - T(theta_{n-1}) per link
   std::vector<Vec3> centre_n;     ///< (n_sphere) sphere centres at theta_n (p_n)
   // backward-Euler stable PD (nmdp.md §9, pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
-  // - K_d ((theta - theta_n)/dt - theta_dot_bar), targets at t_{n+1}; kp empty = no servo
+  // - K_d ((theta - theta_n)/dt - theta_dot_bar), targets at t_{n+1}; pd = false: no servo
   VecX kp, kd;                    ///< (n_q) gains
   VecX theta_bar, theta_dot_bar;  ///< (n_q) targets at the end of the step
   VecX theta_n;                   ///< (n_q) configuration at the start of the step
-  bool has_pd() const { return kp.size() > 0; }
+  bool pd = false;                ///< the servo is active this step (set_step_pd)
+  bool has_pd() const { return pd; }
 };
 
-/// Per-rollout scratch sized from the Model (lives in the rollout's Data).
+/// Per-rollout scratch sized from the Model (lives in the rollout's Data): nothing in a step
+/// allocates once it exists.
 struct PbdWorkspace : Workspace {
-  explicit PbdWorkspace(const Model& m) : kin(m), kin_a(m), J(3, m.n_q) {}
+  explicit PbdWorkspace(const Model& m)
+      : kin(m), kin_a(m), J(3, m.n_q), Jt_n(m.n_q), JtH(m.n_q, 3), r(m.n_q), Jr(m.n_q, m.n_q), lm(m.n_q) {
+    in.anchor.R.resize(m.n_link);
+    in.anchor.t.resize(m.n_link);
+    in.centre_n.resize(m.spheres.size());
+    in.tau.resize(m.n_q);
+  }
   Kinematics kin;    ///< at the current iterate
   Kinematics kin_a;  ///< scratch for theta_n / theta_{n-1}
   MatX J;            ///< (3 x n_q) point Jacobian
+  VecX Jt_n;         ///< (n_q) J^T n of a contact
+  MatX JtH;          ///< (n_q x 3) J^T times a 3 x 3 contact matrix
+  VecX r;            ///< (n_q) PBFD residual (Eq. 13)
+  MatX Jr;           ///< (n_q x n_q) its Jacobian
+  LmWorkspace lm;    ///< LM's iterates and matrices
+  PbdStepInput in;   ///< the current step's constants
 };
 
 PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
                              double dt, const VecX& tau, const ContactParams& cp, PbdWorkspace& ws);
+/// Same into in (ws.in in a step: no allocation once sized); tau may be empty (= 0).
+void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1, double dt, const VecX& tau,
+                     const ContactParams& cp, PbdWorkspace& ws, PbdStepInput& in);
 
 /// Adds the stable-PD servo `pd` (validated against n_q, throws InvalidArgument) to a step input:
-/// gains, theta_n and the targets at t_end (the step's end time).
+/// gains, theta_n and the targets at t_end (the step's end time); an inactive servo clears it.
 void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double t_end, PbdStepInput& in);
 
 /// Calls f(c, d, n, u) for every (sphere, plane) pair in penetration (d > 0), with ws.J set to

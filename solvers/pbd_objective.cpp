@@ -6,20 +6,22 @@
 namespace bigstep {
 
 void add_normal_contact(const Model& m, const Kinematics& kin, int link, const MatX& J, double d,
-                        const Vec3& n, const ContactParams& cp, VecX& grad, MatX* Hess, bool exact) {
+                        const Vec3& n, const ContactParams& cp, VecX& grad, MatX* Hess, bool exact, VecX& Jt_n) {
   const double da = std::pow(d, cp.alpha);
-  grad.noalias() -= cp.c_perp * da * (J.transpose() * n);
+  Jt_n.noalias() = J.transpose() * n;
+  grad.noalias() -= cp.c_perp * da * Jt_n;
   if (!Hess) return;
-  const Eigen::RowVectorXd nJ = n.transpose() * J;
-  Hess->noalias() += cp.c_perp * cp.alpha * std::pow(d, cp.alpha - 1) * nJ.transpose() * nJ;
+  Hess->noalias() += cp.c_perp * cp.alpha * std::pow(d, cp.alpha - 1) * Jt_n * Jt_n.transpose();
   if (exact) add_point_hessian(m, kin, link, J, n, -cp.c_perp * da, *Hess);
 }
 
 double pd_potential(const PbdStepInput& in, const VecX& theta) {
   if (!in.has_pd()) return 0;
-  const VecX e = theta - in.theta_bar, d = theta - in.theta_n;
-  return 0.5 * e.dot(in.kp.cwiseProduct(e)) + 0.5 / in.dt * d.dot(in.kd.cwiseProduct(d)) -
-         in.kd.cwiseProduct(in.theta_dot_bar).dot(theta);
+  // expressions only: no temporaries
+  const auto e = (theta - in.theta_bar).array();
+  const auto d = (theta - in.theta_n).array();
+  return 0.5 * (e * in.kp.array() * e).sum() + 0.5 / in.dt * (d * in.kd.array() * d).sum() -
+         (in.kd.array() * in.theta_dot_bar.array() * theta.array()).sum();
 }
 
 void add_pd_terms(const PbdStepInput& in, const VecX& theta, VecX& grad, MatX* Hess) {
@@ -72,20 +74,22 @@ void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& 
   add_pd_terms(in, theta, grad, Bp);  // exact and PSD: both model matrices take it
   const ContactParams& cp = in.cp;
   for_each_active_contact(m, in, ws, [&](int link, const Vec3&, double d, const Vec3& n, const Vec3& u) {
-    add_normal_contact(m, ws.kin, link, ws.J, d, n, cp, grad, Bp, exact);
+    add_normal_contact(m, ws.kin, link, ws.J, d, n, cp, grad, Bp, exact, ws.Jt_n);
     if (cp.c_par == 0) return;
     const TangentialEnergy te = tangential_energy(u, d, n, cp);
     grad.noalias() += cp.c_par * ws.J.transpose() * te.grad;
     if (!Bp) return;
     if (exact) {
-      B->noalias() += cp.c_par * ws.J.transpose() * te.hess * ws.J;
+      ws.JtH.noalias() = ws.J.transpose() * te.hess;
+      B->noalias() += cp.c_par * ws.JtH * ws.J;
       add_point_hessian(m, ws.kin, link, ws.J, te.grad, cp.c_par, *B);
     } else {
       // [grad_p^2 e]_+ : clamp the 3x3 eigenvalues at zero so B stays PSD
       Eigen::SelfAdjointEigenSolver<Mat3> es(te.hess);
       const Mat3 Hp = es.eigenvectors() * es.eigenvalues().cwiseMax(0).asDiagonal() *
                       es.eigenvectors().transpose();
-      B->noalias() += cp.c_par * ws.J.transpose() * Hp * ws.J;
+      ws.JtH.noalias() = ws.J.transpose() * Hp;
+      B->noalias() += cp.c_par * ws.JtH * ws.J;
     }
   });
 }

@@ -16,8 +16,9 @@ void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& 
 
 /// Normal contact: grad += -C_perp d^alpha J^T n; Hess += C_perp alpha d^(alpha-1) J^T n n^T J,
 /// and when exact, Hess += -C_perp d^alpha (n . d^2p). Shared by Eq. 6 and Eq. 13 (§4.2).
+/// Jt_n: (n_q) scratch.
 void add_normal_contact(const Model& m, const Kinematics& kin, int link, const MatX& J, double d,
-                        const Vec3& n, const ContactParams& cp, VecX& grad, MatX* Hess, bool exact);
+                        const Vec3& n, const ContactParams& cp, VecX& grad, MatX* Hess, bool exact, VecX& Jt_n);
 
 /// Stable-PD potential of Eq. 6 (pbfd.md §4.1, nmdp.md §9), 0 without a servo:
 ///   U(theta) = 1/2 (theta - theta_bar)^T K_p (theta - theta_bar) + 1/(2 dt) (theta - theta_n)^T K_d (theta - theta_n)

@@ -54,9 +54,9 @@ struct Eq6Objective final : LmObjective {
 
 // Eq. 13 for JTJ-LM: F = 1/2 ||r||^2, g = J_r^T r, B = J_r^T J_r, res = ||r||_inf.
 struct Eq13Objective final : LmObjective {
-  const Model& m; const PbdStepInput& in; PbdWorkspace& ws; VecX r; MatX Jr; double scale;
+  const Model& m; const PbdStepInput& in; PbdWorkspace& ws; VecX& r; MatX& Jr; double scale;
   Eq13Objective(const Model& m, const PbdStepInput& in, PbdWorkspace& ws)
-      : m(m), in(in), ws(ws), r(m.n_q), Jr(m.n_q, m.n_q), scale(std::max(1.0, m.weight())) {}
+      : m(m), in(in), ws(ws), r(ws.r), Jr(ws.Jr), scale(std::max(1.0, m.weight())) {}
   // Departure from pbfd.md §5.1: F = 1/2|r|^2 tends to 0, so its rounding is not
   // 64 eps max(1, F) but ~ eps |r| s (r sums forces of size s = max(1, W)). With the spec's
   // threshold every late step looked like noise, rho was pinned at 0.5, lambda never fell and the
@@ -102,7 +102,7 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
     } else {
       // F = 1/2 |r|^2, g = J_r^T r, measure ||r||_inf (kept from the last evaluation)
       Eq13Objective f(m_, in, ws);
-      MatX B(m_.n_q, m_.n_q);
+      MatX& B = ws.lm.B;  // the model matrix is not used by LBFGS: scratch
       r = lbfgs_minimize(
           [&](const VecX& x, VecX& g) {
             double F, res;
@@ -123,10 +123,10 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
   LmResult r;
   if (s_.formulation == Formulation::Pbfd) {
     Eq13Objective f(m_, in, ws);
-    r = levenberg_marquardt(f, theta, ls);
+    r = levenberg_marquardt(f, theta, ls, ws.lm);
   } else {
     Eq6Objective f(m_, in, ws, s_.optimizer == Optimizer::Lm ? HessianKind::Exact : HessianKind::GaussNewton);
-    r = levenberg_marquardt(f, theta, ls);
+    r = levenberg_marquardt(f, theta, ls, ws.lm);
   }
   st.iterations += r.iterations;
   st.residual = r.residual;
@@ -158,7 +158,8 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
     theta_next = theta_n;
     return st;
   }
-  PbdStepInput in = make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws);
+  PbdStepInput& in = ws.in;
+  make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws, in);
   if (u.pd) set_step_pd(m_, *u.pd, theta_n, u.t + s_.dt, in);
   // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
   theta_next = 2 * theta_n - theta_nm1;

@@ -20,12 +20,13 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
   add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (pbfd.md §4.6)
   const ContactParams& cp = in.cp;
   for_each_active_contact(m, in, ws, [&](int link, const Vec3&, double d, const Vec3& n, const Vec3& u) {
-    add_normal_contact(m, ws.kin, link, ws.J, d, n, cp, r, Jr, true);
+    add_normal_contact(m, ws.kin, link, ws.J, d, n, cp, r, Jr, true, ws.Jt_n);
     if (cp.c_par == 0) return;
     const FrictionForce ff = pbfd_friction(u, d, n, cp);
     r.noalias() -= cp.c_par * ws.J.transpose() * ff.f;
     if (!Jr) return;
-    Jr->noalias() -= cp.c_par * ws.J.transpose() * ff.df_dp * ws.J;
+    ws.JtH.noalias() = ws.J.transpose() * ff.df_dp;
+    Jr->noalias() -= cp.c_par * ws.JtH * ws.J;
     add_point_hessian(m, ws.kin, link, ws.J, ff.f, -cp.c_par, *Jr);
   });
 }

@@ -54,6 +54,7 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     VecX tau = VecX::LinSpaced(m.n_q, -0.3, 0.4) * double(k);
     PbdStepInput in = make_step_input(m, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws);
     if (pd) {
+      in.pd = true;
       in.kp = VecX::LinSpaced(m.n_q, 50, 400);
       in.kd = VecX::LinSpaced(m.n_q, 9, 1);
       in.kp[0] = in.kd[0] = 0;  // an unactuated DOF
