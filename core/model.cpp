@@ -19,6 +19,16 @@ const char* joint_type_name(JointType t) {
   return "?";
 }
 
+const char* geom_type_name(GeomType t) {
+  switch (t) {
+    case GeomType::Plane: return "plane";
+    case GeomType::Sphere: return "sphere";
+    case GeomType::Capsule: return "capsule";
+    case GeomType::Box: return "box";
+  }
+  return "?";
+}
+
 int joint_dof_count(JointType t) {
   switch (t) {
     case JointType::Fixed: return 0;
@@ -41,6 +51,21 @@ std::string vec_str(const Vec3& v) {
 
 bool finite(const Mat3& M) { return M.allFinite(); }
 
+bool is_rotation(const Mat3& R) {
+  return finite(R) && (R * R.transpose() - Mat3::Identity()).norm() < 1e-9 && R.determinant() > 0;
+}
+
+// A rotation whose third column is the unit vector n (the frame of a plane geom with normal n).
+Mat3 frame_from_normal(const Vec3& n) {
+  // start from the world axis least aligned with n, so the cross product is well conditioned
+  Eigen::Index i_min;
+  n.cwiseAbs().minCoeff(&i_min);
+  const Vec3 x = n.cross(Vec3::Unit(i_min)).normalized();
+  Mat3 R;
+  R << x, n.cross(x), n;
+  return R;
+}
+
 // Elementary DOF sequence of a joint, parent side first (pbfd.md §2.1 table).
 struct Elem { bool revolute; Vec3 axis; const char* part; };
 std::vector<Elem> joint_elements(const LinkSpec& l) {
@@ -58,6 +83,125 @@ std::vector<Elem> joint_elements(const LinkSpec& l) {
   return {};
 }
 
+void push_geom(Model& m, std::string name, GeomType type, int link, const Vec3& pos, const Mat3& R,
+               const Vec3& size, uint32_t contype, uint32_t conaffinity) {
+  m.geom_name.push_back(std::move(name));
+  m.geom_type.push_back(type);
+  m.geom_link.push_back(link);
+  m.geom_pos.push_back(pos);
+  m.geom_R.push_back(R);
+  m.geom_size.push_back(size);
+  m.geom_contype.push_back(contype);
+  m.geom_conaffinity.push_back(conaffinity);
+  ++m.n_geom;
+}
+
+// "geoms[i] (name)", or "geoms[i]" for an unnamed geom: how errors name spec.geoms[i].
+std::string geom_label(int i, const std::string& name) {
+  return name.empty() ? detail::concat("geoms[", i, "]") : detail::concat("geoms[", i, "] (", name, ")");
+}
+
+// Validate spec.geoms[i]: type, link, frame, and the sizes its type reads (GeomSpec).
+void check_geom(const GeomSpec& g, int i, int n_link) {
+  const std::string f = geom_label(i, g.name);
+  const int type = int(g.type);
+  BIGSTEP_CHECK_ARG(type >= 0 && type < n_geom_type, f + ".type", type,
+                    "must be plane, sphere, capsule or box");
+  BIGSTEP_CHECK_ARG(g.link >= -1 && g.link < n_link, f + ".link", g.link,
+                    "no such link (-1 = world)");
+  BIGSTEP_CHECK_ARG(g.type != GeomType::Plane || g.link == -1, f + ".link", g.link,
+                    "a plane must be on the world (-1)");
+  BIGSTEP_CHECK_ARG(g.pos.allFinite(), f + ".pos", vec_str(g.pos), "must be finite");
+  BIGSTEP_CHECK_ARG(is_rotation(g.R), f + ".R", "(matrix)", "must be a finite rotation matrix");
+  const Vec3& s = g.size;
+  switch (g.type) {
+    case GeomType::Plane: break;  // size unused
+    case GeomType::Sphere:
+      BIGSTEP_CHECK_ARG(std::isfinite(s[0]) && s[0] >= 0, f + ".size[0]", s[0],
+                        "sphere radius must be finite and >= 0");
+      break;
+    case GeomType::Capsule:
+      BIGSTEP_CHECK_ARG(std::isfinite(s[0]) && s[0] > 0, f + ".size[0]", s[0],
+                        "capsule radius must be finite and > 0");
+      BIGSTEP_CHECK_ARG(std::isfinite(s[1]) && s[1] > 0, f + ".size[1]", s[1],
+                        "capsule half-length must be finite and > 0");
+      break;
+    case GeomType::Box:
+      BIGSTEP_CHECK_ARG(s.allFinite() && s.minCoeff() > 0, f + ".size", vec_str(s),
+                        "box half-extents must be finite and > 0");
+      break;
+  }
+}
+
+// Geom arrays: spec.geoms, then the legacy spheres and planes (order documented in model.h).
+void build_geoms(const ModelSpec& spec, Model& m) {
+  for (size_t i = 0; i < spec.geoms.size(); ++i) {
+    const GeomSpec& g = spec.geoms[i];
+    check_geom(g, int(i), m.n_link);
+    push_geom(m, g.name, g.type, g.link, g.pos, g.R, g.size, g.contype, g.conaffinity);
+  }
+  m.sphere_geom_adr = m.n_geom;
+  for (size_t s = 0; s < m.spheres.size(); ++s) {
+    const ContactSphere& c = m.spheres[s];
+    push_geom(m, detail::concat("contacts[", s, "]"), GeomType::Sphere, c.link, c.centre,
+              Mat3::Identity(), Vec3(c.radius, 0, 0), 0, 1);
+  }
+  m.plane_geom_adr = m.n_geom;
+  for (size_t p = 0; p < m.planes.size(); ++p) {
+    const Plane& pl = m.planes[p];
+    push_geom(m, detail::concat("terrain[", p, "]"), GeomType::Plane, -1, pl.offset * pl.normal,
+              frame_from_normal(pl.normal), Vec3::Zero(), 1, 1);
+  }
+}
+
+// The filter of Model::finalize (model.h), for geoms i != j.
+bool may_touch(const Model& m, int i, int j) {
+  if (!((m.geom_contype[i] & m.geom_conaffinity[j]) || (m.geom_contype[j] & m.geom_conaffinity[i])))
+    return false;
+  const int li = m.geom_link[i], lj = m.geom_link[j];
+  if (li == lj) return false;  // same link, or both on the world
+  // parent-child links; the world is nobody's parent here (ground contact stays)
+  if (li >= 0 && lj >= 0 && (m.links[li].parent == lj || m.links[lj].parent == li)) return false;
+  for (const auto& [e1, e2] : m.exclude)
+    if ((e1 == li && e2 == lj) || (e1 == lj && e2 == li)) return false;
+  return true;
+}
+
+// "geoms[i] (name)" for spec geoms, "contacts[s]" / "terrain[p]" for the converted ones.
+std::string geom_field(const Model& m, int g) {
+  return g >= m.sphere_geom_adr ? m.geom_name[g] : geom_label(g, m.geom_name[g]);
+}
+
+// Candidate pairs and the contact capacity; a pair without a pair function is an error.
+void build_pairs(const ModelSpec& spec, Model& m) {
+  for (size_t e = 0; e < spec.exclude.size(); ++e) {
+    const auto [l1, l2] = spec.exclude[e];
+    const std::string f = detail::concat("exclude[", e, "]");
+    BIGSTEP_CHECK_ARG(l1 >= -1 && l1 < m.n_link, f + ".first", l1, "no such link (-1 = world)");
+    BIGSTEP_CHECK_ARG(l2 >= -1 && l2 < m.n_link, f + ".second", l2, "no such link (-1 = world)");
+    BIGSTEP_CHECK_ARG(l1 != l2, f, detail::concat("(", l1, ", ", l2, ")"),
+                      "must name two different links");
+  }
+  m.exclude = spec.exclude;
+  for (int i = 0; i < m.n_geom; ++i)
+    for (int j = i + 1; j < m.n_geom; ++j) {
+      if (!may_touch(m, i, j)) continue;
+      // a is the geom on the higher link index, so a world geom is always b
+      const int a = m.geom_link[i] > m.geom_link[j] ? i : j, b = a == i ? j : i;
+      const int n_max = pair_max_contacts(m.geom_type[a], m.geom_type[b]);
+      BIGSTEP_CHECK_ARG(n_max > 0,
+                        geom_field(m, a) + " / " + geom_field(m, b),
+                        detail::concat(geom_type_name(m.geom_type[a]), "-",
+                                       geom_type_name(m.geom_type[b])),
+                        "no collision function for this pair of types; filter it out with "
+                        "contype / conaffinity or exclude");
+      m.pair_geom_a.push_back(a);
+      m.pair_geom_b.push_back(b);
+      m.max_contacts += n_max;
+      ++m.n_pair;
+    }
+}
+
 }  // namespace
 
 Model Model::finalize(const ModelSpec& spec) {
@@ -70,9 +214,7 @@ Model Model::finalize(const ModelSpec& spec) {
     const std::string f = detail::concat("links[", j, "] (", l.name, ")");
     BIGSTEP_CHECK_ARG(l.parent >= -1 && l.parent < j, f + ".parent", l.parent,
                       "must name an earlier link or the world (links are parent-before-child)");
-    BIGSTEP_CHECK_ARG(finite(l.R_o) && (l.R_o * l.R_o.transpose() - Mat3::Identity()).norm() < 1e-9 &&
-                          l.R_o.determinant() > 0,
-                      f + ".R_o", "(matrix)", "must be a finite rotation matrix");
+    BIGSTEP_CHECK_ARG(is_rotation(l.R_o), f + ".R_o", "(matrix)", "must be a finite rotation matrix");
     BIGSTEP_CHECK_ARG(l.t_o.allFinite(), f + ".pos", vec_str(l.t_o), "must be finite");
     if (l.joint == JointType::Hinge || l.joint == JointType::Prismatic) {
       BIGSTEP_CHECK_ARG(l.axis.allFinite() && l.axis.norm() > 1e-12, f + ".axis", vec_str(l.axis),
@@ -139,6 +281,9 @@ Model Model::finalize(const ModelSpec& spec) {
   }
   BIGSTEP_CHECK_ARG(spec.gravity.allFinite(), "gravity", vec_str(spec.gravity), "must be finite");
   m.gravity = spec.gravity;
+
+  build_geoms(spec, m);
+  build_pairs(spec, m);
   return m;
 }
 

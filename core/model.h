@@ -2,8 +2,10 @@
 // Built once from a ModelSpec by Model::finalize(), validated there, never mutated after.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/geom.h"
 #include "core/types.h"
 
 namespace bigstep {
@@ -41,18 +43,37 @@ struct Plane {
   double offset = 0;
 };
 
-/// Everything needed to build a Model.
+/// Everything needed to build a Model. (geoms and exclude come last so that the positional
+/// initialisation ModelSpec{links, spheres, planes, gravity} keeps compiling.)
 struct ModelSpec {
   std::vector<LinkSpec> links;          ///< parent-before-child order
-  std::vector<ContactSphere> spheres;
-  std::vector<Plane> planes;
+  std::vector<ContactSphere> spheres;   ///< legacy contact points; become sphere geoms
+  std::vector<Plane> planes;            ///< legacy terrain; become world plane geoms
   Vec3 gravity = Vec3(0, 0, -9.81);
+  std::vector<GeomSpec> geoms;          ///< collision shapes (geom.h)
+  std::vector<std::pair<int, int>> exclude;  ///< link pairs never in contact (-1 = world)
 };
 
 /// Immutable model. Sizes first, then per-link and per-DOF arrays (shape in comments).
 class Model {
  public:
-  /// Validate `spec` and derive the DOF tables. Throws InvalidArgument naming the field.
+  /// Validate `spec`, derive the DOF tables, the geom arrays and the candidate pair list.
+  /// Throws InvalidArgument naming the field.
+  ///
+  /// Legacy contact sources become geoms: spheres[s] -> a sphere on its link (contype 0,
+  /// conaffinity 1: it touches planes and explicit geoms but never another contact point, as
+  /// today's solvers have no point-point contact); planes[p] -> a world plane with frame origin
+  /// offset * n and local +z = n (contype = conaffinity = 1). An existing scene's pair list is
+  /// therefore exactly spheres x planes, sphere-major (x = s * n_planes + p, like the solvers).
+  ///
+  /// Filter: geoms i, j form a candidate pair when
+  ///   (contype_i & conaffinity_j) || (contype_j & conaffinity_i),  and
+  ///   they are on different links and not both on the world,  and
+  ///   neither link is the other's parent (the world counts as nobody's parent here, so a world
+  ///   geom does touch a link attached to the world: that is ground contact),  and
+  ///   the link pair is not in exclude (either order).
+  /// A candidate pair whose types have no pair function (box-box, box-capsule) is an error: filter
+  /// it with contype / conaffinity or exclude.
   static Model finalize(const ModelSpec& spec);
 
   int n_link = 0;  ///< number of links L
@@ -70,8 +91,32 @@ class Model {
   std::vector<int> gimbal_dof;          ///< middle Euler angles (ball / floating), checked each step
   std::vector<uint8_t> dof_anc;         ///< (n_q x n_link) 1 when DOF k moves link j
 
-  std::vector<ContactSphere> spheres;
-  std::vector<Plane> planes;
+  std::vector<ContactSphere> spheres;   ///< as given (read by today's solvers)
+  std::vector<Plane> planes;            ///< as given, normals normalized
+
+  // geoms: spec.geoms first, then one sphere geom per spheres[s] (at sphere_geom_adr + s), then
+  // one world plane geom per planes[p] (at plane_geom_adr + p)
+  int n_geom = 0;
+  int sphere_geom_adr = 0;              ///< geom index of spheres[0]
+  int plane_geom_adr = 0;               ///< geom index of planes[0]
+  std::vector<std::string> geom_name;   ///< (n_geom) spec name, or "contacts[s]" / "terrain[p]"
+  std::vector<GeomType> geom_type;      ///< (n_geom)
+  std::vector<int> geom_link;           ///< (n_geom) -1 = world
+  std::vector<Vec3> geom_pos;           ///< (n_geom x 3) geom origin, link frame
+  std::vector<Mat3> geom_R;             ///< (n_geom x 9) geom orientation, link frame
+  std::vector<Vec3> geom_size;          ///< (n_geom x 3) per type, see GeomSpec
+  std::vector<uint32_t> geom_contype;   ///< (n_geom)
+  std::vector<uint32_t> geom_conaffinity;  ///< (n_geom)
+  std::vector<std::pair<int, int>> exclude;  ///< link pairs never in contact, as given
+
+  // candidate pairs: every geom pair that passes the filter (see Model::finalize), in geom-index
+  // order (i < j, i outer); in each pair geom_link[a] > geom_link[b], so a world geom is b
+  int n_pair = 0;
+  std::vector<int> pair_geom_a;         ///< (n_pair)
+  std::vector<int> pair_geom_b;         ///< (n_pair)
+  int max_contacts = 0;                 ///< sum of pair_max_contacts over the pairs: what collide()
+                                        ///< can return at most
+
   Vec3 gravity = Vec3(0, 0, -9.81);
   double total_mass = 0;                ///< sum of link masses [kg]
 

@@ -1,0 +1,85 @@
+// Collision driver and contact Jacobians (collision.h; spec pbfd.md §2.3 for the point
+// Jacobian columns). Pair functions and the table are in collision_primitive.cpp.
+#include "core/collision.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace bigstep {
+
+GeomFrame geom_frame(const Model& m, const Kinematics& kin, int g) {
+  const int j = m.geom_link[g];
+  if (j < 0) return {m.geom_pos[g], m.geom_R[g], m.geom_size[g]};
+  return {kin.R[j] * m.geom_pos[g] + kin.t[j], kin.R[j] * m.geom_R[g], m.geom_size[g]};
+}
+
+namespace {
+
+// World point p_w expressed in the frame of link j (the world frame for j = -1), and back.
+Vec3 to_link_frame(const Kinematics& kin, int j, const Vec3& p_w) {
+  return j < 0 ? p_w : Vec3(kin.R[j].transpose() * (p_w - kin.t[j]));
+}
+Vec3 to_world(const Kinematics& kin, int j, const Vec3& x) {
+  return j < 0 ? x : point_position(kin, j, x);
+}
+
+// Column k of the point Jacobian of world point p fixed to link j (pbfd.md §2.3): w_k x (p - o_k)
+// for a revolute DOF, u_k for a prismatic one, 0 when DOF k does not move j or j is the world.
+Vec3 point_jacobian_column(const Model& m, const Kinematics& kin, int j, const Vec3& p, int k) {
+  if (j < 0 || !m.moves(k, j)) return Vec3::Zero();
+  return m.dof_revolute[k] ? Vec3(kin.w[k].cross(p - kin.o[k])) : kin.w[k];
+}
+
+}  // namespace
+
+int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, int capacity,
+            uint32_t& status) {
+  BIGSTEP_CHECK_ARG(std::isfinite(margin) && margin >= 0, "margin", margin, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(capacity >= 0, "capacity", capacity, "must be >= 0");
+  BIGSTEP_CHECK_ARG(int(kin.R.size()) == m.n_link && int(kin.w.size()) == m.n_q, "kin.R.size()",
+                    kin.R.size(), "the Kinematics must be built from this model");
+  int n_con = 0;
+  Contact scratch[max_pair_contacts];  // one pair's contacts, so a full `out` is never overrun
+  for (int p = 0; p < m.n_pair; ++p) {
+    const int ga = m.pair_geom_a[p], gb = m.pair_geom_b[p];
+    const CollisionFunc f = collision_func[int(m.geom_type[ga])][int(m.geom_type[gb])];
+    // narrow phase in world coordinates
+    const int n_new = f(geom_frame(m, kin, ga), geom_frame(m, kin, gb), margin, scratch);
+    // copy what fits; record the overflow instead of writing past capacity
+    const int n_keep = std::min(n_new, capacity - n_con);
+    if (n_keep < n_new) status |= STATUS_CONTACT_OVERFLOW;
+    for (int i = 0; i < n_keep; ++i) {
+      Contact& c = out[n_con++];
+      c = scratch[i];
+      c.geom_a = ga;
+      c.geom_b = gb;
+      c.link_a = m.geom_link[ga];
+      c.link_b = m.geom_link[gb];
+      c.pa_local = to_link_frame(kin, c.link_a, contact_point_a(c));
+      c.pb_local = to_link_frame(kin, c.link_b, contact_point_b(c));
+    }
+  }
+  return n_con;
+}
+
+// J = J_a(p_a) - J_b(p_b), column by column: no temporary 3 x n_q matrices.
+void contact_jacobian(const Model& m, const Kinematics& kin, const Contact& c, Eigen::Ref<MatX> J) {
+  BIGSTEP_CHECK_ARG(J.rows() == 3 && J.cols() == m.n_q, "J.cols()", J.cols(), "J must be 3 x n_q");
+  const Vec3 pa = to_world(kin, c.link_a, c.pa_local), pb = to_world(kin, c.link_b, c.pb_local);
+  for (int k = 0; k < m.n_q; ++k)
+    J.col(k) = point_jacobian_column(m, kin, c.link_a, pa, k) -
+               point_jacobian_column(m, kin, c.link_b, pb, k);
+}
+
+void contact_depth_gradient(const Model& m, const Kinematics& kin, const Contact& c,
+                            Eigen::Ref<VecX> g) {
+  BIGSTEP_CHECK_ARG(g.size() == m.n_q, "g.size()", g.size(), "g must have n_q entries");
+  const Vec3 pa = to_world(kin, c.link_a, c.pa_local), pb = to_world(kin, c.link_b, c.pb_local);
+  for (int k = 0; k < m.n_q; ++k)
+    g[k] = -c.n.dot(point_jacobian_column(m, kin, c.link_a, pa, k) -
+                    point_jacobian_column(m, kin, c.link_b, pb, k));
+}
+
+}  // namespace bigstep

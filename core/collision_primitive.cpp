@@ -1,0 +1,200 @@
+// Pair functions of the collision stage and their dispatch table (see collision.h for the
+// contact conventions; MuJoCo's engine_collision_primitive.c is the model for the layout).
+// Every function writes pos, n (from b to a) and depth, and reports a contact while
+// depth >= -margin.
+#include <algorithm>
+#include <cmath>
+
+#include "core/collision.h"
+
+namespace bigstep {
+
+namespace {
+
+// A unit vector perpendicular to the unit vector u (deterministic; for degenerate normals).
+Vec3 any_perpendicular(const Vec3& u) {
+  Eigen::Index i_min;
+  u.cwiseAbs().minCoeff(&i_min);
+  return u.cross(Vec3::Unit(i_min)).normalized();
+}
+
+// Sphere (centre c, radius r) against the half-space below plane frame b (normal = b.R z).
+// Shared by the sphere, capsule (its two end spheres) and box (its corners, r = 0) functions.
+int sphere_plane(const Vec3& c, double r, const GeomFrame& b, double margin, Contact* con) {
+  const Vec3 n = b.R.col(2);
+  const double dist = n.dot(c - b.p) - r;  // surface-to-plane distance, < 0 penetrating
+  if (dist > margin) return 0;
+  con->n = n;
+  con->depth = -dist;
+  con->pos = c - (r + 0.5 * dist) * n;  // between c - r n (on the sphere) and c's projection
+  return 1;
+}
+
+// Sphere (ca, ra) against sphere (cb, rb): the normal joins the centres; n_fallback (unit) is
+// used when they coincide and the direction is undefined.
+int sphere_sphere(const Vec3& ca, double ra, const Vec3& cb, double rb, const Vec3& n_fallback,
+                  double margin, Contact* con) {
+  const Vec3 d = ca - cb;
+  const double centres = d.norm();
+  const double dist = centres - ra - rb;
+  if (dist > margin) return 0;
+  // below this the direction of d is round-off; any normal gives the same depth there
+  con->n = centres > 1e-12 ? Vec3(d / centres) : n_fallback;
+  con->depth = -dist;
+  con->pos = 0.5 * ((ca - ra * con->n) + (cb + rb * con->n));
+  return 1;
+}
+
+// Point of segment (centre p, unit axis u, half-length h) closest to x.
+Vec3 closest_on_segment(const Vec3& p, const Vec3& u, double h, const Vec3& x) {
+  return p + std::clamp(u.dot(x - p), -h, h) * u;
+}
+
+// Swapped-argument table entry: f(b, a) gives the normal from a to b; flip it. pos and depth do
+// not depend on the order.
+template <CollisionFunc f>
+int mirrored(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  const int n = f(b, a, margin, con);
+  for (int i = 0; i < n; ++i) con[i].n = -con[i].n;
+  return n;
+}
+
+}  // namespace
+
+// sphere a, plane b: the sphere centre's height above the plane minus the radius. 1 contact.
+int collide_sphere_plane(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  return sphere_plane(a.p, a.size[0], b, margin, con);
+}
+
+// capsule a, plane b: the two end spheres of the axis segment against the plane. <= 2 contacts
+// (the deepest point of a capsule is always at an end; both ends when it lies flat).
+int collide_capsule_plane(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  const Vec3 half = a.size[1] * a.R.col(2);
+  int n = sphere_plane(a.p + half, a.size[0], b, margin, con);
+  n += sphere_plane(a.p - half, a.size[0], b, margin, con + n);
+  return n;
+}
+
+// box a, plane b: each of the 8 corners as a point against the plane. <= 8 contacts, corner i
+// at a.p + a.R (+-hx, +-hy, +-hz) with the signs from bits 0, 1, 2 of i (- when clear). All
+// corners within the margin are reported: a face down gives 4, an edge 2, a corner 1.
+int collide_box_plane(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  int n = 0;
+  for (int i = 0; i < 8; ++i) {
+    const Vec3 s((i & 1) ? 1.0 : -1.0, (i & 2) ? 1.0 : -1.0, (i & 4) ? 1.0 : -1.0);
+    n += sphere_plane(a.p + a.R * s.cwiseProduct(a.size), 0.0, b, margin, con + n);
+  }
+  return n;
+}
+
+// sphere a, sphere b: distance of the centres minus both radii, normal along the centre line
+// (world +z when the centres coincide). 1 contact.
+int collide_sphere_sphere(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  return sphere_sphere(a.p, a.size[0], b.p, b.size[0], Vec3::UnitZ(), margin, con);
+}
+
+// sphere a, capsule b: sphere against the sphere of radius r_b at the point of b's axis segment
+// closest to a's centre (a normal perpendicular to the axis when the centre is on it). 1 contact.
+int collide_sphere_capsule(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  const Vec3 u = b.R.col(2);
+  const Vec3 q = closest_on_segment(b.p, u, b.size[1], a.p);
+  return sphere_sphere(a.p, a.size[0], q, b.size[0], any_perpendicular(u), margin, con);
+}
+
+// capsule a, capsule b: spheres at the closest points of the two axis segments. <= 2 contacts:
+// 1 in general; 2 when the axes are parallel and overlap along a length, where the closest
+// points form a segment: its two ends are the contacts (a line contact).
+int collide_capsule_capsule(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  const Vec3 ua = a.R.col(2), ub = b.R.col(2), r = a.p - b.p;
+  const double ha = a.size[1], hb = b.size[1], ra = a.size[0], rb = b.size[0];
+  const double cab = ua.dot(ub), c = ua.dot(r), f = ub.dot(r);
+  const double sin2 = 1 - cab * cab;
+  // axes parallel (angle below ~1e-6 rad): the closest points form an interval, or are ends
+  if (sin2 < 1e-12) {
+    // b's segment along a's axis, s = ua . (x - a.p): the interval [s_lo, s_hi]
+    const double s_mid = -c, s_half = hb * std::abs(cab);
+    const double lo = std::max(-ha, s_mid - s_half), hi = std::min(ha, s_mid + s_half);
+    // offset of b's axis from a's, perpendicular to both; a coaxial pair takes any perpendicular
+    const Vec3 off = -r + c * ua;
+    const Vec3 n_fallback = off.norm() > 1e-12 ? Vec3(-off.normalized()) : any_perpendicular(ua);
+    if (hi >= lo) {
+      int n = 0;
+      for (const double s : {lo, hi}) {
+        if (n == 1 && hi - lo <= 1e-12 * (ha + hb)) break;  // overlap of one point: one contact
+        const Vec3 xa = a.p + s * ua;
+        n += sphere_sphere(xa, ra, closest_on_segment(b.p, ub, hb, xa), rb, n_fallback, margin,
+                           con + n);
+      }
+      return n;
+    }
+    // no overlap: a's end facing b against b's end facing a
+    const double s_a = s_mid > 0 ? ha : -ha;
+    const Vec3 xa = a.p + s_a * ua;
+    return sphere_sphere(xa, ra, closest_on_segment(b.p, ub, hb, xa), rb, n_fallback, margin, con);
+  }
+  // general position: minimise |a.p + s ua - b.p - t ub|^2 over the box |s| <= ha, |t| <= hb.
+  // Unconstrained s first; then t from s, clamped; if t was clamped, s again from t (Ericson,
+  // Real-Time Collision Detection §5.1.9: correct because the objective is convex)
+  double s = std::clamp((cab * f - c) / sin2, -ha, ha);
+  double t = cab * s + f;
+  if (t < -hb || t > hb) {
+    t = std::clamp(t, -hb, hb);
+    s = std::clamp(cab * t - c, -ha, ha);
+  }
+  // crossing axes (closest points coincide): the normal is the common perpendicular
+  Vec3 n_fallback = ua.cross(ub).normalized();
+  if (n_fallback.dot(r) < 0) n_fallback = -n_fallback;
+  return sphere_sphere(a.p + s * ua, ra, b.p + t * ub, rb, n_fallback, margin, con);
+}
+
+// sphere a, box b: with a's centre outside the box, against the closest point of the box (normal
+// from it to the centre); with the centre inside, pushed out through the nearest face (normal =
+// that face's outward normal, depth = radius + distance to the face). 1 contact.
+int collide_sphere_box(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  const double r = a.size[0];
+  const Vec3 c = b.R.transpose() * (a.p - b.p);  // centre in the box frame
+  const Vec3 q = c.cwiseMax(-b.size).cwiseMin(b.size);
+  if (q != c) {
+    // outside: the closest point q is on the surface
+    const Vec3 d = c - q;
+    const double dist = d.norm() - r;
+    if (dist > margin) return 0;
+    con->n = b.R * (d / d.norm());
+    con->depth = -dist;
+    con->pos = b.R * (q + 0.5 * dist * (d / d.norm())) + b.p;
+    // (midway between q and the sphere surface point c - r d/|d|)
+    return 1;
+  }
+  // inside (or on the surface): the face with the smallest distance h_i - |c_i|
+  Eigen::Index i;
+  (b.size - c.cwiseAbs()).minCoeff(&i);
+  const double to_face = b.size[i] - std::abs(c[i]);
+  Vec3 n_local = Vec3::Zero();
+  n_local[i] = c[i] < 0 ? -1.0 : 1.0;
+  con->n = b.R * n_local;
+  con->depth = r + to_face;
+  con->pos = a.p + 0.5 * (to_face - r) * con->n;  // between c - r n and the face point c + to_face n
+  return 1;
+}
+
+// The table [type a][type b]; rows and columns in GeomType order: plane, sphere, capsule, box.
+const CollisionFunc collision_func[n_geom_type][n_geom_type] = {
+    {nullptr, mirrored<collide_sphere_plane>, mirrored<collide_capsule_plane>,
+     mirrored<collide_box_plane>},
+    {collide_sphere_plane, collide_sphere_sphere, collide_sphere_capsule, collide_sphere_box},
+    {collide_capsule_plane, mirrored<collide_sphere_capsule>, collide_capsule_capsule, nullptr},
+    {collide_box_plane, mirrored<collide_sphere_box>, nullptr, nullptr},
+};
+
+int pair_max_contacts(GeomType a, GeomType b) {
+  // most contacts of each table entry; symmetric, 0 exactly where the table is null
+  static constexpr int max_contacts[n_geom_type][n_geom_type] = {
+      {0, 1, 2, 8},
+      {1, 1, 1, 1},
+      {2, 1, 2, 0},
+      {8, 1, 0, 0},
+  };
+  return max_contacts[int(a)][int(b)];
+}
+
+}  // namespace bigstep
