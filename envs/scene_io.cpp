@@ -13,6 +13,7 @@
 #include "solvers/ne_lcp.h"
 #include "solvers/ne_mdp.h"
 #include "solvers/nmdp_step.h"
+#include "solvers/registry.h"
 
 namespace bigstep {
 
@@ -560,10 +561,7 @@ Scene parse(YAML::Node root, const std::string& file, const std::vector<std::str
 }  // namespace
 
 std::unique_ptr<Integrator> make_integrator(const Scene& sc) {
-  if (sc.integrator == "ne_lcp") return std::make_unique<NeLcpIntegrator>(sc.model, sc.ne);
-  if (sc.integrator == "ne_mdp") return std::make_unique<NeMdpIntegrator>(sc.model, sc.ne);
-  if (sc.integrator.rfind("nmdp_", 0) == 0) return std::make_unique<NmdpIntegrator>(sc.model, sc.nmdp);
-  return std::make_unique<PbdIntegrator>(sc.model, sc.settings);
+  return find_solver(sc.integrator).make(sc.model, {sc.settings, sc.ne, sc.nmdp});
 }
 
 Scene load_scene_text(const std::string& yaml, const std::string& source,
