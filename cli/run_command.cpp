@@ -15,6 +15,8 @@
 #include "core/error.h"
 #include "cli/batch_run.h"
 #include "envs/rollout.h"
+#include "envs/scene_keys.h"
+#include "solvers/registry.h"
 
 namespace bigstep {
 
@@ -37,16 +39,16 @@ const char* run_help() {
          "  --set key=value  override any config key (value is YAML: 0.05, pbd, [0, 1, 2]);\n"
          "                   repeatable, e.g. --set integrator.dt=0.05 --set contact.c_par=1e6\n"
          "  --out DIR        output directory (created)\n"
-         "  --backend B      cpu | cuda | auto (= batch.backend, default cpu). cuda steps --rollouts K\n"
+         "  --backend B      cpu | cuda | auto (= batch.backend). cuda steps --rollouts K\n"
          "                   on the GPU (pbfd + jtj_lm, one LM iteration per kernel launch); auto picks\n"
          "                   cuda only when built with it and a device is present, and says why in\n"
          "                   summary.json (backend_reason); a single rollout runs on the CPU reference\n"
-         "  --rollouts K     simulate K rollouts on the batched backend (CPU: threads over rollouts);\n"
+         "  --rollouts K     (= batch.rollouts) K rollouts on the batched backend (CPU: threads over rollouts);\n"
          "                   each starts from the scene's state plus a seeded perturbation\n"
          "                   (batch.perturb_theta, batch.perturb_theta_dot); writes rollouts.csv and\n"
          "                   trajectory.csv of rollout 0; summary.json adds env_steps_per_s\n"
-         "  --seed S         seed of the perturbations (same seed -> bit-identical results)\n"
-         "  --threads N      CPU threads for --rollouts (default: all cores)\n"
+         "  --seed S         seed of the perturbations (= batch.seed; same seed -> bit-identical results)\n"
+         "  --threads N      CPU threads for --rollouts (= batch.threads)\n"
          "  --quiet          no progress bar\n"
          "Exit codes: 0 ok; 1 some step did not converge or the run aborted; 2 bad usage or config\n"
          "(one line naming the file, key and value).\n"
@@ -59,7 +61,9 @@ std::string status_text(uint32_t s) {
   if (s == 0) return "ok";
   std::string t;
   auto add = [&](uint32_t bit, const char* name) {
-    if (s & bit) t += (t.empty() ? "" : "|") + std::string(name);
+    if (!(s & bit)) return;
+    if (!t.empty()) t += '|';
+    t += name;
   };
   add(STATUS_NOT_CONVERGED, "not_converged");
   add(STATUS_NONFINITE, "nonfinite");
@@ -106,11 +110,8 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["scene"] = sc.name;
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
-  const bool ne = sc.integrator.rfind("ne_", 0) == 0;
-  const bool nmdp = sc.integrator.rfind("nmdp_", 0) == 0;
-  j["optimizer"] = nmdp ? (sc.nmdp.pgm.mode == PgmMode::Zo ? "zopgm" : "fopgm")
-                   : ne ? (sc.integrator == "ne_lcp" ? "lemke" : "qp_dual_active_set")
-                        : optimizer_name(sc.settings.optimizer);
+  const SolverEntry& method = find_solver(sc.integrator);
+  j["optimizer"] = method.solver_name({sc.settings, sc.ne, sc.nmdp});
   j["backend"] = "cpu";
   j["backend_reason"] = bk.reason;
   j["n_q"] = m.n_q;
@@ -125,7 +126,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["converged_fraction"] = n_conv / ns;
   j["restarts"] = n_restart;
   j["aborted"] = r.aborted;
-  if (nmdp) {
+  if (method.substeps) {
     // Alg. 2 (nmdp.md §7.4): accepted substeps, halvings (= substeps - 1 per frame), smallest substep
     int sub = 0, sub_max = 0, frames_halved = 0, halvings = 0;
     double h_min = sc.settings.dt;
