@@ -232,6 +232,12 @@ def test_too_many_rollouts(bigstep, tmp_path):
     assert "batch.rollouts = 2000000000" in line and "16777216" in line
 
 
+@pytest.mark.parametrize("states", ["1e8", "100000000", "-1", "x"])
+def test_inspect_states_is_bounded(bigstep, states):
+    line = _one_line(bigstep("inspect", CONFIG, "--states", states, check=2))
+    assert "--states" in line and "[0, 10000]" in line
+
+
 def test_long_list_echo_is_capped(bigstep, tmp_path):
     cfg = tmp_path / "big.yaml"
     cfg.write_text("scene: x\nmodel: {links: [{name: a, joint: hinge, axis: [0, 1, 0], mass: 1}]}\n"
@@ -251,3 +257,25 @@ def test_xml_model_is_named(bigstep, tmp_path):
 def test_directory_as_config(bigstep, tmp_path):
     line = _one_line(bigstep("run", tmp_path, check=2))
     assert "is a directory" in line
+
+
+def test_body_sinking_through_terrain_fails_the_run(bigstep, tmp_path):
+    """contact.c_perp = 0: the box falls through the ground. Each step after it went deeper than
+    max(0.05 m, radius) is flagged penetrated, and the run exits 1 naming contact.c_perp."""
+    p = bigstep("run", CONFIG, "--set", "contact.c_perp=0", "--set", "metrics.stop_at_rest=false",
+                "--set", "integrator.duration=0.3", "--out", tmp_path / "one", "--quiet", check=1)
+    line = _one_line(p)
+    assert "sank through the terrain" in line and "contact.c_perp = 0" in line
+    s = json.loads((tmp_path / "one" / "summary.json").read_text())
+    assert s["penetrated"] is True
+    status = [r["status"] for r in csv.DictReader(open(tmp_path / "one" / "steps.csv"))]
+    assert status[0] == "ok" and status[-1] == "penetrated"
+    # batched: a status bit per rollout (STATUS_PENETRATED = 64)
+    p = bigstep("run", CONFIG, "--set", "contact.c_perp=0", "--set", "integrator.duration=0.3", "--rollouts", 2,
+                "--out", tmp_path / "batch", "--quiet", check=1)
+    assert "2 of 2 rollouts sank through the terrain" in _one_line(p)
+    s = json.loads((tmp_path / "batch" / "summary.json").read_text())
+    assert s["rollouts_penetrated"] == 2 and all(st & 64 for st in s["per_rollout"]["status"])
+    # the same scene with its contact stiffness is not flagged
+    bigstep("run", CONFIG, "--set", "integrator.duration=0.3", "--out", tmp_path / "ok", "--quiet", check=0)
+    assert json.loads((tmp_path / "ok" / "summary.json").read_text())["penetrated"] is False
