@@ -7,16 +7,48 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include "envs/batch_engines.h"
+#include "envs/penetration.h"
 #include "core/error.h"
+#include "solvers/registry.h"
 
 namespace bigstep {
+
+namespace {
+
+// Refuses a batch whose state alone outgrows the machine (an allocation failure or the OOM killer
+// otherwise): K x n_q doubles in about 8 arrays (theta, theta_prev, the engines' copies).
+void check_batch_memory(const Scene& sc) {
+  const double need = double(sc.rollouts) * (8.0 * 8.0 * sc.model.n_q + 64.0);
+  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  BIGSTEP_CHECK_ARG(!(have > 0 && need > have), "batch.rollouts", sc.rollouts,
+                    detail::concat("needs about ", need / 1e9, " GB for K x n_q = ", sc.rollouts, " x ", sc.model.n_q,
+                                   " states, more than this machine's ", have / 1e9, " GB"));
+}
+
+// Rollouts whose state went through the terrain this step (envs/penetration.h): first step
+// recorded in pen_step (0 = never).
+void flag_penetration(const Model& m, const StateBatch& b, int step, std::vector<int>& pen_step) {
+  if (m.spheres.empty() || m.planes.empty()) return;
+#pragma omp parallel
+  {
+    Kinematics kin(m);
+#pragma omp for schedule(static)
+    for (int k = 0; k < b.K; ++k)
+      if (!pen_step[k] && find_penetration(m, b.row(b.theta, k), kin).found()) pen_step[k] = step;
+  }
+}
+
+}  // namespace
 
 int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendChoice& bk,
               const std::function<void(int, int)>& progress) {
   const Model& m = sc.model;
   const int K = sc.rollouts, n = m.n_q, steps = sc.steps();
   const double dt = sc.settings.dt;
+  check_batch_memory(sc);
   BatchOptions opt{K, sc.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction,
                    sc.randomize_stiffness, sc.randomize_mass};
   StateBatch b(K, n);
@@ -30,7 +62,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
     return 2;
   }
   std::vector<double> it_sum(K, 0);
-  std::vector<int> it_max(K, 0), n_bad(K, 0), steps_done(K, 0);
+  std::vector<int> it_max(K, 0), n_bad(K, 0), steps_done(K, 0), pen_step(K, 0);
   std::ofstream traj(dir / "trajectory.csv");
   traj << "t";
   for (const auto& name : m.dof_name) traj << "," << name;
@@ -53,6 +85,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
       it_max[k] = std::max(it_max[k], b.iterations[k]);
       n_bad[k] += status_failed(b.status[k]);
     }
+    flag_penetration(m, b, s + 1, pen_step);
     write_row0(s + 1);
     if (progress) progress(s + 1, steps);
   }
@@ -62,7 +95,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   rows << "rollout,steps,iterations_mean,iterations_max,converged_fraction,status,c_par,mu,c_perp,mass_scale";
   for (const auto& name : m.dof_name) rows << "," << name;
   rows << "\n" << std::setprecision(12);
-  int failed = 0;
+  int failed = 0, penetrated = 0;
   double conv_sum = 0, it_all = 0;
   // per-rollout statistics, also in summary.json (arrays indexed by rollout)
   nlohmann::ordered_json per;
@@ -75,16 +108,18 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
     conv_sum += conv;
     it_all += it_sum[k];
     it_all_max = std::max(it_all_max, it_max[k]);
-    failed += n_bad[k] > 0 || steps_done[k] < steps;
+    failed += n_bad[k] > 0 || steps_done[k] < steps || pen_step[k] > 0;
+    penetrated += pen_step[k] > 0;
+    const uint32_t status = b.status[k] | (pen_step[k] ? uint32_t(STATUS_PENETRATED) : 0u);
     per["steps"].push_back(steps_done[k]);
     per["iterations_mean"].push_back(it_sum[k] / ns);
     per["iterations_max"].push_back(it_max[k]);
     per["converged_fraction"].push_back(conv);
-    per["status"].push_back(b.status[k]);
+    per["status"].push_back(status);
     per["residual"].push_back(b.residual[k]);
     const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
     rows << k << "," << steps_done[k] << "," << it_sum[k] / ns << "," << it_max[k] << "," << conv << ","
-         << b.status[k] << "," << cp.c_par << "," << cp.mu << "," << cp.c_perp << ","
+         << status << "," << cp.c_par << "," << cp.mu << "," << cp.c_perp << ","
          << (p.mass_scale.empty() ? 1.0 : p.mass_scale[k]);
     for (int i = 0; i < n; ++i) rows << "," << b.theta[size_t(k) * n + i];
     rows << "\n";
@@ -93,7 +128,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   j["scene"] = sc.name;
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
-  j["optimizer"] = optimizer_name(sc.settings.optimizer);
+  j["optimizer"] = find_solver(sc.integrator).solver_name({sc.settings, sc.ne, sc.nmdp});
   j["backend"] = stepper->name();
   j["backend_reason"] = bk.reason;
   j["precision"] = sc.precision;
@@ -111,6 +146,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   j["iterations_max"] = it_all_max;
   j["converged_fraction"] = conv_sum / K;
   j["rollouts_failed"] = failed;
+  j["rollouts_penetrated"] = penetrated;
   j["per_rollout_csv"] = "rollouts.csv";  // with parameters and final states
   j["per_rollout"] = per;
   std::ofstream(dir / "summary.json") << j.dump(2) << "\n";
@@ -118,6 +154,16 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
               "%d rollouts with failures; wrote %s\n",
               sc.name.c_str(), K, steps, sc.integrator.c_str(), dt, wall, stepper->threads(),
               double(K) * steps / std::max(wall, 1e-12), failed, (dir / "summary.json").c_str());
+  for (int k = 0; k < K && penetrated; ++k)
+    if (pen_step[k]) {
+      Kinematics kin(m);
+      const Penetration now = find_penetration(m, b.row(b.theta, k), kin);
+      std::fprintf(stderr, "bigstep run: %s: %d of %d rollouts sank through the terrain (status penetrated), e.g. "
+                   "rollout %d from step %d; at the end %s (contact.c_perp = %g)\n", sc.name.c_str(), penetrated, K, k,
+                   pen_step[k], now.found() ? describe(m, now).c_str() : "it is back above the terrain",
+                   sc.settings.contact.c_perp);
+      break;
+    }
   return failed ? 1 : 0;
 }
 

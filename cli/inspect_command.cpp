@@ -20,25 +20,44 @@ nlohmann::json mat(const MatX& M) {
 }
 }  // namespace
 
+namespace {
+
+// Limit of --states: the JSON holds an n_q x n_q matrix per state, and 1e8 states never finish.
+constexpr long kMaxStates = 10000;
+constexpr int kDefaultStates = 3;
+constexpr unsigned kDefaultSeed = 1;
+
+// A whole number in [lo, hi] written in digits, or exit 2 naming the option and the range.
+long parse_count(const std::string& opt, const std::string& text, long lo, long hi) {
+  long v = -1;
+  const bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) v = std::stol(text);
+  BIGSTEP_CHECK_ARG(digits && v >= lo && v <= hi, opt, text.substr(0, 80), detail::concat("expected an integer in [", lo, ", ", hi, "]"));
+  return v;
+}
+
+}  // namespace
+
 int inspect_command(const std::vector<std::string>& args) {
   std::string config;
   std::vector<std::string> sets;
-  int states = 3;
-  unsigned seed = 1;
+  int states = kDefaultStates;
+  unsigned seed = kDefaultSeed;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
-      std::puts("usage: bigstep inspect CONFIG [--set key=value]... [--states N] [--seed S]\n"
-                "Prints the finalized model (links, DOFs) and CRBA H / RNEA tau at N seeded random\n"
-                "states (q, qd, qdd uniform in [-1, 1]) as JSON on stdout.");
+      std::printf("usage: bigstep inspect CONFIG [--set key=value]... [--states N] [--seed S]\n"
+                  "Prints the finalized model (links, DOFs) and CRBA H / RNEA tau at N seeded random\n"
+                  "states (q, qd, qdd uniform in [-1, 1]) as JSON on stdout. N in [0, %ld] (default %d),\n"
+                  "S in [0, 2^32) (default %u).\n", kMaxStates, kDefaultStates, kDefaultSeed);
       return 0;
     } else if (a == "--set" && has_value) {
       sets.push_back(args[++i]);
     } else if (a == "--states" && has_value) {
-      states = std::atoi(args[++i].c_str());
+      states = int(parse_count("--states", args[++i], 0, kMaxStates));
     } else if (a == "--seed" && has_value) {
-      seed = unsigned(std::atoi(args[++i].c_str()));
+      seed = unsigned(parse_count("--seed", args[++i], 0, 4294967295L));
     } else if (!a.empty() && a[0] != '-' && config.empty()) {
       config = a;
     } else {
@@ -46,8 +65,8 @@ int inspect_command(const std::vector<std::string>& args) {
       return 2;
     }
   }
-  if (config.empty() || states < 0) {
-    std::fprintf(stderr, "bigstep inspect: missing CONFIG or bad --states\n");
+  if (config.empty()) {
+    std::fprintf(stderr, "bigstep inspect: missing CONFIG (see --help)\n");
     return 2;
   }
   Scene sc;

@@ -1,7 +1,12 @@
 // bigstep command-line entry: dispatches sub-commands.
 #include <cstdio>
+#include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "cli/bench_command.h"
 #include "cli/inspect_command.h"
@@ -15,8 +20,9 @@ static const char* kUsage =
     "  bench gpu-speedup [--quick] [--out DIR]        Fig. 8: batched PBFD time per step, CPU vs CUDA\n"
     "  --help                                         this text\n";
 
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+namespace {
+
+int dispatch(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
@@ -26,4 +32,31 @@ int main(int argc, char** argv) {
   if (args[0] == "inspect") return bigstep::inspect_command({args.begin() + 1, args.end()});
   std::fprintf(stderr, "bigstep: unknown command '%s'\n%s", args[0].c_str(), kUsage);
   return 2;
+}
+
+}  // namespace
+
+// Nothing escapes as an abort (exit 134): bad input is exit 2, anything else that stops a run exit 1,
+// each with one line on stderr.
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string cmd = args.empty() ? "bigstep" : "bigstep " + args[0];
+  try {
+    return dispatch(args);
+  } catch (const std::invalid_argument& e) {  // bigstep::InvalidArgument and other bad input
+    std::fprintf(stderr, "%s: %s\n", cmd.c_str(), e.what());
+    return 2;
+  } catch (const YAML::Exception& e) {  // a YAML error the scene reader did not name (a bug; still input)
+    std::fprintf(stderr, "%s: YAML: %s\n", cmd.c_str(), e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: out of memory (try fewer --rollouts or a shorter integrator.duration)\n", cmd.c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: failed: %s\n", cmd.c_str(), e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "%s: failed with an unknown exception\n", cmd.c_str());
+    return 1;
+  }
 }

@@ -14,7 +14,10 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "cli/batch_run.h"
+#include "envs/penetration.h"
 #include "envs/rollout.h"
+#include "envs/scene_keys.h"
+#include "solvers/registry.h"
 
 namespace bigstep {
 
@@ -37,19 +40,20 @@ const char* run_help() {
          "  --set key=value  override any config key (value is YAML: 0.05, pbd, [0, 1, 2]);\n"
          "                   repeatable, e.g. --set integrator.dt=0.05 --set contact.c_par=1e6\n"
          "  --out DIR        output directory (created)\n"
-         "  --backend B      cpu | cuda | auto (= batch.backend, default cpu). cuda steps --rollouts K\n"
+         "  --backend B      cpu | cuda | auto (= batch.backend). cuda steps --rollouts K\n"
          "                   on the GPU (pbfd + jtj_lm, one LM iteration per kernel launch); auto picks\n"
          "                   cuda only when built with it and a device is present, and says why in\n"
          "                   summary.json (backend_reason); a single rollout runs on the CPU reference\n"
-         "  --rollouts K     simulate K rollouts on the batched backend (CPU: threads over rollouts);\n"
+         "  --rollouts K     (= batch.rollouts) K rollouts on the batched backend (CPU: threads over rollouts);\n"
          "                   each starts from the scene's state plus a seeded perturbation\n"
          "                   (batch.perturb_theta, batch.perturb_theta_dot); writes rollouts.csv and\n"
          "                   trajectory.csv of rollout 0; summary.json adds env_steps_per_s\n"
-         "  --seed S         seed of the perturbations (same seed -> bit-identical results)\n"
-         "  --threads N      CPU threads for --rollouts (default: all cores)\n"
+         "  --seed S         seed of the perturbations (= batch.seed; same seed -> bit-identical results)\n"
+         "  --threads N      CPU threads for --rollouts (= batch.threads)\n"
          "  --quiet          no progress bar\n"
-         "Exit codes: 0 ok; 1 some step did not converge or the run aborted; 2 bad usage or config\n"
-         "(one line naming the file, key and value).\n"
+         "Exit codes: 0 ok; 1 some step did not converge, the run aborted or a body sank through the\n"
+         "terrain (a contact sphere's centre more than max(0.05 m, radius) below a plane: status\n"
+         "penetrated); 2 bad usage or config (one line naming the file, key and value).\n"
          "\n";
 }
 
@@ -59,7 +63,9 @@ std::string status_text(uint32_t s) {
   if (s == 0) return "ok";
   std::string t;
   auto add = [&](uint32_t bit, const char* name) {
-    if (s & bit) t += (t.empty() ? "" : "|") + std::string(name);
+    if (!(s & bit)) return;
+    if (!t.empty()) t += '|';
+    t += name;
   };
   add(STATUS_NOT_CONVERGED, "not_converged");
   add(STATUS_NONFINITE, "nonfinite");
@@ -67,7 +73,22 @@ std::string status_text(uint32_t s) {
   add(STATUS_GIMBAL_LOCK, "gimbal_lock");
   add(STATUS_RESTARTED, "restarted");
   add(STATUS_SMALL_STEP, "small_step");
+  add(STATUS_PENETRATED, "penetrated");
+  add(STATUS_CONTACT_OVERFLOW, "contact_overflow");
   return t;
+}
+
+// Sets STATUS_PENETRATED on every step that ends with a contact sphere through the terrain
+// (envs/penetration.h); returns the first such step (1-based), 0 if none.
+int flag_penetration(const Scene& sc, Rollout& r) {
+  Kinematics kin(sc.model);
+  int first = 0;
+  for (size_t i = 1; i < r.theta.size(); ++i)
+    if (find_penetration(sc.model, r.theta[i], kin).found()) {
+      r.stats[i - 1].status |= STATUS_PENETRATED;
+      if (!first) first = int(i);
+    }
+  return first;
 }
 
 void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::path& dir,
@@ -106,11 +127,8 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["scene"] = sc.name;
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
-  const bool ne = sc.integrator.rfind("ne_", 0) == 0;
-  const bool nmdp = sc.integrator.rfind("nmdp_", 0) == 0;
-  j["optimizer"] = nmdp ? (sc.nmdp.pgm.mode == PgmMode::Zo ? "zopgm" : "fopgm")
-                   : ne ? (sc.integrator == "ne_lcp" ? "lemke" : "qp_dual_active_set")
-                        : optimizer_name(sc.settings.optimizer);
+  const SolverEntry& method = find_solver(sc.integrator);
+  j["optimizer"] = method.solver_name({sc.settings, sc.ne, sc.nmdp});
   j["backend"] = "cpu";
   j["backend_reason"] = bk.reason;
   j["n_q"] = m.n_q;
@@ -125,7 +143,8 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["converged_fraction"] = n_conv / ns;
   j["restarts"] = n_restart;
   j["aborted"] = r.aborted;
-  if (nmdp) {
+  j["penetrated"] = std::any_of(r.stats.begin(), r.stats.end(), [](const StepStats& s) { return s.status & STATUS_PENETRATED; });
+  if (method.substeps) {
     // Alg. 2 (nmdp.md §7.4): accepted substeps, halvings (= substeps - 1 per frame), smallest substep
     int sub = 0, sub_max = 0, frames_halved = 0, halvings = 0;
     double h_min = sc.settings.dt;
@@ -256,15 +275,22 @@ int run_command(const std::vector<std::string>& args) {
     if (bar) std::fputc('\n', stderr);
     return rc;
   }
-  const Rollout r = simulate(sc, bar ? std::function<void(int, int)>(progress) : nullptr);
+  Rollout r = simulate(sc, bar ? std::function<void(int, int)>(progress) : nullptr);
   if (bar) std::fputc('\n', stderr);
+  const int sank = flag_penetration(sc, r);
   write_outputs(sc, r, dir, bk);
   int failed = 0;
   for (const auto& s : r.stats) failed += !s.converged();
   std::printf("%s: %s dt=%g, %d steps in %.3f s wall; %d non-converged; wrote %s\n", sc.name.c_str(),
               sc.integrator.c_str(), sc.settings.dt, r.steps_run,
               r.wall_time_s, failed, (dir / "summary.json").c_str());
-  return (failed || r.aborted) ? 1 : 0;
+  if (sank > 0) {
+    Kinematics kin(sc.model);
+    std::fprintf(stderr, "bigstep run: %s: at t = %g s (step %d) %s: the body sank through the terrain (contact.c_perp = %g)\n",
+                 sc.name.c_str(), sank * sc.settings.dt, sank,
+                 describe(sc.model, find_penetration(sc.model, r.theta[sank], kin)).c_str(), sc.settings.contact.c_perp);
+  }
+  return (failed || r.aborted || sank > 0) ? 1 : 0;
 }
 
 }  // namespace bigstep

@@ -31,12 +31,14 @@ enum StatusBits : uint32_t {
   STATUS_GIMBAL_LOCK = 1u << 3,    ///< a middle Euler angle reached |cos| < 1e-6
   STATUS_RESTARTED = 1u << 4,      ///< informational: the restart from theta_n was used
   STATUS_SMALL_STEP = 1u << 5,     ///< informational: ended on the small-step test
-  STATUS_CONTACT_OVERFLOW = 1u << 6,  ///< collide() found more contacts than its capacity
+  STATUS_PENETRATED = 1u << 6,     ///< a contact sphere sank through the terrain (envs/penetration.h; set by the run loop)
+  STATUS_CONTACT_OVERFLOW = 1u << 7,  ///< collide() found more contacts than its capacity
 };
 
 /// True when a status word carries a failure bit (informational bits excluded).
 inline bool status_failed(uint32_t s) {
-  return (s & (STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK)) != 0;
+  return (s & (STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK |
+               STATUS_CONTACT_OVERFLOW)) != 0;
 }
 
 }  // namespace bigstep

@@ -102,7 +102,11 @@ void CpuBatchStepper::reset(const std::vector<int>& ks) {
 
 Model scale_mass(const Model& m, double s) {
   BIGSTEP_CHECK_ARG(std::isfinite(s) && s > 0, "mass scale", s, "must be finite and > 0");
-  ModelSpec spec{m.links, m.spheres, m.planes, m.gravity};
+  ModelSpec spec{m.links, m.spheres, m.planes, m.gravity, {}, m.exclude};
+  // the explicit geoms come first in the geom arrays (the legacy spheres and planes follow)
+  for (int g = 0; g < m.sphere_geom_adr; ++g)
+    spec.geoms.push_back({m.geom_name[g], m.geom_link[g], m.geom_type[g], m.geom_pos[g], m.geom_R[g], m.geom_size[g],
+                          m.geom_contype[g], m.geom_conaffinity[g]});
   for (LinkSpec& l : spec.links) {
     l.mass *= s;
     l.inertia *= s;

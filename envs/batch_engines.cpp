@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "solvers/pbfd_batch_team.h"
+#include "solvers/registry.h"
 #ifdef BIGSTEP_WITH_CUDA
 #include "cuda/pbfd_lm.h"
 #endif
@@ -182,9 +183,9 @@ class TeamEngine final : public BatchEngine {
 };
 
 void check_team_supported(const Scene& sc, const std::string& who) {
-  BIGSTEP_CHECK_ARG(sc.integrator == "pbfd" && sc.settings.optimizer == Optimizer::JtjLm, who,
+  BIGSTEP_CHECK_ARG(find_solver(sc.integrator).has_team_engine(sc.settings.optimizer), who,
                     sc.integrator + "+" + optimizer_name(sc.settings.optimizer),
-                    "the team (GPU-form) engine implements integrator.type=pbfd with optimizer jtj_lm only");
+                    "the team (GPU-form) engine implements " + team_engine_methods());
   BIGSTEP_CHECK_ARG(sc.tau.size() == 0 || sc.tau.size() == sc.model.n_q, "control.tau", sc.tau.size(),
                     detail::concat("expected n_q = ", sc.model.n_q, " entries"));
   validate_pd_servo(sc.pd, sc.model.n_q, "control.pd");

@@ -26,7 +26,7 @@ struct Scene {
   VecX tau;                 ///< control.tau (n_q), constant joint torques, default zeros
   PdServo pd;               ///< control.pd + control.reference: stable-PD servo (inactive = none)
   ReferenceSpec reference;  ///< control.reference (pd.reference evaluates it)
-  std::string integrator;   ///< integrator.type: pbd | pbfd | ne_lcp | ne_mdp | nmdp_ne | nmdp_pbd
+  std::string integrator;   ///< integrator.type: a name in solvers/registry.cpp (find_solver)
   PbdSettings settings;     ///< integrator.* and contact.* (dt lives here for every type)
   NeSettings ne;            ///< Newton-Euler baseline settings (contact.mu, friction_directions, ...)
   NmdpSettings nmdp;        ///< nmdp_ne / nmdp_pbd: integrator.pgm, accel_denominator, carry_gamma + ne
@@ -53,21 +53,20 @@ struct Scene {
   double fp32_eps_r = 1e-4;         ///< batch.fp32_eps_r: eps_r of FP32 engines
   double fp32_eps_x = 1e-6;         ///< batch.fp32_eps_x: eps_x of FP32 engines
 
-  int steps() const;          ///< round(duration / dt)
+  int steps() const;          ///< round(duration / dt), in [1, kMaxSteps] after loading
 };
 
-/// The scene's integrator (PBD/PBFD or a Newton-Euler baseline), bound to sc.model.
+/// The scene's integrator (the registry's CPU reference for sc.integrator), bound to sc.model.
 std::unique_ptr<Integrator> make_integrator(const Scene& sc);
 
 /// Loads `path`, applies `overrides` ("key.path=yaml_value", like --set) and validates.
 /// Throws InvalidArgument "<path>: <key> = <value>: <expectation>".
 Scene load_scene(const std::string& path, const std::vector<std::string>& overrides = {});
 
-/// Same from YAML text (tests); `source` names it in messages.
+/// Same from YAML text (tests); `source` names it in messages. keys_read (tests): the full path of
+/// every key the parser read, in order.
 Scene load_scene_text(const std::string& yaml, const std::string& source,
-                      const std::vector<std::string>& overrides = {});
-
-/// Every key a scene understands, with a one-line description (for `bigstep run --help`).
-std::string scene_keys_help();
+                      const std::vector<std::string>& overrides = {},
+                      std::vector<std::string>* keys_read = nullptr);
 
 }  // namespace bigstep

@@ -263,3 +263,81 @@ TEST_CASE("scene_io: out-of-range integers and unchecked settings are rejected",
   expect_error(kBase, {"integrator.lbfgs_it_max=-3"}, {"integrator.lbfgs_it_max = -3"});
   expect_error(kBase, {"metrics.rest_speed=-1"}, {"metrics.rest_speed = -1"});
 }
+
+// ---- --set with the index syntax the help and the errors print (issue 10 item 4) ----
+
+TEST_CASE("scene_io: --set model.links[0].box.mass=2 and other indexed keys", "[scene_io]") {
+  const Scene sc = load_scene_text(kBase, "test.yaml",
+                                   {"model.links[0].box.mass=2", "model.links[1].mass=3", "initial.theta[1]=0.5",
+                                    "model.contacts[0].points[0][2]=-0.05"});
+  CHECK(sc.model.links[0].mass == 2.0);
+  CHECK(sc.model.links[1].mass == 3.0);
+  CHECK(sc.theta0[1] == 0.5);
+  CHECK(sc.model.spheres[0].centre.z() == -0.05);
+  // an error's key path, pasted into --set, addresses the same value
+  expect_error(kBase, {"model.links[1].mass=-2"}, {"model.links[1] (b).mass = -2"});
+}
+
+TEST_CASE("scene_io: --set index errors name the key and the list length", "[scene_io]") {
+  expect_error(kBase, {"model.links[5].mass=1"},
+               {"--set model.links[5].mass = 1", "'[5]' is not an index of that list: model.links has length 2"});
+  expect_error(kBase, {"initial.theta[4]=1"}, {"--set initial.theta[4]", "initial.theta has length 4"});
+  expect_error(kBase, {"model.links.5.mass=1"}, {"'5' is not an index of that list: model.links has length 2"});
+  expect_error(kBase, {"model.links[x].mass=1"}, {"--set model.links[x].mass", "bad index in 'links[x]'"});
+  expect_error(kBase, {"model.links[-1].mass=1"}, {"bad index in 'links[-1]'"});
+  expect_error(kBase, {"model.links[0.mass=1"}, {"bad index in 'links[0'"});
+  expect_error(kBase, {"model.links[0]x.mass=1"}, {"bad index in 'links[0]x'"});
+  expect_error(kBase, {"model..links=1"}, {"bad key path at ''"});
+  expect_error(kBase, {"integrator[0]=1"}, {"--set integrator[0]", "integrator is not a list"});
+  expect_error(kBase, {"model.bogus[0]=1"}, {"model.bogus is absent: only an existing list can be indexed"});
+}
+
+// ---- bad input: one line naming the key and the limit (issue 10 item 7) ----
+
+TEST_CASE("scene_io: a map key that is a list or map is named, not a crash", "[scene_io]") {
+  // BUG: yaml-cpp threw TypedBadConversion out of the reader (exit 134)
+  expect_error("{scene: x, model: {links: [{name: a, mass: 1, [0]: 0}]}}",
+               {"model.links[0] = ", "key [0] is not a plain name"});
+  expect_error(base_with("{a: 1}: 2\n"), {"(top level) = ", "key {a: 1} is not a plain name"});
+}
+
+TEST_CASE("scene_io: numbers whose size drives loops or memory are bounded", "[scene_io]") {
+  expect_error(kBase, {"batch.seed=1e30"}, {"batch.seed = 1e30", "[0, 2^53"});
+  expect_error(kBase, {"batch.seed=-1"}, {"batch.seed = -1", "[0, 2^53"});
+  CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=9007199254740992"}).seed == 9007199254740992ull);
+  expect_error(kBase, {"metrics.rest_time=1e8"}, {"metrics.rest_time = 1e8", "integrator.dt = 0.01", "at most 100000000"});
+  expect_error(kBase, {"integrator.dt=1e-300"}, {"integrator.duration = ", "integrator.dt = 1e-300", "expected 1 to 100000000"});
+  // duration / dt beyond int: silently 5 steps (42949673.01) or an abort (21474836.48) before
+  expect_error(kBase, {"integrator.duration=42949673.01"}, {"integrator.duration = 42949673.01", "expected 1 to 100000000"});
+  expect_error(kBase, {"integrator.duration=21474836.48"}, {"integrator.duration = 21474836.48", "expected 1 to 100000000"});
+  CHECK(load_scene_text(kBase, "test.yaml", {"integrator.duration=1e6"}).steps() == 100000000);
+  expect_error(kBase, {"batch.rollouts=2000000000"}, {"batch.rollouts = 2000000000", "at most 16777216"});
+  expect_error(kBase, {"batch.threads=100000"}, {"batch.threads = 100000", "[0, 4096]"});
+}
+
+TEST_CASE("scene_io: a run of 0 steps is an error naming duration and dt", "[scene_io]") {
+  expect_error(kBase, {"integrator.dt=3"}, {"integrator.duration = ", "integrator.dt = 3", "= 0 steps", "expected 1 to"});
+  CHECK(load_scene_text(kBase, "test.yaml", {"integrator.duration=0.006"}).steps() == 1);  // round(0.6)
+}
+
+TEST_CASE("scene_io: long values are echoed capped", "[scene_io]") {
+  std::string list = "[";
+  for (int i = 0; i < 100000; ++i) list += (i ? ", " : "") + std::to_string(i);
+  list += "]";
+  try {
+    load_scene_text(kBase, "test.yaml", {"initial.theta=" + list});
+    FAIL("no error");
+  } catch (const InvalidArgument& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("initial.theta = [0, 1, 2") != std::string::npos);
+    CHECK(msg.find("... (100000 elements): expected 4 numbers, got 100000") != std::string::npos);
+    CHECK(msg.size() < 250);
+  }
+  expect_error(kBase, {"metrics.link=" + std::string(5000, 'x')}, {"metrics.link = xxx", "... (5000 chars): no such link"});
+}
+
+TEST_CASE("scene_io: an XML (MJCF / URDF) file says what it is and how it will load", "[scene_io]") {
+  expect_error("<?xml version=\"1.0\"?>\n<robot name=\"r\"><link name=\"a\"/></robot>\n",
+               {"an XML file (MJCF or URDF?)", "issue 11", "MuJoCo's compiler"});
+  expect_error("  <mujoco model=\"hopper\">\n</mujoco>\n", {"an XML file"});
+}

@@ -178,3 +178,104 @@ def test_precision_and_schedule_errors_name_the_key(bigstep, tmp_path):
     assert "batch.schedule" in p.stderr and "lockstep" in p.stderr
     p = bigstep("run", CONFIG, "--set", "batch.precision=fp16", "--out", tmp_path, check=2)
     assert "batch.precision" in p.stderr and "fp16" in p.stderr
+
+
+# ---- --set with list indices (issue 10 item 4) ----
+
+def test_set_with_list_index(bigstep, tmp_path):
+    bigstep("run", CONFIG, "--set", "model.links[0].box.mass=2", "--set", "integrator.duration=0.1",
+            "--out", tmp_path, "--quiet", check=0)
+    p = bigstep("inspect", CONFIG, "--set", "model.links[0].box.mass=2", "--states", 0, check=0)
+    assert json.loads(p.stdout)["links"][0]["mass"] == 2.0
+    p = bigstep("run", CONFIG, "--set", "model.links[3].mass=2", "--out", tmp_path, check=2)
+    line = _one_line(p)
+    assert "model.links[3].mass" in line and "model.links has length 1" in line
+
+
+def test_help_is_the_key_table(bigstep):
+    out = bigstep("run", "--help", check=0).stdout
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("  ") and "." in ln.split()[0]}
+    assert " 0.01 " in lines["integrator.dt"] and " 1e5 " in lines["contact.c_perp"]
+    assert "model.links[i].box.mass" in lines and "pbd | pbfd | ne_lcp" in lines["integrator.type"]
+
+
+# ---- bad input: exit 2 and one line naming the key and the limit (issue 10 item 7) ----
+
+def _one_line(p):
+    line = p.stderr.strip()
+    assert len(line.splitlines()) == 1, p.stderr
+    return line
+
+
+def test_map_key_that_is_a_list(bigstep, tmp_path):
+    cfg = tmp_path / "k.yaml"
+    cfg.write_text("{scene: x, model: {links: [{name: a, mass: 1, [0]: 0}]}}\n")
+    line = _one_line(bigstep("run", cfg, "--out", tmp_path, check=2))  # was an uncaught exception, exit 134
+    assert "model.links[0]" in line and "[0] is not a plain name" in line
+
+
+@pytest.mark.parametrize("setting,needles", [
+    ("batch.seed=1e30", ["batch.seed = 1e30", "2^53"]),
+    ("metrics.rest_time=1e8", ["metrics.rest_time = 1e8", "at most 100000000"]),
+    ("integrator.dt=1e-300", ["integrator.duration", "integrator.dt = 1e-300", "expected 1 to 100000000"]),
+    ("integrator.duration=42949673.01", ["integrator.duration = 42949673.01", "expected 1 to 100000000"]),
+    ("integrator.duration=21474836.48", ["integrator.duration = 21474836.48", "expected 1 to 100000000"]),
+    ("integrator.dt=30", ["integrator.duration", "integrator.dt = 30", "= 0 steps"]),  # dt > duration: 0 steps
+])
+def test_out_of_range_settings(bigstep, tmp_path, setting, needles):
+    line = _one_line(bigstep("run", CONFIG, "--set", setting, "--out", tmp_path, check=2))
+    assert CONFIG in line and all(n in line for n in needles), line
+
+
+def test_too_many_rollouts(bigstep, tmp_path):
+    line = _one_line(bigstep("run", CONFIG, "--rollouts", 2000000000, "--out", tmp_path, check=2))
+    assert "batch.rollouts = 2000000000" in line and "16777216" in line
+
+
+@pytest.mark.parametrize("states", ["1e8", "100000000", "-1", "x"])
+def test_inspect_states_is_bounded(bigstep, states):
+    line = _one_line(bigstep("inspect", CONFIG, "--states", states, check=2))
+    assert "--states" in line and "[0, 10000]" in line
+
+
+def test_long_list_echo_is_capped(bigstep, tmp_path):
+    cfg = tmp_path / "big.yaml"
+    cfg.write_text("scene: x\nmodel: {links: [{name: a, joint: hinge, axis: [0, 1, 0], mass: 1}]}\n"
+                   "initial: {theta: [" + ", ".join(["0"] * 1000000) + "]}\n")
+    line = _one_line(bigstep("run", cfg, "--out", tmp_path, check=2))
+    assert "initial.theta" in line and "(1000000 elements)" in line and len(line) < 300
+
+
+def test_xml_model_is_named(bigstep, tmp_path):
+    cfg = tmp_path / "hopper.xml"
+    cfg.write_text('<mujoco model="hopper">\n  <worldbody/>\n</mujoco>\n')
+    for cmd in ("run", "inspect"):
+        line = _one_line(bigstep(cmd, cfg, check=2))
+        assert "XML file" in line and "MJCF" in line and "issue 11" in line
+
+
+def test_directory_as_config(bigstep, tmp_path):
+    line = _one_line(bigstep("run", tmp_path, check=2))
+    assert "is a directory" in line
+
+
+def test_body_sinking_through_terrain_fails_the_run(bigstep, tmp_path):
+    """contact.c_perp = 0: the box falls through the ground. Each step after it went deeper than
+    max(0.05 m, radius) is flagged penetrated, and the run exits 1 naming contact.c_perp."""
+    p = bigstep("run", CONFIG, "--set", "contact.c_perp=0", "--set", "metrics.stop_at_rest=false",
+                "--set", "integrator.duration=0.3", "--out", tmp_path / "one", "--quiet", check=1)
+    line = _one_line(p)
+    assert "sank through the terrain" in line and "contact.c_perp = 0" in line
+    s = json.loads((tmp_path / "one" / "summary.json").read_text())
+    assert s["penetrated"] is True
+    status = [r["status"] for r in csv.DictReader(open(tmp_path / "one" / "steps.csv"))]
+    assert status[0] == "ok" and status[-1] == "penetrated"
+    # batched: a status bit per rollout (STATUS_PENETRATED = 64)
+    p = bigstep("run", CONFIG, "--set", "contact.c_perp=0", "--set", "integrator.duration=0.3", "--rollouts", 2,
+                "--out", tmp_path / "batch", "--quiet", check=1)
+    assert "2 of 2 rollouts sank through the terrain" in _one_line(p)
+    s = json.loads((tmp_path / "batch" / "summary.json").read_text())
+    assert s["rollouts_penetrated"] == 2 and all(st & 64 for st in s["per_rollout"]["status"])
+    # the same scene with its contact stiffness is not flagged
+    bigstep("run", CONFIG, "--set", "integrator.duration=0.3", "--out", tmp_path / "ok", "--quiet", check=0)
+    assert json.loads((tmp_path / "ok" / "summary.json").read_text())["penetrated"] is False

@@ -1,0 +1,164 @@
+// YAML `model:` -> ModelSpec (envs/model_yaml.h).
+#include "envs/model_yaml.h"
+
+#include <cmath>
+#include <map>
+
+namespace bigstep {
+
+namespace {
+
+Mat3 rpy_matrix(const Vec3& rpy) {
+  return (Eigen::AngleAxisd(rpy.z(), Vec3::UnitZ()) * Eigen::AngleAxisd(rpy.y(), Vec3::UnitY()) *
+          Eigen::AngleAxisd(rpy.x(), Vec3::UnitX())).toRotationMatrix();
+}
+
+JointType parse_joint(Cfg& c) {
+  static const std::map<std::string, JointType> m = {
+      {"fixed", JointType::Fixed}, {"hinge", JointType::Hinge}, {"prismatic", JointType::Prismatic},
+      {"ball", JointType::Ball}, {"floating", JointType::Floating}, {"planar", JointType::Planar}};
+  return m.at(c.choice("joint"));
+}
+
+// Inertia given as [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz].
+Mat3 parse_inertia(Cfg& c, const std::string& k) {
+  const YAML::Node v = c.raw(k);
+  Mat3 I = Mat3::Zero();
+  if (!v.IsDefined() || v.IsNull()) return I;
+  if (!v.IsSequence() || (v.size() != 3 && v.size() != 6))
+    c.fail_text(c.key(k), show(v), "expected [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
+  const VecX x = c.as_vec(v, c.key(k), int(v.size()));
+  I.diagonal() = x.head<3>();
+  if (x.size() == 6) {
+    I(0, 1) = I(1, 0) = x[3];
+    I(0, 2) = I(2, 0) = x[4];
+    I(1, 2) = I(2, 1) = x[5];
+  }
+  return I;
+}
+
+// A solid box: mass, COM and inertia from its size; optional contact points on its surface.
+void parse_box(Cfg& c, int link, LinkSpec& l, ModelSpec& spec) {
+  Cfg b = c.child("box");
+  const Vec3 size = b.v3("size");
+  if (!(size.minCoeff() > 0)) b.fail_text(b.key("size"), show(b.node()["size"]), "box sides must be > 0");
+  const double vol = size.prod();
+  if (b.has("mass") == b.has("density")) b.fail_text(b.key("mass"), show(b.node()), "give exactly one of mass or density");
+  const double mass = b.num("mass", 0.0), density = b.num("density", 0.0);
+  l.mass = b.has("mass") ? mass : density * vol;
+  if (!(l.mass > 0)) b.fail(b.key("mass"), l.mass, "box mass must be > 0");
+  l.com = b.v3("centre");
+  const Vec3 s2 = size.cwiseProduct(size);
+  l.inertia = (l.mass / 12.0 * Vec3(s2.y() + s2.z(), s2.x() + s2.z(), s2.x() + s2.y())).asDiagonal();
+  // contact points on the box surface: corners (grid 1) or an s x s lattice on every face
+  const bool corners = b.flag("corners");
+  const int grid = b.integer("contact_grid", corners ? 1 : 0);
+  if (grid < 0 || grid > 16) b.fail(b.key("contact_grid"), grid, "must be in [0, 16]");
+  for (int a = 0; a <= grid && grid > 0; ++a)
+    for (int d = 0; d <= grid; ++d)
+      for (int e = 0; e <= grid; ++e) {
+        const bool surface = a == 0 || a == grid || d == 0 || d == grid || e == 0 || e == grid;
+        if (!surface) continue;
+        const Vec3 f(double(a) / grid - 0.5, double(d) / grid - 0.5, double(e) / grid - 0.5);
+        spec.spheres.push_back({link, l.com + size.cwiseProduct(f), 0.0});
+      }
+  b.finish();
+  for (const char* k : {"mass", "com", "inertia"})
+    if (c.has(k)) c.fail_text(c.key(k), show(c.node()[k]), "give either box or mass/com/inertia");
+}
+
+void parse_links(Cfg& model, ModelSpec& spec, std::map<std::string, int>& index) {
+  const YAML::Node links = model.raw("links");
+  if (!links.IsSequence() || links.size() == 0)
+    model.fail_text(model.key("links"), show(links), "expected a non-empty list of links");
+  for (size_t i = 0; i < links.size(); ++i) {
+    Cfg c = model.item("links", links, i);
+    LinkSpec l;
+    l.name = c.str("name");
+    if (index.count(l.name)) c.fail(c.key("name"), l.name, "duplicate link name");
+    const std::string parent = c.str("parent");
+    if (parent == "world") {
+      l.parent = -1;
+    } else if (index.count(parent)) {
+      l.parent = index[parent];
+    } else {
+      c.fail(c.key("parent"), parent, "no earlier link has this name (links are parent-before-child)");
+    }
+    l.joint = parse_joint(c);
+    if (l.joint == JointType::Hinge || l.joint == JointType::Prismatic) {
+      if (!c.has("axis")) c.fail(c.key("axis"), "(missing)", "hinge and prismatic joints need an axis");
+      l.axis = c.v3("axis");
+    }
+    l.t_o = c.v3("pos");
+    l.R_o = rpy_matrix(c.v3("rpy"));
+    if (c.has("box")) {
+      parse_box(c, int(i), l, spec);
+    } else {
+      c.raw("box");
+      l.mass = c.num("mass");
+      l.com = c.v3("com");
+      l.inertia = parse_inertia(c, "inertia");
+    }
+    c.finish();
+    index[l.name] = int(i);
+    spec.links.push_back(l);
+  }
+}
+
+// contacts reference links by name
+void parse_contacts(Cfg& model, ModelSpec& spec, const std::map<std::string, int>& index) {
+  const YAML::Node contacts = model.raw("contacts");
+  if (!contacts.IsDefined() || contacts.IsNull()) return;
+  if (!contacts.IsSequence()) model.fail_text(model.key("contacts"), show(contacts), "expected a list");
+  for (size_t i = 0; i < contacts.size(); ++i) {
+    Cfg c = model.item("contacts", contacts, i);
+    const std::string link = c.str("link");
+    if (!index.count(link)) c.fail(c.key("link"), link, "no such link");
+    const double r = c.num("radius");
+    if (r < 0) c.fail(c.key("radius"), r, "must be >= 0");
+    const YAML::Node pts = c.raw("points");
+    if (!pts.IsSequence() || pts.size() == 0) c.fail_text(c.key("points"), show(pts), "expected a list of [x, y, z]");
+    for (size_t p = 0; p < pts.size(); ++p)
+      spec.spheres.push_back({index.at(link), c.as_vec(pts[p], detail::concat(c.key("points"), "[", p, "]"), 3), r});
+    c.finish();
+  }
+}
+
+void parse_terrain(Cfg& model, ModelSpec& spec) {
+  const YAML::Node t = model.raw("terrain");
+  if (!t.IsDefined() || t.IsNull()) return;
+  if (!t.IsSequence()) model.fail_text(model.key("terrain"), show(t), "expected a list of planes");
+  for (size_t i = 0; i < t.size(); ++i) {
+    Cfg c = model.item("terrain", t, i);
+    Plane p;
+    if (c.has("slope_deg")) {
+      // a slope descending along +x through `point`: n = (sin s, 0, cos s)
+      const double s = c.num("slope_deg", 0.0) * M_PI / 180;
+      if (!(std::abs(s) < M_PI / 2)) c.fail(c.key("slope_deg"), s * 180 / M_PI, "must be in (-90, 90)");
+      p.normal = Vec3(std::sin(s), 0, std::cos(s));
+      p.offset = p.normal.dot(c.v3("point"));
+    } else {
+      p.normal = c.v3("normal");
+      if (!(p.normal.norm() > 0)) c.fail_text(c.key("normal"), show(c.node()["normal"]), "must be non-zero");
+      p.normal.normalize();
+      p.offset = c.num("offset");
+    }
+    c.finish();
+    spec.planes.push_back(p);
+  }
+}
+
+}  // namespace
+
+ModelSpec parse_model_spec(Cfg& model) {
+  ModelSpec spec;
+  spec.gravity = model.v3("gravity");
+  std::map<std::string, int> index;  // link name -> index
+  parse_links(model, spec, index);
+  parse_contacts(model, spec, index);
+  parse_terrain(model, spec);
+  model.finish();
+  return spec;
+}
+
+}  // namespace bigstep

@@ -1,0 +1,204 @@
+// The scene key table (envs/scene_keys.h) and the --help text generated from it.
+#include "envs/scene_keys.h"
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "core/error.h"
+#include "envs/reference_motion.h"
+#include "solvers/registry.h"
+
+namespace bigstep {
+
+namespace {
+
+std::vector<SceneKey> build_table() {
+  std::vector<SceneKey> t;
+  auto key = [&](std::string k, std::string type, std::string def, std::string doc) {
+    t.push_back({std::move(k), std::move(type), std::move(def), std::move(doc), {}});
+  };
+  auto choice = [&](std::string k, std::vector<std::string> ok, std::string def, std::string doc) {
+    t.push_back({std::move(k), "choice", std::move(def), std::move(doc), std::move(ok)});
+  };
+  // {abduction, hip, knee, ankle} offsets [rad] of a reference keyframe
+  auto offsets = [&](const std::string& k, const std::string& doc) {
+    key(k, "map", "(zeros)", doc + ": {abduction, hip, knee, ankle} offsets from stand [rad]");
+    for (int r = 0; r < kLegRoles; ++r)
+      key(k + "." + leg_role_name(r), "number", "0", std::string(leg_role_name(r)) + " offset [rad]");
+  };
+  std::vector<std::string> solvers;
+  for (const SolverEntry& e : solver_registry()) solvers.push_back(e.name);
+
+  key("scene", "string", "(required)", "scene name (default output directory out/<scene>)");
+  key("description", "string", "''", "free text");
+  // ---- model (envs/model_yaml.cpp) ----
+  key("model", "map", "(required)", "the articulated body: links, contact points, terrain planes");
+  key("model.gravity", "[x, y, z]", "[0, 0, -9.81]", "gravity [m/s^2]");
+  key("model.links", "list", "(required)", "links, each parent before its children");
+  key("model.links[i].name", "string", "(required)", "unique link name");
+  key("model.links[i].parent", "string", "world", "an earlier link's name, or world");
+  choice("model.links[i].joint", {"fixed", "hinge", "prismatic", "ball", "floating", "planar"}, "fixed",
+         "joint to the parent (ball: 3 Euler angles; floating: 3 translations + 3 Euler angles)");
+  key("model.links[i].axis", "[x, y, z]", "(required for hinge, prismatic)", "joint axis in the joint frame");
+  key("model.links[i].pos", "[x, y, z]", "[0, 0, 0]", "joint frame origin in the parent frame [m]");
+  key("model.links[i].rpy", "[x, y, z]", "[0, 0, 0]", "joint frame roll, pitch, yaw in the parent frame [rad]");
+  key("model.links[i].mass", "number", "(required without box)", "mass [kg]");
+  key("model.links[i].com", "[x, y, z]", "[0, 0, 0]", "centre of mass in the link frame [m]");
+  key("model.links[i].inertia", "list", "(zeros)", "about the COM: [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
+  key("model.links[i].box", "map", "(none)", "a solid box instead of mass/com/inertia");
+  key("model.links[i].box.size", "[x, y, z]", "(required)", "side lengths [m], each > 0");
+  key("model.links[i].box.mass", "number", "(mass or density)", "mass [kg]");
+  key("model.links[i].box.density", "number", "(mass or density)", "density [kg/m^3]");
+  key("model.links[i].box.centre", "[x, y, z]", "[0, 0, 0]", "box centre (= COM) in the link frame [m]");
+  key("model.links[i].box.corners", "bool", "false", "a contact point at each corner (contact_grid 1)");
+  key("model.links[i].box.contact_grid", "integer", "(1 with corners, else 0)",
+      "s in [0, 16]: an s x s lattice of contact points on every face");
+  key("model.contacts", "list", "(none)", "contact points (spheres) on links");
+  key("model.contacts[i].link", "string", "(required)", "the link they move with");
+  key("model.contacts[i].points", "list", "(required)", "[[x, y, z], ...] in the link frame [m]");
+  key("model.contacts[i].radius", "number", "0", "sphere radius [m], >= 0");
+  key("model.terrain", "list", "(none)", "ground planes (half-spaces)");
+  key("model.terrain[i].normal", "[x, y, z]", "[0, 0, 1]", "outward normal (normalised)");
+  key("model.terrain[i].offset", "number", "0", "plane n . x = offset [m]");
+  key("model.terrain[i].slope_deg", "number", "(none)", "instead of normal/offset: slope descending along +x, in (-90, 90)");
+  key("model.terrain[i].point", "[x, y, z]", "[0, 0, 0]", "slope_deg: a point on the plane [m]");
+  // ---- initial state and controls ----
+  key("initial", "map", "(zeros)", "initial state");
+  key("initial.theta", "list", "(zeros)", "theta(0), n_q values (see bigstep inspect for the DOF order)");
+  key("initial.theta_dot", "list", "(zeros)", "theta_dot(0), n_q values");
+  key("control", "map", "(none)", "controls");
+  key("control.tau", "list", "(zeros)", "constant joint torques, n_q values");
+  key("control.pd", "map", "(none)", "stable-PD servo (nmdp.md §9); floating-base DOFs always get 0");
+  key("control.pd.kp", "number or list", "(required)", "stiffness: one value for every actuated DOF, or n_q values");
+  key("control.pd.kd", "number or list", "(required)", "damping: one value for every actuated DOF, or n_q values");
+  key("control.reference", "map", "(hold)", "the servo's targets (needs control.pd); jump and walk are both checked");
+  choice("control.reference.type", {"hold", "jump", "walk"}, "hold", "hold stand, or a periodic jump / trot");
+  key("control.reference.stand", "list", "(initial.theta)", "pose held / moved around, n_q values");
+  key("control.reference.legs", "list", "(none)", "legs: DOF names ('<link>.angle' or a one-DOF link) per role");
+  for (int r = 0; r < kLegRoles; ++r)
+    key(std::string("control.reference.legs[i].") + leg_role_name(r), "string", r == kHip ? "(required)" : "(none)",
+        std::string(leg_role_name(r)) + " DOF of the leg");
+  key("control.reference.legs[i].phase", "number", "0", "walk: phase in [0, 1)");
+  key("control.reference.legs[i].sweep_sign", "number", "1", "walk: +1 if a larger hip angle moves the foot forward");
+  key("control.reference.jump", "map", "(defaults)", "jump: keyframes of a periodic cubic spline");
+  key("control.reference.jump.period", "number", "2.0", "cycle [s]");
+  key("control.reference.jump.ramp", "number", "0", "offsets fade in over [0, ramp] [s]");
+  key("control.reference.jump.crouch_time", "number", "1.2", "[s]");
+  key("control.reference.jump.extension_time", "number", "0.15", "[s]");
+  key("control.reference.jump.flight_time", "number", "0.2", "[s]");
+  key("control.reference.jump.landing_time", "number", "0.3", "[s]");
+  offsets("control.reference.jump.crouch", "crouch keyframe");
+  offsets("control.reference.jump.extension", "extension keyframe");
+  offsets("control.reference.jump.flight", "flight keyframe");
+  key("control.reference.walk", "map", "(defaults)", "trot");
+  key("control.reference.walk.period", "number", "0.6", "cycle [s]");
+  key("control.reference.walk.ramp", "number", "0.3", "offsets fade in over [0, ramp] [s]");
+  key("control.reference.walk.stride", "number", "0.15", "foot travel per stance [m]");
+  key("control.reference.walk.leg_length", "number", "0.4", "hip axis to foot [m] (hip sweep asin(stride / (2 leg_length)))");
+  key("control.reference.walk.duty", "number", "0.5", "stance fraction of the cycle");
+  offsets("control.reference.walk.lift", "mid-swing offsets");
+  // ---- integrator (solvers/registry.cpp lists the types) ----
+  key("integrator", "map", "(defaults)", "time integrator");
+  choice("integrator.type", solvers, "pbfd", "the method (solvers/registry.cpp)");
+  choice("integrator.optimizer", {"lm", "jtj_lm", "lbfgs"}, "jtj_lm", "pbd / pbfd only (lm: pbd only)");
+  key("integrator.dt", "number", "0.01", "timestep [s], > 0");
+  key("integrator.duration", "number",  "1.0",
+      detail::concat("simulated time [s]; 1 <= round(duration / dt) <= ", kMaxSteps, " steps"));
+  key("integrator.eps_r", "number", "1e-8", "residual tolerance (pbfd.md §5.1)");
+  key("integrator.eps_x", "number", "1e-12", "step tolerance (pbfd.md §5.1)");
+  key("integrator.it_max", "integer", "500", "LM iterations per attempt, > 0");
+  key("integrator.lbfgs_it_max", "integer", "10000", "L-BFGS iterations, > 0");
+  key("integrator.restart", "bool", "true", "retry once from theta_n when the predictor start fails (§5.1)");
+  choice("integrator.pgm", {"fo", "zo"}, "fo", "nmdp_*: first- or zeroth-order PGM (nmdp.md §7)");
+  choice("integrator.accel_denominator", {"recommended", "literal"}, "recommended",
+         "nmdp_*: theta_ddot over h, or over dt_last (paper Eq. 2)");
+  key("integrator.carry_gamma", "bool", "false", "nmdp_*: start each PGM call with the previous call's gamma");
+  // ---- contact ----
+  key("contact", "map", "(defaults)", "contact model");
+  key("contact.c_perp", "number", "1e5", "normal force coefficient C_perp (pbd, pbfd), >= 0");
+  key("contact.c_par", "number", "0", "tangential coefficient C_par (pbd, pbfd), >= 0");
+  key("contact.mu", "number", "0.5", "Coulomb coefficient (ne_*, nmdp_*)");
+  key("contact.alpha", "number", "2", "normal force exponent, > 1");
+  key("contact.beta", "number", "1", "slip exponent, >= 1");
+  key("contact.gamma", "number", "1", "depth exponent of the tangential terms, >= 1");
+  key("contact.friction_directions", "integer", "4", "ne_*, nmdp_*: linearised cone edges, even (2 for planar models)");
+  key("contact.active_distance", "number", "1e-3", "ne_lcp: pairs with phi <= this are contacts [m]");
+  key("contact.cfm", "number", "1e-6", "ne_lcp: compliance on the Delassus diagonal, relative");
+  key("contact.k_c", "number", "0", "ne_mdp, nmdp_*: polytope scale (0 = W / (N_s d_ref^3))");
+  key("contact.d_ref", "number", "5e-3", "ne_mdp, nmdp_*: reference depth [m]");
+  key("contact.zeta", "number", "1e-3", "ne_mdp, nmdp_*: ghost-force cap");
+  choice("contact.mdp_metric", {"effective", "kinetic"}, "effective",
+         "with control.pd: QP metric H + dt K_d (MDP-consistent), or H (nmdp.md §8 literally)");
+  key("contact.depth_exponent", "integer", "3", "nmdp_*: p in k_c (d^p + zeta d_ref^3), 3 (paper) or 4");
+  // ---- metrics ----
+  key("metrics", "map", "(defaults)", "what summary.json reports");
+  choice("metrics.type", {"com", "sliding", "quadruped"}, "com", "com_final_m | sliding_distance_m | torso metrics");
+  key("metrics.link", "string", "(first link)", "tracked link (quadruped: the torso)");
+  key("metrics.heading", "[x, y, z]", "[1, 0, 0]", "quadruped: horizontal direction of travel [x, y, 0]");
+  key("metrics.stop_at_rest", "bool", "false", "stop when the link's x speed stays below rest_speed for rest_time");
+  key("metrics.rest_speed", "number", "1e-3", "[m/s], > 0");
+  key("metrics.rest_time", "number", "0.1", detail::concat("[s], > 0; rest_time / dt <= ", kMaxSteps, " steps"));
+  // ---- batch (--rollouts K) ----
+  key("batch", "map", "(defaults)", "K rollouts (--rollouts, --seed, --threads, --backend override)");
+  key("batch.rollouts", "integer", "1", detail::concat("K, in [1, ", kMaxRollouts, "]"));
+  key("batch.seed", "integer", "0", "seed of the perturbations and randomisation, in [0, 2^53]");
+  key("batch.threads", "integer", "0", detail::concat("CPU threads, in [0, ", kMaxThreads, "] (0 = all cores)"));
+  key("batch.perturb_theta", "number", "0.01", "std. dev. added to theta(0), >= 0");
+  key("batch.perturb_theta_dot", "number", "0.01", "std. dev. added to theta_dot(0), >= 0");
+  key("batch.randomize_friction", "number", "0", "c_par and mu scaled by exp(U(-r, r)) per rollout");
+  key("batch.randomize_stiffness", "number", "0", "c_perp scaled by exp(U(-r, r)) per rollout");
+  key("batch.randomize_mass", "number", "0", "link masses and inertias scaled by exp(U(-r, r)) per rollout");
+  choice("batch.backend", {"cpu", "cuda", "auto"}, "cpu", "cuda runs the team engine on the GPU");
+  choice("batch.engine", {"reference", "team"}, "reference",
+         "team: the CUDA kernel's cooperative PBFD JTJ-LM iteration emulated on the CPU");
+  choice("batch.precision", {"fp64", "fp32"}, "fp64", "team engines: fp32 uses fp32_eps_r / fp32_eps_x (pbfd.md §6)");
+  choice("batch.schedule", {"lockstep", "rollout"}, "lockstep",
+         "team engines: rollout = a converged rollout starts its next step while others iterate");
+  key("batch.fp32_eps_r", "number", "1e-4", "eps_r of FP32 engines, > 0");
+  key("batch.fp32_eps_x", "number", "1e-6", "eps_x of FP32 engines, > 0");
+  return t;
+}
+
+}  // namespace
+
+const std::vector<SceneKey>& scene_keys() {
+  static const std::vector<SceneKey> t = build_table();
+  return t;
+}
+
+std::string generic_key(const std::string& path) {
+  static const std::regex index(R"(\[[0-9]+\])");
+  return std::regex_replace(path, index, "[i]");
+}
+
+const SceneKey* find_scene_key(const std::string& path) {
+  static const std::map<std::string, const SceneKey*> by_key = [] {
+    std::map<std::string, const SceneKey*> m;
+    for (const SceneKey& k : scene_keys()) m[k.key] = &k;
+    return m;
+  }();
+  const auto it = by_key.find(generic_key(path));
+  return it == by_key.end() ? nullptr : it->second;
+}
+
+std::string scene_keys_help() {
+  std::ostringstream os;
+  os << "Config keys: KEY  DEFAULT  TYPE  description. Set or override any key with --set KEY=VALUE\n"
+        "(VALUE is YAML; list elements as model.links[0].mass). A default in parentheses is computed,\n"
+        "required or absent, as it says.\n";
+  for (const SceneKey& k : scene_keys()) {
+    std::string doc = k.doc;
+    if (!k.choices.empty()) {
+      std::string ok;
+      for (const auto& c : k.choices) ok += (ok.empty() ? "" : " | ") + c;
+      doc = ok + ": " + doc;
+    }
+    // pad to columns; a long key or default pushes the rest right (still one line)
+    auto pad = [](const std::string& s, size_t w) { return s.size() < w ? s + std::string(w - s.size(), ' ') : s + " "; };
+    os << "  " << pad(k.key, 42) << pad(k.def, 16) << pad(k.type, 10) << doc << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace bigstep

@@ -1,0 +1,238 @@
+// The scene key table (envs/scene_keys.cpp) against the parser and `bigstep run --help`: every key
+// the parser reads is in the table and in the help, every table key is read by some scene, and the
+// defaults the help prints are the values a scene gets when it leaves the key out.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <variant>
+
+#include "envs/scene.h"
+#include "envs/scene_keys.h"
+
+using namespace bigstep;
+
+namespace {
+
+// The smallest scene that reads every defaulted key: a fixed box link (joint, pos, rpy, box.*), a
+// hinge link (com, inertia), a contact point (radius), a plane (normal, offset) and a one-leg PD
+// servo (reference, legs, jump, walk). Variants pick the reference type or a sloped plane.
+const char* kMinimal = R"(scene: m
+model:
+  links:
+    - {name: a, box: {size: [0.2, 0.2, 0.2], mass: 1}}
+    - {name: b, parent: a, joint: hinge, axis: [0, 1, 0], mass: 1}
+  contacts:
+    - {link: b, points: [[0, 0, 0]]}
+  terrain:
+    - {}
+control:
+  pd: {kp: 1, kd: 1}
+  reference: {legs: [{hip: b}]}
+)";
+
+using Value = std::variant<double, std::string, Vec3>;
+
+// A table default as the Scene holds it (numbers and bools as double, vectors as Vec3).
+Value table_value(const SceneKey& k) {
+  const YAML::Node n = YAML::Load(k.def);
+  if (k.type == "number" || k.type == "integer") return n.as<double>();
+  if (k.type == "bool") return n.as<bool>() ? 1.0 : 0.0;
+  if (k.type == "[x, y, z]") return Vec3(n[0].as<double>(), n[1].as<double>(), n[2].as<double>());
+  return n.as<std::string>();
+}
+
+Vec3 rpy(const Mat3& R) { return Vec3(std::atan2(R(2, 1), R(2, 2)), -std::asin(R(2, 0)), std::atan2(R(1, 0), R(0, 0))); }
+
+struct Probe {
+  std::vector<std::string> overrides;  ///< on kMinimal
+  std::function<Value(const Scene&)> get;
+};
+
+// Where each defaulted key lands in the Scene, read back by hand (independent of the parser).
+std::map<std::string, Probe> probes() {
+  auto d = [](double x) { return Value(x); };
+  const std::vector<std::string> jump{"control.reference.type=jump"}, walk{"control.reference.type=walk"};
+  std::map<std::string, Probe> p = {
+      {"description", {{}, [](const Scene&) { return Value(std::string()); }}},  // free text, not stored
+      {"model.gravity", {{}, [](const Scene& s) { return Value(s.model.gravity); }}},
+      {"model.links[i].parent", {{}, [](const Scene& s) { return Value(std::string(s.model.links[0].parent < 0 ? "world" : "?")); }}},
+      {"model.links[i].joint", {{}, [](const Scene& s) { return Value(std::string(joint_type_name(s.model.links[0].joint))); }}},
+      {"model.links[i].pos", {{}, [](const Scene& s) { return Value(s.model.links[0].t_o); }}},
+      {"model.links[i].rpy", {{}, [](const Scene& s) { return Value(rpy(s.model.links[0].R_o)); }}},
+      {"model.links[i].com", {{}, [](const Scene& s) { return Value(s.model.links[1].com); }}},
+      {"model.links[i].box.centre", {{}, [](const Scene& s) { return Value(s.model.links[0].com); }}},
+      {"model.links[i].box.corners", {{}, [d](const Scene& s) { return d(s.model.spheres.size() > 1); }}},
+      {"model.contacts[i].radius", {{}, [](const Scene& s) { return Value(s.model.spheres.back().radius); }}},
+      {"model.terrain[i].normal", {{}, [](const Scene& s) { return Value(s.model.planes[0].normal); }}},
+      {"model.terrain[i].offset", {{}, [](const Scene& s) { return Value(s.model.planes[0].offset); }}},
+      // the point on a sloped plane closest to the origin is the default point [0, 0, 0]
+      {"model.terrain[i].point", {{"model.terrain[0]={slope_deg: 10}"},
+                                  [](const Scene& s) { return Value(Vec3(s.model.planes[0].offset * s.model.planes[0].normal)); }}},
+      {"control.reference.type", {{}, [](const Scene& s) { return Value(std::string(reference_kind_name(s.reference.kind))); }}},
+      {"control.reference.legs[i].phase", {{}, [](const Scene& s) { return Value(s.reference.legs[0].phase); }}},
+      {"control.reference.legs[i].sweep_sign", {{}, [](const Scene& s) { return Value(s.reference.legs[0].sweep_sign); }}},
+      {"control.reference.jump.period", {jump, [](const Scene& s) { return Value(s.reference.period); }}},
+      {"control.reference.jump.ramp", {jump, [](const Scene& s) { return Value(s.reference.ramp); }}},
+      {"control.reference.jump.crouch_time", {jump, [](const Scene& s) { return Value(s.reference.crouch_time); }}},
+      {"control.reference.jump.extension_time", {jump, [](const Scene& s) { return Value(s.reference.extension_time); }}},
+      {"control.reference.jump.flight_time", {jump, [](const Scene& s) { return Value(s.reference.flight_time); }}},
+      {"control.reference.jump.landing_time", {jump, [](const Scene& s) { return Value(s.reference.landing_time); }}},
+      {"control.reference.walk.period", {walk, [](const Scene& s) { return Value(s.reference.period); }}},
+      {"control.reference.walk.ramp", {walk, [](const Scene& s) { return Value(s.reference.ramp); }}},
+      {"control.reference.walk.stride", {walk, [](const Scene& s) { return Value(s.reference.stride); }}},
+      {"control.reference.walk.leg_length", {walk, [](const Scene& s) { return Value(s.reference.leg_length); }}},
+      {"control.reference.walk.duty", {walk, [](const Scene& s) { return Value(s.reference.duty); }}},
+      {"integrator.type", {{}, [](const Scene& s) { return Value(s.integrator); }}},
+      {"integrator.optimizer", {{}, [](const Scene& s) { return Value(std::string(optimizer_name(s.settings.optimizer))); }}},
+      {"integrator.dt", {{}, [](const Scene& s) { return Value(s.settings.dt); }}},
+      {"integrator.duration", {{}, [](const Scene& s) { return Value(s.duration); }}},
+      {"integrator.eps_r", {{}, [](const Scene& s) { return Value(s.settings.eps_r); }}},
+      {"integrator.eps_x", {{}, [](const Scene& s) { return Value(s.settings.eps_x); }}},
+      {"integrator.it_max", {{}, [d](const Scene& s) { return d(s.settings.it_max); }}},
+      {"integrator.lbfgs_it_max", {{}, [d](const Scene& s) { return d(s.settings.lbfgs_it_max); }}},
+      {"integrator.restart", {{}, [d](const Scene& s) { return d(s.settings.restart); }}},
+      {"integrator.pgm", {{}, [](const Scene& s) { return Value(std::string(s.nmdp.pgm.mode == PgmMode::Zo ? "zo" : "fo")); }}},
+      {"integrator.accel_denominator", {{}, [](const Scene& s) {
+         return Value(std::string(s.nmdp.accel == AccelDenominator::Literal ? "literal" : "recommended")); }}},
+      {"integrator.carry_gamma", {{}, [d](const Scene& s) { return d(s.nmdp.carry_gamma); }}},
+      {"contact.c_perp", {{}, [](const Scene& s) { return Value(s.settings.contact.c_perp); }}},
+      {"contact.c_par", {{}, [](const Scene& s) { return Value(s.settings.contact.c_par); }}},
+      {"contact.mu", {{}, [](const Scene& s) { return Value(s.ne.mu); }}},
+      {"contact.alpha", {{}, [](const Scene& s) { return Value(s.settings.contact.alpha); }}},
+      {"contact.beta", {{}, [](const Scene& s) { return Value(s.settings.contact.beta); }}},
+      {"contact.gamma", {{}, [](const Scene& s) { return Value(s.settings.contact.gamma); }}},
+      {"contact.friction_directions", {{}, [d](const Scene& s) { return d(s.nmdp.contact.friction_directions); }}},
+      {"contact.active_distance", {{}, [](const Scene& s) { return Value(s.ne.active_distance); }}},
+      {"contact.cfm", {{}, [](const Scene& s) { return Value(s.ne.cfm); }}},
+      {"contact.k_c", {{}, [](const Scene& s) { return Value(s.ne.k_c); }}},
+      {"contact.d_ref", {{}, [](const Scene& s) { return Value(s.ne.d_ref); }}},
+      {"contact.zeta", {{}, [](const Scene& s) { return Value(s.ne.zeta); }}},
+      {"contact.mdp_metric", {{}, [](const Scene& s) { return Value(std::string(s.ne.mdp_effective_metric ? "effective" : "kinetic")); }}},
+      {"contact.depth_exponent", {{}, [d](const Scene& s) { return d(s.nmdp.depth_exponent); }}},
+      {"metrics.type", {{}, [](const Scene& s) {
+         return Value(std::string(s.metric == MetricKind::Sliding ? "sliding" : s.metric == MetricKind::Quadruped ? "quadruped" : "com")); }}},
+      {"metrics.heading", {{}, [](const Scene& s) { return Value(s.heading); }}},
+      {"metrics.stop_at_rest", {{}, [d](const Scene& s) { return d(s.stop_at_rest); }}},
+      {"metrics.rest_speed", {{}, [](const Scene& s) { return Value(s.rest_speed); }}},
+      {"metrics.rest_time", {{}, [](const Scene& s) { return Value(s.rest_time); }}},
+      {"batch.rollouts", {{}, [d](const Scene& s) { return d(s.rollouts); }}},
+      {"batch.seed", {{}, [d](const Scene& s) { return d(double(s.seed)); }}},
+      {"batch.threads", {{}, [d](const Scene& s) { return d(s.threads); }}},
+      {"batch.perturb_theta", {{}, [](const Scene& s) { return Value(s.perturb_theta); }}},
+      {"batch.perturb_theta_dot", {{}, [](const Scene& s) { return Value(s.perturb_theta_dot); }}},
+      {"batch.randomize_friction", {{}, [](const Scene& s) { return Value(s.randomize_friction); }}},
+      {"batch.randomize_stiffness", {{}, [](const Scene& s) { return Value(s.randomize_stiffness); }}},
+      {"batch.randomize_mass", {{}, [](const Scene& s) { return Value(s.randomize_mass); }}},
+      {"batch.backend", {{}, [](const Scene& s) { return Value(s.backend); }}},
+      {"batch.engine", {{}, [](const Scene& s) { return Value(s.engine); }}},
+      {"batch.precision", {{}, [](const Scene& s) { return Value(s.precision); }}},
+      {"batch.schedule", {{}, [](const Scene& s) { return Value(s.schedule); }}},
+      {"batch.fp32_eps_r", {{}, [](const Scene& s) { return Value(s.fp32_eps_r); }}},
+      {"batch.fp32_eps_x", {{}, [](const Scene& s) { return Value(s.fp32_eps_x); }}},
+  };
+  // keyframe offsets {abduction, hip, knee, ankle}: all 0
+  const std::vector<std::pair<std::string, std::vector<std::string>>> frames = {
+      {"jump.crouch", jump}, {"jump.extension", jump}, {"jump.flight", jump}, {"walk.lift", walk}};
+  for (const auto& [frame, ov] : frames)
+    for (int r = 0; r < kLegRoles; ++r) {
+      const std::string f = frame;
+      p["control.reference." + frame + "." + leg_role_name(r)] = {ov, [f, r](const Scene& s) {
+        const ReferenceSpec& rs = s.reference;
+        const auto& a = f == "jump.crouch" ? rs.crouch : f == "jump.extension" ? rs.extension
+                      : f == "jump.flight" ? rs.flight : rs.lift;
+        return Value(a[r]);
+      }};
+    }
+  return p;
+}
+
+std::string show(const Value& v) {
+  std::ostringstream os;
+  if (auto* x = std::get_if<double>(&v)) os << *x;
+  if (auto* s = std::get_if<std::string>(&v)) os << *s;
+  if (auto* w = std::get_if<Vec3>(&v)) os << "[" << w->transpose() << "]";
+  return os.str();
+}
+
+bool same(const Value& a, const Value& b) {
+  if (a.index() != b.index()) return false;
+  if (auto* w = std::get_if<Vec3>(&a)) return (*w - std::get<Vec3>(b)).norm() < 1e-12;
+  return a == b;
+}
+
+}  // namespace
+
+TEST_CASE("scene_keys: every key the parser reads is in the table and the help, and every table key is read",
+          "[scene_keys]") {
+  const std::string help = scene_keys_help();
+  std::set<std::string> read;
+  auto load = [&](const std::string& yaml, const std::string& src, const std::vector<std::string>& ov) {
+    std::vector<std::string> keys;
+    REQUIRE_NOTHROW(load_scene_text(yaml, src, ov, &keys));
+    for (const auto& k : keys) read.insert(generic_key(k));
+  };
+  for (const auto& e : std::filesystem::directory_iterator(std::string(BIGSTEP_SOURCE_DIR) + "/configs")) {
+    if (e.path().extension() != ".yaml") continue;
+    std::ifstream f(e.path());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    load(ss.str(), e.path().string(), {});
+  }
+  for (const auto& [key, probe] : probes()) load(kMinimal, "minimal.yaml", probe.overrides);
+  // the conditional keys: a box given by density, inertia, description
+  load(kMinimal, "minimal.yaml", {"model.links[0].box={size: [1, 1, 1], density: 2, contact_grid: 2}",
+                                  "model.links[1].inertia=[1, 1, 1]", "description=x"});
+  for (const auto& k : read) {
+    INFO("key read by the parser: " << k);
+    CHECK(find_scene_key(k) != nullptr);
+    CHECK(help.find("\n  " + k + " ") != std::string::npos);
+  }
+  for (const SceneKey& k : scene_keys()) {
+    INFO("table key: " << k.key);
+    CHECK(read.count(k.key) == 1);
+  }
+}
+
+TEST_CASE("scene_keys: the help prints each key's type and default on its line", "[scene_keys]") {
+  const std::string help = scene_keys_help();
+  for (const SceneKey& k : scene_keys()) {
+    INFO(k.key);
+    const size_t at = help.find("\n  " + k.key + " ");
+    REQUIRE(at != std::string::npos);
+    const std::string line = help.substr(at + 1, help.find('\n', at + 1) - at - 1);
+    CHECK(line.find(" " + k.def + " ") != std::string::npos);
+    CHECK(line.find(" " + k.type + " ") != std::string::npos);
+    for (const auto& c : k.choices) CHECK(line.find(c) != std::string::npos);
+  }
+  // the choices of integrator.type are the registry's names
+  CHECK(help.find("pbd | pbfd | ne_lcp | ne_mdp | nmdp_ne | nmdp_pbd") != std::string::npos);
+}
+
+TEST_CASE("scene_keys: the printed defaults are the values a scene gets without the key", "[scene_keys]") {
+  const std::map<std::string, Probe> p = probes();
+  for (const SceneKey& k : scene_keys()) {
+    if (!k.literal_default() || k.type == "map") continue;
+    INFO(k.key << " (help default " << k.def << ")");
+    const auto it = p.find(k.key);
+    REQUIRE(it != p.end());  // a new key with a default needs a probe here
+    const Scene sc = load_scene_text(kMinimal, "minimal.yaml", it->second.overrides);
+    const Value got = it->second.get(sc), want = table_value(k);
+    INFO("scene value " << show(got));
+    CHECK(same(got, want));
+  }
+}
+
+TEST_CASE("scene_keys: generic keys", "[scene_keys]") {
+  CHECK(generic_key("model.links[12].box.mass") == "model.links[i].box.mass");
+  CHECK(generic_key("control.reference.legs[0].hip") == "control.reference.legs[i].hip");
+  CHECK(find_scene_key("model.links[3].mass") == find_scene_key("model.links[i].mass"));
+  CHECK(find_scene_key("integrator.bogus") == nullptr);
+}
