@@ -70,7 +70,7 @@ TEST_CASE("registry: the batch engines ask the registry for a team engine", "[re
   const Scene sc = load_scene(kBox, {"integrator.type=pbfd", "integrator.optimizer=lbfgs", "batch.engine=team",
                                      "batch.rollouts=2"});
   StateBatch b(2, sc.model.n_q);
-  RolloutParams p;
+  RolloutParamTable p;
   BatchOptions opt;
   opt.rollouts = 2;
   init_batch(sc, opt, b, p);
