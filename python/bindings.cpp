@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "envs/batch_engines.h"
+#include "envs/scene_keys.h"
 
 namespace nb = nanobind;
 using namespace bigstep;
@@ -38,7 +39,8 @@ class BatchEnv {
   BatchEnv(const std::string& config, int rollouts, uint64_t seed, const std::vector<std::string>& overrides,
            const std::string& backend)
       : sc_(load_scene(config, overrides)), bk_(select_backend(backend)), b_(1, 1) {
-    BIGSTEP_CHECK_ARG(rollouts >= 1, "rollouts", rollouts, "must be >= 1");
+    BIGSTEP_CHECK_ARG(rollouts >= 1 && rollouts <= kMaxRollouts, "rollouts", rollouts,
+                      detail::concat("must be in [1, ", kMaxRollouts, "] (2^24)"));
     opt_ = BatchOptions{rollouts, seed, sc_.threads, sc_.perturb_theta, sc_.perturb_theta_dot, sc_.randomize_friction,
                         sc_.randomize_stiffness, sc_.randomize_mass};
     reset(std::nullopt);

@@ -73,6 +73,8 @@ def test_bad_inputs_are_named(bigstep_py):
         env.step(np.zeros((2, 15)))
     with pytest.raises(ValueError, match=r"rollouts = 0"):
         bigstep_py.BatchEnv(CHAIN, rollouts=0)
+    with pytest.raises(ValueError, match=r"rollouts = 2000000000.*16777216"):
+        bigstep_py.BatchEnv(CHAIN, rollouts=2000000000)  # was an uncaught bad_alloc
     with pytest.raises(ValueError, match=r"batch.engine"):
         bigstep_py.BatchEnv(CHAIN, rollouts=2, overrides=["batch.engine=warp"])
     with pytest.raises(ValueError, match=r"no_such.yaml"):
