@@ -117,10 +117,15 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
     per["converged_fraction"].push_back(conv);
     per["status"].push_back(status);
     per["residual"].push_back(b.residual[k]);
+    per["mass_scale"].push_back(p.mass_ratio(m, k));  // total-mass ratio sum_j s_kj m_j / sum_j m_j
+    if (!p.link_mass_scale.empty()) {  // (K x n_link) per-link factors (batch.randomize_mass)
+      const double* s = p.mass_scale_row(k, m.n_link);
+      per["link_mass_scale"].push_back(std::vector<double>(s, s + m.n_link));
+    }
     const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
     rows << k << "," << steps_done[k] << "," << it_sum[k] / ns << "," << it_max[k] << "," << conv << ","
          << status << "," << cp.c_par << "," << cp.mu << "," << cp.c_perp << ","
-         << (p.mass_scale.empty() ? 1.0 : p.mass_scale[k]);
+         << p.mass_ratio(m, k);  // total-mass ratio; the per-link factors are in summary.json
     for (int i = 0; i < n; ++i) rows << "," << b.theta[size_t(k) * n + i];
     rows << "\n";
   }

@@ -7,12 +7,12 @@
 
 namespace bigstep {
 
-void crba(const Model& m, const VecX& q, MatX& H) {
+void crba(const Model& m, const VecX& q, MatX& H, const double* mass_scale) {
   Kinematics kin(m);
   forward_kinematics(m, q, kin);
   const MatX S = motion_subspace(m, q);
   std::vector<Eigen::Matrix<double, 6, 6>> Ic(m.n_link);
-  for (int j = 0; j < m.n_link; ++j) Ic[j] = spatial_inertia_world(m, j, kin.R[j], kin.t[j]);
+  for (int j = 0; j < m.n_link; ++j) Ic[j] = spatial_inertia_world(m, j, kin.R[j], kin.t[j], mass_scale);
   // backward pass: composite inertias
   for (int j = m.n_link - 1; j >= 0; --j)
     if (m.links[j].parent >= 0) Ic[m.links[j].parent] += Ic[j];

@@ -6,6 +6,6 @@
 namespace bigstep {
 
 /// H (n_q x n_q), symmetric positive (semi)definite.
-void crba(const Model& m, const VecX& q, MatX& H);
+void crba(const Model& m, const VecX& q, MatX& H, const double* mass_scale = nullptr);  // core/inertia.h
 
 }  // namespace bigstep

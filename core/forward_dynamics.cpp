@@ -7,14 +7,14 @@
 
 namespace bigstep {
 
-VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau) {
+VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau, const double* mass_scale) {
   MatX H;
-  crba(m, q, H);
-  return H.ldlt().solve(tau - nonlinear_effects(m, q, qd));
+  crba(m, q, H, mass_scale);
+  return H.ldlt().solve(tau - nonlinear_effects(m, q, qd, mass_scale));
 }
 
 void rnea_derivatives(const Model& m, const VecX& q, const VecX& qd, const VecX& qdd, MatX& dtau_dq,
-                      MatX& dtau_dqd) {
+                      MatX& dtau_dqd, const double* mass_scale) {
   using AD = Eigen::AutoDiffScalar<VecX>;
   const int n = m.n_q;
   // seed 2n directions: the first n for q, the next n for qd
@@ -24,7 +24,7 @@ void rnea_derivatives(const Model& m, const VecX& q, const VecX& qd, const VecX&
     qda[k] = AD(qd[k], 2 * n, n + k);
     qdda[k] = AD(qdd[k], VecX::Zero(2 * n));
   }
-  rnea<AD>(m, qa, qda, qdda, tau);
+  rnea<AD>(m, qa, qda, qdda, tau, mass_scale);
   dtau_dq.resize(n, n);
   dtau_dqd.resize(n, n);
   for (int i = 0; i < n; ++i) {

@@ -6,10 +6,11 @@
 namespace bigstep {
 
 /// qdd (n_q) solving H qdd = tau - rnea(q, qd, 0). Uses CRBA + LDLT.
-VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau);
+VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau,
+                      const double* mass_scale = nullptr);  // core/inertia.h
 
 /// d tau / d q and d tau / d qd (n_q x n_q each) of tau = rnea(q, qd, qdd), by forward-mode AD.
 void rnea_derivatives(const Model& m, const VecX& q, const VecX& qd, const VecX& qdd, MatX& dtau_dq,
-                      MatX& dtau_dqd);
+                      MatX& dtau_dqd, const double* mass_scale = nullptr);
 
 }  // namespace bigstep

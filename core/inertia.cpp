@@ -4,13 +4,14 @@
 namespace bigstep {
 
 double moment_product(const Model& m, int j, const Mat3& A, const Vec3& a, const Mat3& B,
-                      const Vec3& b) {
+                      const Vec3& b, const double* mass_scale) {
   const LinkSpec& l = m.links[j];
   const double tr = (A * m.link_S[j]).cwiseProduct(B).sum();  // tr(A S B^T)
-  return tr + l.mass * (a.dot(B * l.com) + b.dot(A * l.com) + a.dot(b));
+  const double v = tr + l.mass * (a.dot(B * l.com) + b.dot(A * l.com) + a.dot(b));
+  return mass_scale ? mass_scale[j] * v : v;  // linear in (m_j, S_j)
 }
 
-void mass_matrix(const Model& m, const Kinematics& kin, MatX& H) {
+void mass_matrix(const Model& m, const Kinematics& kin, MatX& H, const double* ms) {
   H.setZero(m.n_q, m.n_q);
   for (int j = 0; j < m.n_link; ++j) {
     const size_t base = size_t(j) * m.n_q;
@@ -19,7 +20,7 @@ void mass_matrix(const Model& m, const Kinematics& kin, MatX& H) {
       for (int l = k; l < m.n_q; ++l) {
         if (!m.moves(l, j)) continue;
         H(k, l) += moment_product(m, j, kin.dR[base + k], kin.dt[base + k], kin.dR[base + l],
-                                  kin.dt[base + l]);
+                                  kin.dt[base + l], ms);
       }
     }
   }
@@ -43,30 +44,30 @@ void make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2
   }
 }
 
-double inertia_value(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt) {
+double inertia_value(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt, const double* ms) {
   double s = 0;
   for (int j = 0; j < m.n_link; ++j) {
     const Mat3 A = kin.R[j] - an.R[j];
     const Vec3 b = kin.t[j] - an.t[j];
-    s += moment_product(m, j, A, b, A, b);
+    s += moment_product(m, j, A, b, A, b, ms);
   }
   return s / (2 * dt * dt);
 }
 
 void add_inertia_gradient(const Model& m, const Kinematics& kin, const InertiaAnchor& an,
-                          double dt, VecX& grad) {
+                          double dt, VecX& grad, const double* ms) {
   const double s = 1 / (dt * dt);
   for (int j = 0; j < m.n_link; ++j) {
     const Mat3 A = kin.R[j] - an.R[j];
     const Vec3 b = kin.t[j] - an.t[j];
     const size_t base = size_t(j) * m.n_q;
     for (int k = 0; k < m.n_q; ++k)
-      if (m.moves(k, j)) grad[k] += s * moment_product(m, j, kin.dR[base + k], kin.dt[base + k], A, b);
+      if (m.moves(k, j)) grad[k] += s * moment_product(m, j, kin.dR[base + k], kin.dt[base + k], A, b, ms);
   }
 }
 
 void add_inertia_hessian(const Model& m, const Kinematics& kin, const InertiaAnchor& an,
-                         double dt, MatX& Hess) {
+                         double dt, MatX& Hess, const double* ms) {
   const double s = 1 / (dt * dt);
   for (int j = 0; j < m.n_link; ++j) {
     const Mat3 A = kin.R[j] - an.R[j];
@@ -81,8 +82,8 @@ void add_inertia_hessian(const Model& m, const Kinematics& kin, const InertiaAnc
         Vec3 v = kin.dt[base + l];
         dof_act(m, kin, k, M, v);
         const double h = moment_product(m, j, kin.dR[base + k], kin.dt[base + k], kin.dR[base + l],
-                                        kin.dt[base + l]) +
-                         moment_product(m, j, M, v, A, b);
+                                        kin.dt[base + l], ms) +
+                         moment_product(m, j, M, v, A, b, ms);
         Hess(k, l) += s * h;
         if (l != k) Hess(l, k) += s * h;
       }
@@ -90,17 +91,17 @@ void add_inertia_hessian(const Model& m, const Kinematics& kin, const InertiaAnc
   }
 }
 
-double gravity_value(const Model& m, const Kinematics& kin) {
+double gravity_value(const Model& m, const Kinematics& kin, const double* ms) {
   double V = 0;
   for (int j = 0; j < m.n_link; ++j)
-    V -= m.links[j].mass * m.gravity.dot(point_position(kin, j, m.links[j].com));
+    V -= link_scale(ms, j) * m.links[j].mass * m.gravity.dot(point_position(kin, j, m.links[j].com));
   return V;
 }
 
-void add_gravity_derivatives(const Model& m, const Kinematics& kin, VecX& grad, MatX* Hess) {
+void add_gravity_derivatives(const Model& m, const Kinematics& kin, VecX& grad, MatX* Hess, const double* ms) {
   // Jacobian columns of each link's COM computed on the fly (no 3 x n_q temporary)
   for (int j = 0; j < m.n_link; ++j) {
-    const double mj = m.links[j].mass;
+    const double mj = link_scale(ms, j) * m.links[j].mass;
     if (mj == 0) continue;
     const Vec3 p = point_position(kin, j, m.links[j].com);
     for (int k = 0; k < m.n_q; ++k)
@@ -109,11 +110,12 @@ void add_gravity_derivatives(const Model& m, const Kinematics& kin, VecX& grad, 
   }
 }
 
-Vec3 centre_of_mass(const Model& m, const Kinematics& kin) {
+Vec3 centre_of_mass(const Model& m, const Kinematics& kin, const double* ms) {
   Vec3 c = Vec3::Zero();
   for (int j = 0; j < m.n_link; ++j)
-    c += m.links[j].mass * point_position(kin, j, m.links[j].com);
-  return m.total_mass > 0 ? Vec3(c / m.total_mass) : c;
+    c += link_scale(ms, j) * m.links[j].mass * point_position(kin, j, m.links[j].com);
+  const double M = total_mass(m, ms);
+  return M > 0 ? Vec3(c / M) : c;
 }
 
 }  // namespace bigstep

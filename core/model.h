@@ -126,6 +126,21 @@ class Model {
   double weight() const { return total_mass * gravity.norm(); }
 };
 
+// Per-rollout link mass scales (RolloutParams::link_mass_scale, core/inertia.h): n_link factors,
+// nullptr = 1. Link j of the scaled model has mass s_j m_j and inertia s_j I_j (COM unchanged).
+
+/// s_j of a mass-scale array (nullptr = 1).
+inline double link_scale(const double* mass_scale, int j) { return mass_scale ? mass_scale[j] : 1.0; }
+/// Total mass sum_j s_j m_j [kg] (m.total_mass when mass_scale is null; same order as finalize).
+inline double total_mass(const Model& m, const double* mass_scale) {
+  if (!mass_scale) return m.total_mass;
+  double M = 0;
+  for (int j = 0; j < m.n_link; ++j) M += mass_scale[j] * m.links[j].mass;
+  return M;
+}
+/// Total weight W = (sum_j s_j m_j) |g| [N] (m.weight() when mass_scale is null).
+inline double weight(const Model& m, const double* mass_scale) { return total_mass(m, mass_scale) * m.gravity.norm(); }
+
 /// Second moment from mass, COM and central inertia: S = 1/2 tr(I) I3 - I + m c c^T (§2.4).
 Mat3 second_moment(double m, const Vec3& c, const Mat3& I_c);
 

@@ -4,6 +4,7 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "core/error.h"
+#include "core/inertia.h"
 #include "core/kinematics.h"
 
 namespace bigstep {
@@ -51,7 +52,8 @@ Mat3T<S> rot(const Vec3& a, const S& q) {
 }  // namespace
 
 template <class S>
-void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau) {
+void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
+          const double* mass_scale) {
   BIGSTEP_CHECK_ARG(q.size() == m.n_q && qd.size() == m.n_q && qdd.size() == m.n_q, "rnea: q/qd/qdd size",
                     detail::concat(q.size(), "/", qd.size(), "/", qdd.size()), detail::concat("expected n_q = ", m.n_q));
   const int L = m.n_link;
@@ -88,9 +90,10 @@ void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>&
     t[j] = tj;
     v[j] = vj;
     a[j] = aj;
-    const S mass = S(l.mass);
+    const double sj = link_scale(mass_scale, j);
+    const S mass = S(sj * l.mass);
     const Vec3T<S> c = Rj * l.com.cast<S>() + tj;
-    const Mat3T<S> Ic = Rj * l.inertia.cast<S>() * Rj.transpose();
+    const Mat3T<S> Ic = Rj * (mass_scale ? Mat3(sj * l.inertia) : l.inertia).cast<S>() * Rj.transpose();
     f[j] = inertia_apply<S>(mass, c, Ic, aj) + cross_f<S>(vj, inertia_apply<S>(mass, c, Ic, vj));
   }
   // backward pass: joint forces, accumulate onto parents
@@ -101,20 +104,20 @@ void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>&
   }
 }
 
-template void rnea<double>(const Model&, const VecX&, const VecX&, const VecX&, VecX&);
+template void rnea<double>(const Model&, const VecX&, const VecX&, const VecX&, VecX&, const double*);
 using AD = Eigen::AutoDiffScalar<VecX>;
-template void rnea<AD>(const Model&, const VecXT<AD>&, const VecXT<AD>&, const VecXT<AD>&, VecXT<AD>&);
+template void rnea<AD>(const Model&, const VecXT<AD>&, const VecXT<AD>&, const VecXT<AD>&, VecXT<AD>&, const double*);
 
-VecX nonlinear_effects(const Model& m, const VecX& q, const VecX& qd) {
+VecX nonlinear_effects(const Model& m, const VecX& q, const VecX& qd, const double* mass_scale) {
   VecX tau;
-  rnea<double>(m, q, qd, VecX::Zero(m.n_q), tau);
+  rnea<double>(m, q, qd, VecX::Zero(m.n_q), tau, mass_scale);
   return tau;
 }
 
-VecX gravity_torques(const Model& m, const VecX& q) {
+VecX gravity_torques(const Model& m, const VecX& q, const double* mass_scale) {
   VecX tau;
   const VecX z = VecX::Zero(m.n_q);
-  rnea<double>(m, q, z, z, tau);
+  rnea<double>(m, q, z, z, tau, mass_scale);
   return tau;
 }
 
@@ -131,13 +134,15 @@ MatX motion_subspace(const Model& m, const VecX& q) {
   return S;
 }
 
-Eigen::Matrix<double, 6, 6> spatial_inertia_world(const Model& m, int j, const Mat3& R, const Vec3& t) {
+Eigen::Matrix<double, 6, 6> spatial_inertia_world(const Model& m, int j, const Mat3& R, const Vec3& t,
+                                                  const double* mass_scale) {
   const LinkSpec& l = m.links[j];
+  const double sj = link_scale(mass_scale, j), mass = sj * l.mass;
   const Vec3 c = R * l.com + t;
-  const Mat3 Ic = R * l.inertia * R.transpose();
+  const Mat3 Ic = R * (mass_scale ? Mat3(sj * l.inertia) : l.inertia) * R.transpose();
   const Mat3 C = skew(c);
   Eigen::Matrix<double, 6, 6> I;
-  I << Ic - l.mass * C * C, l.mass * C, -l.mass * C, l.mass * Mat3::Identity();
+  I << Ic - mass * C * C, mass * C, -mass * C, mass * Mat3::Identity();
   return I;
 }
 

@@ -12,20 +12,23 @@ namespace bigstep {
 template <class S> using Vec6T = Eigen::Matrix<S, 6, 1>;
 template <class S> using VecXT = Eigen::Matrix<S, Eigen::Dynamic, 1>;
 
-/// tau (n_q) = H qdd + c + grad V. Sizes are checked (InvalidArgument).
+/// tau (n_q) = H qdd + c + grad V. Sizes are checked (InvalidArgument). mass_scale: n_link
+/// factors on link masses and inertias (core/inertia.h), nullptr = 1.
 template <class S>
-void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau);
+void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
+          const double* mass_scale = nullptr);
 
 /// Bias forces c(q, qd) + grad V(q) = rnea(q, qd, 0).
-VecX nonlinear_effects(const Model& m, const VecX& q, const VecX& qd);
+VecX nonlinear_effects(const Model& m, const VecX& q, const VecX& qd, const double* mass_scale = nullptr);
 /// Gravity torques grad V(q) = rnea(q, 0, 0).
-VecX gravity_torques(const Model& m, const VecX& q);
+VecX gravity_torques(const Model& m, const VecX& q, const double* mass_scale = nullptr);
 
 /// World motion subspace columns S_k (6 x n_q) at q: revolute (omega_k, o_k x omega_k),
 /// prismatic (0, u_k).
 MatX motion_subspace(const Model& m, const VecX& q);
 
 /// Spatial inertia of link j about the world origin (6 x 6) from its world pose.
-Eigen::Matrix<double, 6, 6> spatial_inertia_world(const Model& m, int j, const Mat3& R, const Vec3& t);
+Eigen::Matrix<double, 6, 6> spatial_inertia_world(const Model& m, int j, const Mat3& R, const Vec3& t,
+                                                  const double* mass_scale = nullptr);
 
 }  // namespace bigstep

@@ -148,6 +148,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   ModelArrays<S> arrays;
   ModelView<S> mv;  // device pointers
   LmTeamSettings<S> cfg;
+  Model model;  // link masses and gravity for the per-rollout weights (lm_write_params)
   S p[6];
   int K, D, lanes;
   size_t per;
@@ -181,7 +182,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   int *info = nullptr, *again = nullptr, *solve_info = nullptr;
 
   Impl(const Model& m, const PbdSettings& s, int K_, int n_steps, bool lockstep, DenseAlgebra algebra_, int out_slots)
-      : arrays(m), K(K_), D(m.n_q), algebra(algebra_) {
+      : arrays(m), model(m), K(K_), D(m.n_q), algebra(algebra_) {
     mv = upload_model(arrays, pool);
     cfg.eps_r = S(s.eps_r);
     cfg.eps_x = S(s.eps_x);
@@ -337,7 +338,8 @@ PbfdTeamBatchCuda<S>::~PbfdTeamBatchCuda() = default;
 
 template <class S>
 void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
-                                const std::vector<ContactParams>& contact, const std::vector<double>& mass_scale) {
+                                const std::vector<ContactParams>& contact,
+                                const std::vector<double>& link_mass_scale) {
   Impl& I = *impl_;
   // poisoned as the CPU emulation (read-before-write shows up as NaN); inputs, controls and
   // gains (tau, theta_bar, theta_dot_bar, kp, kd: 5 n_q from o_tau) are set
@@ -349,9 +351,9 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
       b[I.o_th_n + i] = S(theta0[k][i]);
       b[I.o_th_nm1 + i] = S(theta_m1[k][i]);
     }
-    b[I.o_params] = contact.empty() ? I.p[1] : S(contact[k].c_perp);
-    b[I.o_params + 1] = contact.empty() ? I.p[2] : S(contact[k].c_par);
-    b[I.o_params + 2] = mass_scale.empty() ? S(1) : S(mass_scale[k]);
+    lm_write_params<S>(I.model, b + I.o_params, contact.empty() ? double(I.p[1]) : contact[k].c_perp,
+                       contact.empty() ? double(I.p[2]) : contact[k].c_par,
+                       link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * I.model.n_link);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
   lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.sp, nullptr, I.data, I.ints, I.iters, I.status);

@@ -21,9 +21,10 @@ class PbfdTeamBatchCuda {
   ~PbfdTeamBatchCuda();
   /// Initial states of all K trajectories (rows of theta0 / theta_m1, each n_q), uploaded at once.
   /// contact: per-trajectory C_perp, C_par (K entries), or empty = the settings' values;
-  /// mass_scale: per-trajectory factor on every link mass and inertia (K entries), or empty = 1.
+  /// link_mass_scale: per-trajectory factor on each link's mass and inertia (K x n_link, row-major,
+  /// RolloutParamTable::link_mass_scale), or empty = 1.
   void init(const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1,
-            const std::vector<ContactParams>& contact = {}, const std::vector<double>& mass_scale = {});
+            const std::vector<ContactParams>& contact = {}, const std::vector<double>& link_mass_scale = {});
   /// New episode for trajectories ks (lockstep RL resets): state from theta0[i] / theta_m1[i]
   /// for trajectory ks[i], RUNNING at its next step; parameters, gains and controls stay.
   void reinit(const std::vector<int>& ks, const std::vector<VecX>& theta0, const std::vector<VecX>& theta_m1);

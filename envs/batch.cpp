@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/inertia.h"
 
 namespace bigstep {
 
@@ -52,7 +53,8 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
                     "must be >= 0");
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
-  p.mass_scale.assign(opt.randomize_mass > 0 ? opt.rollouts : 0, 1.0);
+  const int L = sc.model.n_link;
+  p.link_mass_scale.assign(opt.randomize_mass > 0 ? size_t(opt.rollouts) * L : 0, 1.0);
   for (int k = 0; k < opt.rollouts; ++k) {
     // per-rollout stream: independent of K and of the thread partition
     b.episode[k] = 0;
@@ -69,7 +71,7 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
     }
     if (opt.randomize_mass > 0) {
       std::uniform_real_distribution<double> U(-opt.randomize_mass, opt.randomize_mass);
-      p.mass_scale[k] = std::exp(U(rng));
+      for (int j = 0; j < L; ++j) p.link_mass_scale[size_t(k) * L + j] = std::exp(U(rng));  // each link its own draw
     }
   }
 }
@@ -82,17 +84,15 @@ CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
   ctl_.resize(threads);
 }
 
-void CpuBatchStepper::make_data(const RolloutParamTable& p, int K) {
-  if (!p.mass_scale.empty()) {
-    for (int k = 0; k < K; ++k) {
-      scaled_.push_back(std::make_unique<Scene>(sc_));
-      scaled_.back()->model = scale_mass(sc_.model, p.mass_scale[k]);
-      scaled_integ_.push_back(make_integrator(*scaled_.back()));
-    }
-  }
+void CpuBatchStepper::make_data(int K) {
   data_.clear();
   data_.reserve(K);
-  for (int k = 0; k < K; ++k) data_.push_back((scaled_integ_.empty() ? *integ_ : *scaled_integ_[k]).make_data());
+  for (int k = 0; k < K; ++k) data_.push_back(integ_->make_data());
+}
+
+double RolloutParamTable::mass_ratio(const Model& m, int k) const {
+  const double* s = mass_scale_row(k, m.n_link);
+  return s && m.total_mass > 0 ? total_mass(m, s) / m.total_mass : 1.0;
 }
 
 void CpuBatchStepper::reset(const std::vector<int>& ks) {
@@ -101,15 +101,22 @@ void CpuBatchStepper::reset(const std::vector<int>& ks) {
 }
 
 Model scale_mass(const Model& m, double s) {
-  BIGSTEP_CHECK_ARG(std::isfinite(s) && s > 0, "mass scale", s, "must be finite and > 0");
+  const std::vector<double> per_link(m.n_link, s);
+  return scale_mass(m, per_link.data());
+}
+
+Model scale_mass(const Model& m, const double* link_scale) {
+  for (int j = 0; j < m.n_link; ++j)
+    BIGSTEP_CHECK_ARG(std::isfinite(link_scale[j]) && link_scale[j] > 0, detail::concat("mass scale of link ", j),
+                      link_scale[j], "must be finite and > 0");
   ModelSpec spec{m.links, m.spheres, m.planes, m.gravity, {}, m.exclude};
   // the explicit geoms come first in the geom arrays (the legacy spheres and planes follow)
   for (int g = 0; g < m.sphere_geom_adr; ++g)
     spec.geoms.push_back({m.geom_name[g], m.geom_link[g], m.geom_type[g], m.geom_pos[g], m.geom_R[g], m.geom_size[g],
                           m.geom_contype[g], m.geom_conaffinity[g]});
-  for (LinkSpec& l : spec.links) {
-    l.mass *= s;
-    l.inertia *= s;
+  for (int j = 0; j < m.n_link; ++j) {
+    spec.links[j].mass *= link_scale[j];
+    spec.links[j].inertia *= link_scale[j];
   }
   return Model::finalize(spec);
 }
@@ -118,15 +125,16 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
   BIGSTEP_CHECK_ARG(b.n_q == sc_.model.n_q, "StateBatch.n_q", b.n_q, detail::concat("expected ", sc_.model.n_q));
   BIGSTEP_CHECK_ARG(p.contact.empty() || int(p.contact.size()) == b.K, "RolloutParamTable.contact.size()",
                     p.contact.size(), detail::concat("expected 0 or K = ", b.K));
-  BIGSTEP_CHECK_ARG(p.mass_scale.empty() || int(p.mass_scale.size()) == b.K, "RolloutParamTable.mass_scale.size()",
-                    p.mass_scale.size(), detail::concat("expected 0 or K = ", b.K));
-  if (int(data_.size()) != b.K) make_data(p, b.K);
+  BIGSTEP_CHECK_ARG(p.link_mass_scale.empty() || p.link_mass_scale.size() == size_t(b.K) * sc_.model.n_link,
+                    "RolloutParamTable.link_mass_scale.size()", p.link_mass_scale.size(),
+                    detail::concat("expected 0 or K x n_link = ", size_t(b.K) * sc_.model.n_link));
+  if (int(data_.size()) != b.K) make_data(b.K);
   const int T = threads();
 #pragma omp parallel for schedule(static) num_threads(T)
   for (int k = 0; k < b.K; ++k) {
     if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
       continue;  // a dead rollout is held until the caller resets it
-    const Integrator& integ = scaled_integ_.empty() ? *integ_ : *scaled_integ_[k];
+    const Integrator& integ = *integ_;
     Data& d = data_[k];
     d.theta = b.row(b.theta, k);
     d.theta_prev = b.row(b.theta_prev, k);
@@ -135,7 +143,8 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     else u.tau = sc_.tau;
     u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
     u.t = b.steps * sc_.settings.dt;
-    const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k]};
+    const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],
+                           p.mass_scale_row(k, sc_.model.n_link)};
     const StepStats st = integ.step(d, u, rp);
     b.row(b.theta_prev, k) = d.theta_prev;
     b.row(b.theta, k) = d.theta;

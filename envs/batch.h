@@ -27,11 +27,18 @@ struct StateBatch {
   }
 };
 
-/// Per-rollout parameters of a batch, one table read by every engine (empty = the scene's value
-/// for every rollout). Row k as an integrator's RolloutParams: row(sc, k).
+/// Per-rollout parameters of a batch, one table read by every engine (reference, team, CUDA; no
+/// Model copies). Empty = the scene's value for every rollout.
 struct RolloutParamTable {
-  std::vector<ContactParams> contact;  ///< (K) or empty
-  std::vector<double> mass_scale;      ///< (K) factor on every link mass and inertia, or empty
+  std::vector<ContactParams> contact;   ///< (K) or empty
+  std::vector<double> link_mass_scale;  ///< (K x n_link) row-major: factor s_kj on link j's mass and
+                                        ///< inertia in rollout k (COM unchanged), or empty = 1
+  /// Row k of link_mass_scale (n_link factors), nullptr when empty: RolloutParams::link_mass_scale.
+  const double* mass_scale_row(int k, int n_link) const {
+    return link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * n_link;
+  }
+  /// Total-mass ratio of rollout k: sum_j s_kj m_j / sum_j m_j (1 when unscaled or massless).
+  double mass_ratio(const Model& m, int k) const;
 };
 
 /// Batch options: initial-state perturbation and randomisation, seeded.
@@ -43,14 +50,19 @@ struct BatchOptions {
   double perturb_theta_dot = 0.01; ///< std. dev. added to every theta_dot(0) coordinate
   double randomize_friction = 0;   ///< c_par and mu scaled by exp(U(-r, r)) per rollout (0 = off)
   double randomize_stiffness = 0;  ///< c_perp scaled by exp(U(-r, r)) per rollout (0 = off)
-  double randomize_mass = 0;       ///< link masses and inertias scaled by exp(U(-r, r)) (0 = off)
+  double randomize_mass = 0;       ///< each link's mass and inertia scaled by its own exp(U(-r, r)) (0 = off)
 };
 
-/// The model with every link mass and inertia tensor multiplied by s (> 0).
+/// The model with every link mass and inertia tensor multiplied by s (> 0): the oracle of the
+/// per-rollout scales (tests), which engines apply without copying the Model.
 Model scale_mass(const Model& m, double s);
+/// Same with one factor per link (n_link entries, each > 0).
+Model scale_mass(const Model& m, const double* link_scale);
 
 /// Initial states and per-rollout parameters for K rollouts. Rollout k draws from its own stream
-/// (seed, k), so it is the same whatever K is.
+/// (seed, k), so it is the same whatever K is: theta(0), theta_dot(0), then (when enabled) friction
+/// c_par and mu, stiffness c_perp, then one mass factor exp(U(-r, r)) per link, link 0 first (each
+/// link its own draw).
 void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParamTable& p);
 
 /// Starts a new episode for the listed rollouts: fresh initial states from the stream
@@ -73,16 +85,13 @@ class CpuBatchStepper {
   int threads() const { return threads_; }
 
  private:
-  void make_data(const RolloutParamTable& p, int K);  // first step: Data (and scaled models) per rollout
+  void make_data(int K);  // first step: Data per rollout
 
   const Scene& sc_;
   int threads_;
   std::unique_ptr<Integrator> integ_;
   std::vector<Data> data_;                    // (K) one per rollout
   std::vector<StepControl> ctl_;              // per-thread controls of the current rollout
-  // per-rollout scaled models and their integrators when masses are randomised
-  std::vector<std::unique_ptr<Scene>> scaled_;
-  std::vector<std::unique_ptr<Integrator>> scaled_integ_;
 };
 
 }  // namespace bigstep

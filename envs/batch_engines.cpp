@@ -44,7 +44,7 @@ PbdSettings team_settings(const Scene& sc) {
 inline int team_horizon(const Scene& sc, bool lockstep) { return lockstep ? (1 << 30) : sc.steps(); }
 
 // Uniform access to the CPU emulation and the CUDA mirror of the team batch: per-rollout C_perp,
-// C_par and mass scale at construction, the servo's gains, and each step's controls.
+// C_par and link mass scales at construction, the servo's gains, and each step's controls.
 template <class S>
 struct CpuTeamBatch {
   PbfdTeamBatch<S> b;
@@ -58,7 +58,7 @@ struct CpuTeamBatch {
     for (int k = 0; k < s.K; ++k) {
       b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
       const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
-      b.set_params(k, cp.c_perp, cp.c_par, p.mass_scale.empty() ? 1.0 : p.mass_scale[k]);
+      b.set_params(k, cp.c_perp, cp.c_par, p.mass_scale_row(k, sc.model.n_link));
     }
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
@@ -90,7 +90,7 @@ struct CudaTeamBatch {
       th0[k] = s.row(s.theta, k);
       thm1[k] = s.row(s.theta_prev, k);
     }
-    b.init(th0, thm1, p.contact, p.mass_scale);
+    b.init(th0, thm1, p.contact, p.link_mass_scale);
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
   void controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar) {
@@ -198,6 +198,9 @@ void check_team_supported(const Scene& sc, const std::string& who) {
 std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
                                                const RolloutParamTable& p) {
   const bool fp32 = sc.precision == "fp32";
+  BIGSTEP_CHECK_ARG(p.link_mass_scale.empty() || p.link_mass_scale.size() == size_t(b.K) * sc.model.n_link,
+                    "RolloutParamTable.link_mass_scale.size()", p.link_mass_scale.size(),
+                    detail::concat("expected 0 or K x n_link = ", size_t(b.K) * sc.model.n_link));
   if (bk.backend == Backend::Cuda) {
     check_team_supported(sc, "--backend cuda");
 #ifdef BIGSTEP_WITH_CUDA

@@ -33,7 +33,7 @@ class BatchEngine {
 
 /// The engine for scene sc (batch.engine, integrator) on backend bk, started from b's initial
 /// states. Throws InvalidArgument naming the key when the combination is not supported (the team
-/// engines implement PBFD JTJ-LM: per-rollout C_perp / C_par / mass scale, control.tau, and the
+/// engines implement PBFD JTJ-LM: per-rollout C_perp / C_par / link mass scales, control.tau, and the
 /// control.pd servo).
 std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
                                                const RolloutParamTable& p);

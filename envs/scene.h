@@ -45,7 +45,7 @@ struct Scene {
   double perturb_theta_dot = 0.01;  ///< batch.perturb_theta_dot: std. dev. on theta_dot(0)
   double randomize_friction = 0;    ///< batch.randomize_friction: c_par, mu scaled by exp(U(-r, r))
   double randomize_stiffness = 0;   ///< batch.randomize_stiffness: c_perp scaled by exp(U(-r, r))
-  double randomize_mass = 0;        ///< batch.randomize_mass: link masses/inertias scaled by exp(U(-r, r))
+  double randomize_mass = 0;        ///< batch.randomize_mass: each link's mass/inertia times its own exp(U(-r, r))
   std::string backend = "cpu";      ///< batch.backend: cpu | cuda | auto (--backend overrides)
   std::string engine = "reference"; ///< batch.engine: reference | team (CPU emulation of the CUDA kernel)
   std::string precision = "fp64";   ///< batch.precision: fp64 | fp32 (team engines only)

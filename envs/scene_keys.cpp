@@ -148,7 +148,7 @@ std::vector<SceneKey> build_table() {
   key("batch.perturb_theta_dot", "number", "0.01", "std. dev. added to theta_dot(0), >= 0");
   key("batch.randomize_friction", "number", "0", "c_par and mu scaled by exp(U(-r, r)) per rollout");
   key("batch.randomize_stiffness", "number", "0", "c_perp scaled by exp(U(-r, r)) per rollout");
-  key("batch.randomize_mass", "number", "0", "link masses and inertias scaled by exp(U(-r, r)) per rollout");
+  key("batch.randomize_mass", "number", "0", "each link's mass and inertia scaled by its own exp(U(-r, r)) per rollout");
   choice("batch.backend", {"cpu", "cuda", "auto"}, "cpu", "cuda runs the team engine on the GPU");
   choice("batch.engine", {"reference", "team"}, "reference",
          "team: the CUDA kernel's cooperative PBFD JTJ-LM iteration emulated on the CPU");

@@ -77,9 +77,15 @@ class BatchEnv {
   nb::ndarray<nb::numpy, uint32_t> status() const { return to_numpy(b_.status.data(), b_.K, 1); }
   nb::ndarray<nb::numpy, int> iterations() const { return to_numpy(b_.iterations.data(), b_.K, 1); }
   nb::ndarray<nb::numpy, double> mass_scale() const {
-    std::vector<double> s(b_.K, 1.0);
-    if (!p_.mass_scale.empty()) s = p_.mass_scale;
+    std::vector<double> s(b_.K);
+    for (int k = 0; k < b_.K; ++k) s[k] = p_.mass_ratio(sc_.model, k);
     return to_numpy(s.data(), s.size(), 1);
+  }
+  nb::ndarray<nb::numpy, double> link_mass_scale() const {
+    const int L = sc_.model.n_link;
+    std::vector<double> s(size_t(b_.K) * L, 1.0);
+    if (!p_.link_mass_scale.empty()) s = p_.link_mass_scale;
+    return to_numpy(s.data(), b_.K, L);
   }
   int rollouts() const { return b_.K; }
   int n_q() const { return b_.n_q; }
@@ -135,7 +141,10 @@ NB_MODULE(_bigstep, m) {
       .def_prop_ro("status", &BatchEnv::status, nb::rv_policy::move, "(K,) status bits of the last step (failure bits are sticky)")
       .def_prop_ro("iterations", &BatchEnv::iterations, nb::rv_policy::move, "(K,) solver iterations of the last step")
       .def_prop_ro("episode", &BatchEnv::episode, nb::rv_policy::move, "(K,) resets of each rollout so far")
-      .def_prop_ro("mass_scale", &BatchEnv::mass_scale, nb::rv_policy::move, "(K,) per-rollout mass scale (batch.randomize_mass)")
+      .def_prop_ro("mass_scale", &BatchEnv::mass_scale, nb::rv_policy::move,
+                   "(K,) per-rollout total-mass ratio sum_j s_kj m_j / sum_j m_j (batch.randomize_mass)")
+      .def_prop_ro("link_mass_scale", &BatchEnv::link_mass_scale, nb::rv_policy::move,
+                   "(K, n_link) per-rollout factor on each link's mass and inertia (batch.randomize_mass)")
       .def_prop_ro("rollouts", &BatchEnv::rollouts)
       .def_prop_ro("n_q", &BatchEnv::n_q)
       .def_prop_ro("dt", &BatchEnv::dt)

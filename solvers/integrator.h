@@ -28,9 +28,13 @@ struct StepStats {
 
 /// One rollout's model parameters (a row of the batch table, envs/batch.h RolloutParamTable).
 /// PBD/PBFD read contact.c_perp / c_par (and alpha, beta, gamma); Newton-Euler baselines and NMDP
-/// read contact.mu. Values are validated by whoever builds them.
+/// read contact.mu. Every integrator reads link_mass_scale: link j's mass and inertia are
+/// multiplied by link_mass_scale[j] (COM unchanged), and weight-derived scales (convergence scale
+/// max(1, W), NMDP tol_G, the MDP k_c) use the scaled weight, so the step equals a lone step on a
+/// Model with those masses (core/inertia.h; no Model copy). Values are validated by whoever builds them.
 struct RolloutParams {
   ContactParams contact;
+  const double* link_mass_scale = nullptr;  ///< (n_link) factor per link, nullptr = 1; not owned
 };
 
 class Integrator {

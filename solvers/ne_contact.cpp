@@ -29,7 +29,7 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
 }
 
 bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const StepControl& u,
-                    NeSmoothStep& out, uint32_t& status, VecX& th_next) {
+                    NeSmoothStep& out, uint32_t& status, VecX& th_next, const double* mass_scale) {
   const int n = m.n_q;
   const VecX& tau = u.tau;
   BIGSTEP_CHECK_ARG(th.size() == n && th_prev.size() == n && (tau.size() == 0 || tau.size() == n),
@@ -43,9 +43,9 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
     return false;
   }
   const VecX v = (th - th_prev) / dt;
-  crba(m, th, out.H);
+  crba(m, th, out.H, mass_scale);
   out.Hf.compute(out.H);
-  VecX f = -nonlinear_effects(m, th, v);
+  VecX f = -nonlinear_effects(m, th, v, mass_scale);
   if (tau.size() != 0) f += tau;
   out.pd = pd != nullptr;
   if (!pd) {

@@ -66,7 +66,7 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   const int n = m_.n_q;
   const double h = s_.dt;
   NeSmoothStep sm;
-  if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next)) return st;
+  if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next, rp.link_mass_scale)) return st;
   const Eigen::LDLT<MatX>& Mf = sm.Mf;
   const VecX& v_free = sm.v_free;
   forward_kinematics(m_, th, ws.kin);
@@ -90,7 +90,7 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   MatX B(n, nx * nd);
   NeSettings s_mu = s_;
   s_mu.mu = rp.contact.mu;
-  const MdpPolytope P = make_mdp_polytope(m_, s_mu);  // with the rollout's mu
+  const MdpPolytope P = make_mdp_polytope(m_, s_mu, 3, rp.link_mass_scale);  // the rollout's mu and weight
   for (int x = 0; x < nx; ++x) {
     const ContactFrame& c = *used[x];
     const double d = std::max(0.0, -c.phi);

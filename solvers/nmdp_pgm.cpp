@@ -50,8 +50,8 @@ void validate_pgm_settings(const PgmSettings& s) {
   BIGSTEP_CHECK_ARG(s.rcond_min >= 0 && s.rcond_min < 1, "integrator.pgm_rcond_min", s.rcond_min, "must be in [0, 1)");
 }
 
-double pgm_tol_G(const Model& m, const PgmSettings& s) {
-  return s.tol_G > 0 ? s.tol_G : 1e-9 * std::max(1.0, m.weight());
+double pgm_tol_G(const Model& m, const PgmSettings& s, const double* mass_scale) {
+  return s.tol_G > 0 ? s.tol_G : 1e-9 * std::max(1.0, weight(m, mass_scale));
 }
 
 Pgm::Pgm(const NmdpProblem& P) : qp_(std::max(1, P.n_w()), std::max(1, P.n_w() + P.n_contacts())) {}
@@ -102,7 +102,7 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
                      const PgmObserver& obs) {
   const Model& m = P.model();
   const int n = m.n_q, n_w = P.n_w(), V = P.polytope().n_dirs;
-  const double tol_G = pgm_tol_G(m, s);
+  const double tol_G = pgm_tol_G(m, s, P.mass_scale());
   PgmResult r;
   // lines 1-3: the contact-free step (w = 0)
   w.setZero(n_w);

@@ -96,6 +96,6 @@ class Pgm {
 };
 
 /// tol_G of §7.2: s.tol_G, or 1e-9 max(1, W) when it is 0.
-double pgm_tol_G(const Model& m, const PgmSettings& s);
+double pgm_tol_G(const Model& m, const PgmSettings& s, const double* mass_scale = nullptr);  // W scaled (core/inertia.h)
 
 }  // namespace bigstep

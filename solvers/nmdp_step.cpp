@@ -85,6 +85,9 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
     return st;
   }
   problem_.set_mu(p.contact.mu);
+  problem_.set_mass_scale(p.link_mass_scale, p.link_mass_scale
+                                                 ? make_mdp_polytope(m_, s_.contact, s_.depth_exponent, p.link_mass_scale).k_c
+                                                 : poly_.k_c);
   const double dt = s_.contact.dt;
   // state of §3: carried when this frame continues the rollout's last one
   VecX& th_m = ws.th_m;

@@ -27,11 +27,11 @@ double MdpPolytope::dscale(double d) const {
   return d > 0 ? k_c * depth_exponent * std::pow(d, depth_exponent - 1) : 0.0;
 }
 
-MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent) {
+MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent, const double* mass_scale) {
   MdpPolytope P;
   // k_c = W / (N_s d_ref^3), N_s = half of the contact points (those expected to carry the weight)
   const double n_s = std::max(1.0, 0.5 * double(m.spheres.size()));
-  P.k_c = s.k_c > 0 ? s.k_c : m.weight() / (n_s * std::pow(s.d_ref, 3));
+  P.k_c = s.k_c > 0 ? s.k_c : weight(m, mass_scale) / (n_s * std::pow(s.d_ref, 3));
   P.zeta_s = s.zeta * std::pow(s.d_ref, 3);
   P.mu = s.mu;
   P.n_dirs = s.friction_directions;
@@ -234,7 +234,7 @@ double NmdpProblem::K(const VecX& theta) {
 double NmdpProblem::kinetic(const VecX& theta) {
   if (form_ == NmdpForm::Pbd) {
     update(theta, false);
-    return inertia_value(m_, kin_, anchor_K_, in_.h);
+    return inertia_value(m_, kin_, anchor_K_, in_.h, ms_);
   }
   // 1/2 sum_j <T_dot_j, T_dot_j>_j = 1/2 theta_dot^T H theta_dot
   update(theta, true);
@@ -244,7 +244,7 @@ double NmdpProblem::kinetic(const VecX& theta) {
   Vec3 t;
   for (int j = 0; j < m_.n_link; ++j) {
     link_velocity(j, qd, R, t);
-    K += 0.5 * moment_product(m_, j, R, t, R, t);
+    K += 0.5 * moment_product(m_, j, R, t, R, t, ms_);
   }
   return K;
 }
@@ -264,8 +264,8 @@ void NmdpProblem::kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q) {
   if (form_ == NmdpForm::Pbd) {
     // g_K = 1/h^2 sum_j <d_k T_j, T_j - T_j(theta_-)>_j;  Q_K = H / h^2 (exact J^T J of K)
     update(theta, true);
-    add_inertia_gradient(m_, kin_, anchor_K_, in_.h, g);
-    mass_matrix(m_, kin_, Q);
+    add_inertia_gradient(m_, kin_, anchor_K_, in_.h, g, ms_);
+    mass_matrix(m_, kin_, Q, ms_);
     Q /= in_.h * in_.h;
     return;
   }
@@ -278,9 +278,9 @@ void NmdpProblem::kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q) {
     const size_t base = size_t(j) * n;
     for (int k = 0; k < n; ++k) {
       if (!m_.moves(k, j)) continue;
-      g[k] += moment_product(m_, j, WR[base + k], Wt[base + k], Rd[j], td[j]);
+      g[k] += moment_product(m_, j, WR[base + k], Wt[base + k], Rd[j], td[j], ms_);
       for (int l = k; l < n; ++l)
-        if (m_.moves(l, j)) Q(k, l) += moment_product(m_, j, WR[base + k], Wt[base + k], WR[base + l], Wt[base + l]);
+        if (m_.moves(l, j)) Q(k, l) += moment_product(m_, j, WR[base + k], Wt[base + k], WR[base + l], Wt[base + l], ms_);
     }
   }
   Q.triangularView<Eigen::StrictlyLower>() = Q.transpose().triangularView<Eigen::StrictlyLower>();
@@ -326,12 +326,12 @@ void NmdpProblem::G(const VecX& theta, const VecX& w, VecX& G) {
     const VecX qd = (theta - in_.theta_m) / in_.h;
     const double hd = accel_ == AccelDenominator::Recommended ? in_.h : in_.dt_last;
     const VecX qdd = (qd - theta_dot_m_) / hd;
-    rnea<double>(m_, theta, qd, qdd, G);  // H theta_ddot + c + grad V
+    rnea<double>(m_, theta, qd, qdd, G, ms_);  // H theta_ddot + c + grad V
   } else {
     update(theta, true);
     G.setZero(n);
-    add_inertia_gradient(m_, kin_, anchor_I_, inertia_dt(), G);
-    add_gravity_derivatives(m_, kin_, G, nullptr);
+    add_inertia_gradient(m_, kin_, anchor_I_, inertia_dt(), G, ms_);
+    add_gravity_derivatives(m_, kin_, G, nullptr, ms_);
   }
   G -= torque(theta);
   add_contact_force(w, G);
@@ -419,11 +419,11 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) const {
       const int k = path[a];
       for (int b = 0; b < p; ++b) {
         const int l = path[b];
-        A(k, l) += moment_product(m_, j, dT[a].R, dT[a].t, Y[b].R, Y[b].t);
+        A(k, l) += moment_product(m_, j, dT[a].R, dT[a].t, Y[b].R, Y[b].t, ms_);
         if (b >= a) {
           // <d_kl T_j, T_ddot_j>, symmetric in (k, l): d_kl T = Omega_k d_l T for k <= l
           const Pair dkl = apply(Om[a], dT[b]);
-          const double v = moment_product(m_, j, dkl.R, dkl.t, Tdd.R, Tdd.t);
+          const double v = moment_product(m_, j, dkl.R, dkl.t, Tdd.R, Tdd.t, ms_);
           A(k, l) += v;
           if (b != a) A(l, k) += v;
         }
@@ -440,10 +440,10 @@ void NmdpProblem::A(const VecX& theta, const VecX& w, PgmMode mode, MatX& A) {
     ne_inertial_jacobian(A);
   } else {
     A.setZero(n, n);
-    add_inertia_hessian(m_, kin_, anchor_I_, inertia_dt(), A);
+    add_inertia_hessian(m_, kin_, anchor_I_, inertia_dt(), A, ms_);
   }
   VecX gV = VecX::Zero(n);
-  add_gravity_derivatives(m_, kin_, gV, &A);
+  add_gravity_derivatives(m_, kin_, gV, &A, ms_);
   // -d tau/d theta = diag(K_p + K_d / h)  (§9)
   if (in_.kp.size() != 0) A.diagonal() += (in_.kp.array() + in_.kd.array() / in_.h).matrix();
   add_contact_jacobian(w, mode == PgmMode::Fo, A);
@@ -466,7 +466,7 @@ double NmdpProblem::merit0(const VecX& theta) {
     return 0.5 * g.squaredNorm();
   }
   update(theta, false);
-  double E = inertia_value(m_, kin_, anchor_I_, inertia_dt()) + gravity_value(m_, kin_) - theta.dot(in_.tau);
+  double E = inertia_value(m_, kin_, anchor_I_, inertia_dt(), ms_) + gravity_value(m_, kin_, ms_) - theta.dot(in_.tau);
   if (in_.kp.size() != 0) {
     // gradient K_p (theta - theta_bar) + K_d ((theta - theta_-)/h - theta_dot_bar) = -tau_pd
     const VecX e = theta - in_.theta_bar;

@@ -44,7 +44,9 @@ struct MdpPolytope {
 
 /// k_c = contact.k_c, or W / (N_s d_ref^3) with N_s = half the contact points when it is 0;
 /// zeta_s = zeta d_ref^3 (nmdp.md §4, B5).
-MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent = 3);
+/// mass_scale: link mass scales (core/inertia.h) of the weight W in the automatic k_c, nullptr = 1.
+MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent = 3,
+                              const double* mass_scale = nullptr);
 
 /// Polytope vertices of one point, columns v^i = scale (n + mu t^i) (3 x n_dirs).
 void mdp_vertices(const MdpPolytope& P, double scale, const Vec3& n, const std::vector<Vec3>& t,
@@ -96,6 +98,13 @@ class NmdpProblem {
   const Model& model() const { return m_; }
   const MdpPolytope& polytope() const { return poly_; }
   void set_mu(double mu) { poly_.mu = mu; }
+  /// The rollout's link mass scales (RolloutParams::link_mass_scale, nullptr = 1; not owned) and
+  /// the polytope's k_c that goes with them (make_mdp_polytope with the same scales).
+  void set_mass_scale(const double* s, double k_c) {
+    ms_ = s;
+    poly_.k_c = k_c;
+  }
+  const double* mass_scale() const { return ms_; }
   int n_contacts() const { return n_pairs_; }
   int n_w() const { return n_pairs_ * poly_.n_dirs; }  ///< m = sum_x V_x (contact-major order)
 
@@ -155,6 +164,7 @@ class NmdpProblem {
   AccelDenominator accel_;
   double ghost_distance_;
   bool servo_metric_ = false;
+  const double* ms_ = nullptr;  // link mass scales of the current rollout
   int n_pairs_;
   std::vector<std::vector<Vec3>> tangents_;  // (n_planes) x V
   NmdpStepInput in_;

@@ -16,6 +16,7 @@ struct PbdStepInput {
   double dt = 0.01;
   VecX tau;                       ///< (n_q) joint torques, constant over the step
   ContactParams cp;
+  const double* mass_scale = nullptr;  ///< (n_link) the rollout's link mass scales (core/inertia.h), null = 1
   InertiaAnchor anchor;           ///< 2 T(theta_n) - T(theta_{n-1}) per link
   std::vector<Vec3> centre_n;     ///< (n_sphere) sphere centres at theta_n (p_n)
   // backward-Euler stable PD (nmdp.md §9, pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)

@@ -34,7 +34,7 @@ void add_pd_terms(const PbdStepInput& in, const VecX& theta, VecX& grad, MatX* H
 
 double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws) {
   forward_kinematics(m, theta, ws.kin);
-  double E = inertia_value(m, ws.kin, in.anchor, in.dt) + gravity_value(m, ws.kin) - theta.dot(in.tau) +
+  double E = inertia_value(m, ws.kin, in.anchor, in.dt, in.mass_scale) + gravity_value(m, ws.kin, in.mass_scale) - theta.dot(in.tau) +
              pd_potential(in, theta);
   const ContactParams& cp = in.cp;
   for (size_t s = 0; s < m.spheres.size(); ++s) {
@@ -58,19 +58,19 @@ void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& 
   link_derivatives(m, ws.kin);
   grad.setZero(m.n_q);
   grad -= in.tau;
-  add_inertia_gradient(m, ws.kin, in.anchor, in.dt, grad);
+  add_inertia_gradient(m, ws.kin, in.anchor, in.dt, grad, in.mass_scale);
   const bool exact = kind == HessianKind::Exact;
   MatX* Bp = kind == HessianKind::None ? nullptr : B;
   if (Bp) {
     if (exact) {
       B->setZero(m.n_q, m.n_q);
-      add_inertia_hessian(m, ws.kin, in.anchor, in.dt, *B);
+      add_inertia_hessian(m, ws.kin, in.anchor, in.dt, *B, in.mass_scale);
     } else {
-      mass_matrix(m, ws.kin, *B);  // Gauss-Newton part of I: H / dt^2
+      mass_matrix(m, ws.kin, *B, in.mass_scale);  // Gauss-Newton part of I: H / dt^2
       *B /= in.dt * in.dt;
     }
   }
-  add_gravity_derivatives(m, ws.kin, grad, exact ? B : nullptr);  // grad^2 V needs d^2X: exact only
+  add_gravity_derivatives(m, ws.kin, grad, exact ? B : nullptr, in.mass_scale);  // grad^2 V needs d^2X: exact only
   add_pd_terms(in, theta, grad, Bp);  // exact and PSD: both model matrices take it
   const ContactParams& cp = in.cp;
   for_each_active_contact(m, in, ws, [&](int link, const Vec3&, double d, const Vec3& n, const Vec3& u) {

@@ -56,7 +56,7 @@ struct Eq6Objective final : LmObjective {
 struct Eq13Objective final : LmObjective {
   const Model& m; const PbdStepInput& in; PbdWorkspace& ws; VecX& r; MatX& Jr; double scale;
   Eq13Objective(const Model& m, const PbdStepInput& in, PbdWorkspace& ws)
-      : m(m), in(in), ws(ws), r(ws.r), Jr(ws.Jr), scale(std::max(1.0, m.weight())) {}
+      : m(m), in(in), ws(ws), r(ws.r), Jr(ws.Jr), scale(std::max(1.0, weight(m, in.mass_scale))) {}
   // Departure from pbfd.md §5.1: F = 1/2|r|^2 tends to 0, so its rounding is not
   // 64 eps max(1, F) but ~ eps |r| s (r sums forces of size s = max(1, W)). With the spec's
   // threshold every late step looked like noise, rho was pinned at 0.5, lambda never fell and the
@@ -86,7 +86,7 @@ PbdIntegrator::PbdIntegrator(const Model& m, const PbdSettings& s) : Integrator(
 }
 
 bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st) const {
-  const double scale = std::max(1.0, m_.weight());
+  const double scale = std::max(1.0, weight(m_, in.mass_scale));  // the rollout's scaled weight
   if (s_.optimizer == Optimizer::Lbfgs) {
     LbfgsSettings ls{s_.eps_r, scale, s_.lbfgs_it_max, 10};
     LbfgsResult r;
@@ -160,6 +160,7 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   }
   PbdStepInput& in = ws.in;
   make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws, in);
+  in.mass_scale = p.link_mass_scale;
   if (u.pd) set_step_pd(m_, *u.pd, theta_n, u.t + s_.dt, in);
   // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
   theta_next = 2 * theta_n - theta_nm1;

@@ -27,7 +27,7 @@ class PbfdTeamBatch {
   /// 0 = n_steps, all of them. Lockstep RL loops read each step right away and need 1.
   PbfdTeamBatch(const Model& m, const PbdSettings& s, int K, int n_steps, bool lockstep, int threads = 0,
                 DenseAlgebra algebra = DenseAlgebra::Fused, int out_slots = 0)
-      : arrays_(m), mv_(arrays_.view()), K_(K), D_(m.n_q), threads_(threads > 0 ? threads : omp_get_num_procs()),
+      : model_(m), arrays_(m), mv_(arrays_.view()), K_(K), D_(m.n_q), threads_(threads > 0 ? threads : omp_get_num_procs()),
         algebra_(algebra) {
     cfg_.eps_r = S(s.eps_r);
     cfg_.eps_x = S(s.eps_x);
@@ -57,9 +57,7 @@ class PbfdTeamBatch {
       t.th_nm1[i] = S(theta_m1[i]);
       t.tau[i] = t.theta_bar[i] = t.theta_dot_bar[i] = t.kp[i] = t.kd[i] = 0;
     }
-    t.params[0] = p_[1];
-    t.params[1] = p_[2];
-    t.params[2] = 1;
+    lm_write_params<S>(model_, t.params, double(p_[1]), double(p_[2]), nullptr);
     CpuTeam team;
     lm_team_init(team, mv_, t, scratch_.data());
   }
@@ -101,11 +99,9 @@ class PbfdTeamBatch {
     return n;
   }
   /// Per-rollout parameters (after init; default: the settings' C_perp, C_par and mass scale 1).
-  void set_params(int k, double c_perp, double c_par, double mass_scale = 1) {
-    LmTraj<S> t = traj(k);
-    t.params[0] = S(c_perp);
-    t.params[1] = S(c_par);
-    t.params[2] = S(mass_scale);
+  /// link_mass_scale: n_link factors on link masses and inertias (RolloutParams), nullptr = 1.
+  void set_params(int k, double c_perp, double c_par, const double* link_mass_scale = nullptr) {
+    lm_write_params<S>(model_, traj(k).params, c_perp, c_par, link_mass_scale);
   }
   /// Turns the stable-PD servo on with gains kp, kd (n_q each) for every trajectory.
   void set_gains(const VecX& kp, const VecX& kd) {
@@ -227,6 +223,7 @@ class PbfdTeamBatch {
     return lm_traj_at(mv_, cfg_.n_out, k, data_.data(), ints_.data(), iters_.data(), status_.data());
   }
 
+  Model model_;  // one copy (link masses, gravity) for the per-rollout weights of set_params
   ModelArrays<S> arrays_;
   ModelView<S> mv_;
   int K_, D_, threads_;

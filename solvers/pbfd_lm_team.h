@@ -30,8 +30,11 @@ struct LmTeamSettings {
 
 /// Ints per trajectory: status, step, it, first_eval, attempt, it_total, over, tries.
 constexpr int kLmInts = 8;
-/// Per-rollout parameters (LmTraj::params): C_perp, C_par, mass scale.
+/// Per-rollout scalar parameters at the head of LmTraj::params: C_perp, C_par, W (the rollout's
+/// weight with its link mass scales); the n_link link mass scales follow (lm_params_size in all).
 constexpr int kLmParams = 3;
+template <class S>
+BIGSTEP_HD int lm_params_size(const ModelView<S>& m) { return kLmParams + m.n_link; }
 
 /// Per-trajectory state (global memory). Arrays: D = n_q entries unless noted.
 template <class S>
@@ -47,7 +50,7 @@ struct LmTraj {
   int *out_iters;              // (n_out) iterations of each committed step
   unsigned *out_status;        // (n_out) StatusBits of each committed step
   S *scal;                     // 8 scalars: F, lambda, nu, pred, res, rho, accept, gmax
-  S *params;                   // kLmParams scalars of this rollout: C_perp, C_par, mass scale (randomisation)
+  S *params;                   // lm_params_size: C_perp, C_par, W, then the n_link link mass scales
   int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
 };
 
@@ -55,7 +58,7 @@ struct LmTraj {
 template <class S>
 BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
   const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + 5 * D + n_out * D + 8 + kLmParams;
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + 5 * D + n_out * D + 8 + lm_params_size(m);
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
@@ -92,11 +95,22 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data
   return t;
 }
 
+/// Host side, shared by the CPU emulation and the CUDA upload: one rollout's parameters into
+/// params (lm_params_size entries). link_scale: n_link mass factors (RolloutParams::link_mass_scale)
+/// or nullptr = 1; W is the scaled weight computed in double as the reference does (core/model.h).
+template <class S>
+inline void lm_write_params(const Model& m, S* params, double c_perp, double c_par, const double* link_scale) {
+  params[0] = S(c_perp);
+  params[1] = S(c_par);
+  params[2] = S(weight(m, link_scale));
+  for (int j = 0; j < m.n_link; ++j) params[kLmParams + j] = S(bigstep::link_scale(link_scale, j));
+}
+
 namespace team_detail {
 // s = max(1, W) with W this rollout's weight (solvers/lm.h): the residual's natural scale.
 template <class S>
-BIGSTEP_HD S lm_scale(const ModelView<S>& m, const LmTraj<S>& t) {
-  const S W = m.weight * t.params[2];
+BIGSTEP_HD S lm_scale(const ModelView<S>&, const LmTraj<S>& t) {
+  const S W = t.params[2];
   return W > S(1) ? W : S(1);
 }
 enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7 };
@@ -213,7 +227,7 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   const S eps = sizeof(S) == 8 ? S(2.220446049250313e-16) : S(1.1920929e-7);
   const S scale = lm_scale(m, t);
   PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.params[0], t.params[1], alpha, beta, gamma};
-  in.mass_scale = t.params[2];
+  in.mass_scale = t.params + kLmParams;
   if (cfg.pd) {
     in.kp = t.kp;
     in.kd = t.kd;

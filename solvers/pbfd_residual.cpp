@@ -11,12 +11,12 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
   link_derivatives(m, ws.kin);
   r.setZero(m.n_q);
   r -= in.tau;
-  add_inertia_gradient(m, ws.kin, in.anchor, in.dt, r);
+  add_inertia_gradient(m, ws.kin, in.anchor, in.dt, r, in.mass_scale);
   if (Jr) {
     Jr->setZero(m.n_q, m.n_q);
-    add_inertia_hessian(m, ws.kin, in.anchor, in.dt, *Jr);
+    add_inertia_hessian(m, ws.kin, in.anchor, in.dt, *Jr, in.mass_scale);
   }
-  add_gravity_derivatives(m, ws.kin, r, Jr);
+  add_gravity_derivatives(m, ws.kin, r, Jr, in.mass_scale);
   add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (pbfd.md §4.6)
   const ContactParams& cp = in.cp;
   for_each_active_contact(m, in, ws, [&](int link, const Vec3&, double d, const Vec3& n, const Vec3& u) {

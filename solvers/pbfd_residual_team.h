@@ -16,9 +16,10 @@ struct PbfdStepConst {
   const S* centre_n;   // (n_sphere x 3) sphere centres at theta_n
   const S* tau;        // (n_q)
   S dt, c_perp, c_par, alpha, beta, gamma;
-  // per-rollout randomisation: every link mass and inertia times mass_scale (inertia §3 and
-  // gravity §2.4 are linear in them, so the scale multiplies those terms)
-  S mass_scale = S(1);
+  // per-rollout randomisation: link j's mass and inertia times mass_scale[j] (n_link, nullptr = 1;
+  // RolloutParams::link_mass_scale). Inertia §3 and gravity §2.4 are linear in them per link, so
+  // s_j multiplies link j's terms.
+  const S* mass_scale = nullptr;
   // backward-Euler stable PD (pbfd.md §4.6, nmdp.md §9), kp == nullptr = none:
   // r += K_p (theta - theta_bar) + K_d ((theta - theta_n)/dt - theta_dot_bar), J += diag(K_p + K_d/dt)
   const S *kp = nullptr, *kd = nullptr, *theta_bar = nullptr, *theta_dot_bar = nullptr, *theta_n = nullptr;
@@ -123,7 +124,6 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   });
   team.sync();
   const S inv_dt2 = S(1) / (in.dt * in.dt);
-  const S ms = in.mass_scale;
   const V g{m.gravity[0], m.gravity[1], m.gravity[2]};
   // second derivative d_ab T_j = min(a,b) |> d_max(a,b) T_j (both on the path of j)
   auto d2T = [&](int j, int a, int b, M& Mo, V& vo) {
@@ -156,6 +156,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
       const V dtk = ld3(sh.dt + 3 * (j * D + k));
       const V c = m.v3(m.link_com, j);
       const S mj = m.link_mass[j];
+      const S ms = in.mass_scale ? in.mass_scale[j] : S(1);
       rk += ms * (inv_dt2 * moment_product(m, j, dRk, dtk, A, b));  // inertia (§3)
       rk -= ms * (mj * hd::dot(g, dRk * c + dtk));                  // gravity (§2.4)
       if (!Jr) continue;

@@ -2,6 +2,7 @@
 // derivatives (habit 13), on a tree with every joint type and a random state.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
 #include "core/crba.h"
@@ -138,4 +139,60 @@ TEST_CASE("dynamics: AD derivatives of RNEA match central differences", "[dynami
   // central differences with h = 1e-6: truncation ~1e-12 * |tau'''|, round-off ~1e-10 * |tau|
   CHECK((dq - fq).norm() <= tol(1e-6) * (1 + fq.norm()));
   CHECK((dqd - fqd).norm() <= tol(1e-6) * (1 + fqd.norm()));
+}
+
+TEST_CASE("dynamics: per-link mass scales equal the same functions on the scaled model", "[dynamics][mass]") {
+  // mass_scale (core/inertia.h): link j's mass and inertia times s_j, COM unchanged, no Model copy.
+  // The oracle is a Model whose link masses and inertias are scaled; only rounding differs.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> U(-0.7, 0.7);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Model m = tree_model(rng);
+    std::vector<double> s(m.n_link);
+    ModelSpec spec{m.links, {}, {}, m.gravity, {}, {}};
+    for (int j = 0; j < m.n_link; ++j) {
+      s[j] = std::exp(U(rng));
+      spec.links[j].mass *= s[j];
+      spec.links[j].inertia *= s[j];
+    }
+    const Model ms = Model::finalize(spec);
+    CHECK(total_mass(m, s.data()) == ms.total_mass);
+    CHECK(weight(m, s.data()) == ms.weight());
+    const VecX q = rand_vec(rng, m.n_q, 1.0), qd = rand_vec(rng, m.n_q, 1.0), qdd = rand_vec(rng, m.n_q, 1.0);
+    auto close = [](const auto& a, const auto& b) { return (a - b).norm() <= 1e-12 * (1 + b.norm()); };
+    MatX H, Hs;
+    crba(m, q, H, s.data());
+    crba(ms, q, Hs);
+    CHECK(close(H, Hs));
+    VecX tau, taus;
+    rnea<double>(m, q, qd, qdd, tau, s.data());
+    rnea<double>(ms, q, qd, qdd, taus);
+    CHECK(close(tau, taus));
+    CHECK(close(forward_dynamics(m, q, qd, tau, s.data()), forward_dynamics(ms, q, qd, tau)));
+    Kinematics kin(m), kin_a(m), kin_b(m);
+    forward_kinematics(m, q, kin);
+    link_derivatives(m, kin);
+    forward_kinematics(m, q + 0.01 * qd, kin_a);
+    forward_kinematics(m, q - 0.02 * qd, kin_b);
+    const InertiaAnchor an = make_inertia_anchor(kin_a, kin_b);
+    mass_matrix(m, kin, H, s.data());
+    mass_matrix(ms, kin, Hs);
+    CHECK(close(H, Hs));
+    const double dt = 0.01;
+    CHECK(inertia_value(m, kin, an, dt, s.data()) == Approx(inertia_value(ms, kin, an, dt)).epsilon(1e-12));
+    CHECK(gravity_value(m, kin, s.data()) == Approx(gravity_value(ms, kin)).epsilon(1e-12));
+    VecX g = VecX::Zero(m.n_q), gs = VecX::Zero(m.n_q);
+    MatX A = MatX::Zero(m.n_q, m.n_q), As = MatX::Zero(m.n_q, m.n_q);
+    add_inertia_gradient(m, kin, an, dt, g, s.data());
+    add_inertia_gradient(ms, kin, an, dt, gs);
+    add_inertia_hessian(m, kin, an, dt, A, s.data());
+    add_inertia_hessian(ms, kin, an, dt, As);
+    add_gravity_derivatives(m, kin, g, &A, s.data());
+    add_gravity_derivatives(ms, kin, gs, &As);
+    CHECK(close(g, gs));
+    CHECK(close(A, As));
+    CHECK(close(centre_of_mass(m, kin, s.data()), centre_of_mass(ms, kin)));
+    // and the scales matter
+    CHECK(!close(H, (crba(m, q, Hs), Hs)));
+  }
 }

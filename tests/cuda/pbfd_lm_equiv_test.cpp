@@ -81,7 +81,7 @@ void expect_same_steps(const PbfdTeamBatchCuda<double>& gpu, PbfdTeamBatch<doubl
 // Per-rollout randomisation in both: C_perp, C_par and mass scale differ in every rollout.
 struct Randomised {
   std::vector<ContactParams> contact;
-  std::vector<double> mass_scale;
+  std::vector<double> mass_scale;  // (K x n_link) link mass scales
   Randomised(const Scene& sc, int K) {
     std::mt19937 rng(17);
     std::uniform_real_distribution<double> U(-0.4, 0.4);
@@ -90,7 +90,7 @@ struct Randomised {
       cp.c_perp *= std::exp(U(rng));
       cp.c_par *= std::exp(U(rng));
       contact.push_back(cp);
-      mass_scale.push_back(std::exp(U(rng)));
+      for (int j = 0; j < sc.model.n_link; ++j) mass_scale.push_back(std::exp(U(rng)));
     }
   }
 };
@@ -107,7 +107,7 @@ void fp64_matches_cpu(Launch how, int iters_per_launch = 1) {
   PbfdTeamBatch<double> cpu(sc.model, sc.settings, K, steps, false, 0);
   for (int k = 0; k < K; ++k) {
     cpu.init(k, th0[k], thm1[k]);
-    cpu.set_params(k, rnd.contact[k].c_perp, rnd.contact[k].c_par, rnd.mass_scale[k]);
+    cpu.set_params(k, rnd.contact[k].c_perp, rnd.contact[k].c_par, rnd.mass_scale.data() + size_t(k) * sc.model.n_link);
   }
   run_to_end(cpu, K);
   PbfdTeamBatchCuda<double> gpu(sc.model, sc.settings, K, steps, false,

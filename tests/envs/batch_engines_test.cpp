@@ -1,6 +1,7 @@
 // The batch engines behind one interface (envs/batch_engines.h) take an RL policy's per-rollout,
 // per-step torques: the team engine (CPU emulation of the CUDA kernel) matches the reference
-// engine step for step (same iterations, states within the team tolerance 1e-9), non-finite
+// engine step for step with per-link mass scales (same iterations, states within the team
+// tolerance 1e-9), non-finite
 // actions flag their rollout only, and free-running scheduling refuses per-step actions.
 #include <catch2/catch.hpp>
 
@@ -41,6 +42,10 @@ Run run(const Scene& sc, int K, int steps, int nan_rollout = -1, int nan_step = 
   Run r{StateBatch(K, sc.model.n_q), {}};
   RolloutParamTable p;
   init_batch(sc, opt, r.b, p);
+  // per-link mass scales (K x n_link), a different factor on each link: the team engine applies
+  // them per link in its residual and weight, the reference in every core mass read
+  REQUIRE(p.link_mass_scale.size() == size_t(K) * sc.model.n_link);
+  REQUIRE(p.link_mass_scale[0] != p.link_mass_scale[1]);
   const auto engine = make_batch_engine(sc, BackendChoice{}, r.b, p);
   for (int s = 0; s < steps; ++s) {
     std::vector<double> tau = actions(K, sc.model.n_q, s);

@@ -123,7 +123,7 @@ TEST_CASE("batch: randomised friction is per rollout and reproducible", "[batch]
   CHECK(VecX(b.row(b.theta, 3)) == d.theta);
 }
 
-TEST_CASE("batch: per-rollout mass scale equals a lone run on the scaled model", "[batch]") {
+TEST_CASE("batch: per-link mass scales equal a lone run on the scaled model", "[batch]") {
   const Scene sc = chain({"batch.randomize_mass=0.5"});
   BatchOptions opt;
   opt.rollouts = 3;
@@ -133,17 +133,21 @@ TEST_CASE("batch: per-rollout mass scale equals a lone run on the scaled model",
   StateBatch b(3, sc.model.n_q);
   RolloutParamTable p;
   init_batch(sc, opt, b, p);
-  REQUIRE(p.mass_scale.size() == 3);
+  const int L = sc.model.n_link;
+  REQUIRE(p.link_mass_scale.size() == size_t(3) * L);
   REQUIRE(p.contact.size() == 3);
-  CHECK(p.mass_scale[0] != p.mass_scale[1]);
+  CHECK(p.link_mass_scale[0] != p.link_mass_scale[L]);  // rollouts differ
+  CHECK(p.link_mass_scale[0] != p.link_mass_scale[1]);  // links differ: each its own draw
+  for (double s : p.link_mass_scale) CHECK((s >= std::exp(-0.5) && s <= std::exp(0.5)));
   CHECK(p.contact[0].c_perp != p.contact[1].c_perp);
   const int k = 1;
   const VecX th = b.row(b.theta, k), thp = b.row(b.theta_prev, k);
   CpuBatchStepper st(sc, 2);
   for (int s = 0; s < 15; ++s) st.step(b, p);
   Scene lone = sc;
-  lone.model = scale_mass(sc.model, p.mass_scale[k]);
-  CHECK(lone.model.total_mass == Approx(sc.model.total_mass * p.mass_scale[k]).epsilon(1e-14));
+  lone.model = scale_mass(sc.model, p.mass_scale_row(k, L));
+  CHECK(lone.model.total_mass == total_mass(sc.model, p.mass_scale_row(k, L)));
+  CHECK(p.mass_ratio(sc.model, k) == Approx(lone.model.total_mass / sc.model.total_mass).epsilon(1e-14));
   auto integ = make_integrator(lone);
   Data d = integ->make_data();
   d.theta = th;
@@ -151,7 +155,7 @@ TEST_CASE("batch: per-rollout mass scale equals a lone run on the scaled model",
   StepControl u;
   u.tau = sc.tau;
   for (int s = 0; s < 15; ++s) integ->step(d, u, RolloutParams{p.contact[k]});
-  CHECK(VecX(b.row(b.theta, k)) == d.theta);
+  CHECK((VecX(b.row(b.theta, k)) - d.theta).lpNorm<Eigen::Infinity>() <= 1e-12);
 }
 
 TEST_CASE("batch: rigid dry friction slides v0^2/(2 mu g) whatever the mass scale", "[batch]") {
@@ -166,8 +170,9 @@ TEST_CASE("batch: rigid dry friction slides v0^2/(2 mu g) whatever the mass scal
   StateBatch b(3, sc.model.n_q);
   RolloutParamTable p;
   init_batch(sc, opt, b, p);
-  CHECK(*std::max_element(p.mass_scale.begin(), p.mass_scale.end()) >
-        1.5 * *std::min_element(p.mass_scale.begin(), p.mass_scale.end()));
+  std::vector<double> ratio;
+  for (int k = 0; k < 3; ++k) ratio.push_back(p.mass_ratio(sc.model, k));
+  CHECK(*std::max_element(ratio.begin(), ratio.end()) > 1.5 * *std::min_element(ratio.begin(), ratio.end()));
   CpuBatchStepper st(sc, 2);
   const double x0 = b.theta[0], v0 = sc.theta_dot0[0], mu = sc.ne.mu;
   for (int s = 0; s < 500; ++s) st.step(b, p);

@@ -124,6 +124,8 @@ def test_team_engine_matches_reference_rollouts(bigstep, tmp_path, scene, random
         assert ref[0]["c_perp"] != ref[1]["c_perp"] and ref[0]["c_par"] != ref[1]["c_par"]
     if randomize:
         assert ref[0]["mass_scale"] != ref[1]["mass_scale"]
+        per = json.loads((tmp_path / "ref" / "summary.json").read_text())["per_rollout"]
+        assert len(per["link_mass_scale"]) == 3 and per["mass_scale"][0] == pytest.approx(float(ref[0]["mass_scale"]))
 
 
 def test_team_engine_rejects_unsupported_integrator(bigstep, tmp_path):

@@ -33,7 +33,10 @@ def test_team_engine_matches_reference_with_actions(bigstep_py):
     assert np.array_equal(ref.iterations, team.iterations)
     assert np.max(np.abs(a - b)) < 1e-9
     assert team.time == pytest.approx(20 * team.dt)
-    assert len(set(np.round(team.mass_scale, 12))) == 3  # randomised per rollout
+    assert len(set(np.round(team.mass_scale, 12))) == 3  # randomised per rollout (total-mass ratio)
+    ls = team.link_mass_scale  # (K, n_link): each link its own factor
+    assert ls.shape[0] == 3 and ls.shape[1] > 1 and len(set(np.round(ls[0], 12))) == ls.shape[1]
+    assert np.array_equal(ls, ref.link_mass_scale) and np.all(np.abs(np.log(ls)) <= 0.3)
     # the actions matter
     idle = bigstep_py.BatchEnv(CHAIN, rollouts=3, seed=4, overrides=[LIFT, "batch.randomize_mass=0.3", "batch.engine=team"])
     for _ in range(20):

@@ -37,7 +37,7 @@ Case make_case(const std::string& cfg, int K, std::vector<std::string> ov = {}) 
 
 // Optional per-rollout mass scales and controls (constant torques, a stable-PD servo).
 struct Controls {
-  std::vector<double> mass_scale;  // (K) or empty
+  std::vector<double> mass_scale;  // (K x n_link) link mass scales, row-major, or empty
   VecX tau;                        // (n_q) or empty
   const PdServo* pd = nullptr;     // needs lockstep: the targets are set between steps
 };
@@ -61,7 +61,8 @@ void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlge
   for (int k = 0; k < K; ++k) {
     batch.init(k, c.th0[k], c.thm1[k]);
     if (!u.mass_scale.empty())
-      batch.set_params(k, c.sc.settings.contact.c_perp, c.sc.settings.contact.c_par, u.mass_scale[k]);
+      batch.set_params(k, c.sc.settings.contact.c_perp, c.sc.settings.contact.c_par,
+                       u.mass_scale.data() + size_t(k) * c.sc.model.n_link);
   }
   if (u.pd) batch.set_gains(u.pd->kp, u.pd->kd);
   set_controls(0);
@@ -80,7 +81,8 @@ void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlge
   }
   for (int k = 0; k < K; ++k) {
     REQUIRE(batch.status(k) == TRAJ_DONE);
-    const Model m = u.mass_scale.empty() ? c.sc.model : scale_mass(c.sc.model, u.mass_scale[k]);
+    const Model m = u.mass_scale.empty() ? c.sc.model
+                                         : scale_mass(c.sc.model, u.mass_scale.data() + size_t(k) * c.sc.model.n_link);
     PbdIntegrator ref(m, c.sc.settings);
     VecX th = c.th0[k], thp = c.thm1[k], next;
     for (int n = 0; n < n_steps; ++n) {
@@ -94,6 +96,14 @@ void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlge
       CHECK(((batch.step_status(k, n) & STATUS_NOT_CONVERGED) != 0) == ((st.status & STATUS_NOT_CONVERGED) != 0));
     }
   }
+}
+
+// Per-link scales (K x n_link): rollout k's factor base[k] varied per link (0.8, 0.95, 1.1, 1.25).
+std::vector<double> per_link(const Model& m, const std::vector<double>& base) {
+  std::vector<double> s;
+  for (double b : base)
+    for (int j = 0; j < m.n_link; ++j) s.push_back(b * (0.8 + 0.15 * (j % 4)));
+  return s;
 }
 
 }  // namespace
@@ -161,7 +171,7 @@ TEST_CASE("lm team: per-rollout mass scales and joint torques match the referenc
   // scale max(1, W)); the reference steps a scaled copy of the model (envs/batch.h scale_mass).
   const Case c = make_case("chain_floating_ground.yaml", 3, {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"});
   Controls u;
-  u.mass_scale = {0.45, 1.0, 2.6};
+  u.mass_scale = per_link(c.sc.model, {0.45, 1.0, 2.6});
   u.tau = VecX::Zero(c.sc.model.n_q);
   for (int i = 6; i < c.sc.model.n_q; ++i) u.tau[i] = 0.3 * ((i % 3) - 1);  // joint torques, free base
   compare_with_reference(c, 25, false, DenseAlgebra::Fused, u);
@@ -176,6 +186,6 @@ TEST_CASE("lm team: the stable-PD servo (targets set between lockstep steps) mat
   REQUIRE(c.sc.pd.active());
   Controls u;
   u.pd = &c.sc.pd;
-  u.mass_scale = {1.0, 0.8, 1.25};
+  u.mass_scale = per_link(c.sc.model, {1.0, 0.8, 1.25});
   compare_with_reference(c, 20, true, DenseAlgebra::Fused, u);
 }

@@ -38,11 +38,13 @@ struct Flat {
   }
 };
 
-// mass_scale != 1: the reference runs on the scaled model (envs/batch.h scale_mass), the team
-// form on the unscaled one with PbfdStepConst::mass_scale. pd: a stable-PD servo in both.
+// link_scale (n_link factors, empty = 1): the reference runs on the scaled model (envs/batch.h
+// scale_mass, the oracle) and on the unscaled one with PbdStepInput::mass_scale; the team form on the
+// unscaled one with PbfdStepConst::mass_scale. pd: a stable-PD servo in both.
 void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<VecX>& th_nm1,
-             const std::vector<VecX>& th, double beta, double mass_scale = 1, bool pd = false) {
-  const Model m = mass_scale == 1 ? sc.model : scale_mass(sc.model, mass_scale);
+             const std::vector<VecX>& th, double beta, const std::vector<double>& link_scale = {}, bool pd = false) {
+  const double* ls = link_scale.empty() ? nullptr : link_scale.data();
+  const Model m = ls ? scale_mass(sc.model, ls) : sc.model;
   const ModelArrays<double> arrays(sc.model);
   const ModelView<double> mv = arrays.view();
   PbdWorkspace ws(m);
@@ -65,6 +67,22 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     VecX r_ref;
     MatX J_ref;
     pbfd_residual(m, in, th[k], ws, r_ref, &J_ref);
+    if (ls) {  // the reference's own per-link scale on the unscaled model equals the scaled model
+      PbdWorkspace ws0(sc.model);
+      PbdStepInput in0 = make_step_input(sc.model, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws0);
+      in0.mass_scale = ls;
+      in0.pd = in.pd;
+      in0.kp = in.kp;
+      in0.kd = in.kd;
+      in0.theta_bar = in.theta_bar;
+      in0.theta_dot_bar = in.theta_dot_bar;
+      in0.theta_n = in.theta_n;
+      VecX r0;
+      MatX J0;
+      pbfd_residual(sc.model, in0, th[k], ws0, r0, &J0);
+      CHECK((r0 - r_ref).lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + r_ref.lpNorm<Eigen::Infinity>() + m.weight()));
+      CHECK((J0 - J_ref).lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + J_ref.lpNorm<Eigen::Infinity>()));
+    }
     int active = 0;  // the comparison must cover contact terms with slip
     forward_kinematics(m, th[k], ws.kin);
     for_each_active_contact(m, in, ws, [&](int, const Vec3&, double, const Vec3&, const Vec3& u) { active += u.norm() > 0; });
@@ -72,7 +90,7 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     REQUIRE(active > 0);
     Flat flat;
     PbfdStepConst<double> c = flat.view(in);
-    c.mass_scale = mass_scale;
+    c.mass_scale = ls;
     if (pd) {
       c.kp = in.kp.data();
       c.kd = in.kd.data();
@@ -123,9 +141,13 @@ TEST_CASE("pbfd team residual equals the reference: floating chain in contact, m
   // per-rollout mass scale (the team form scales the inertia and gravity terms, linear in link
   // masses and inertias, instead of holding a model per rollout) and the stable-PD servo
   // (-tau_pd and diag(K_p + K_d/dt))
-  compare(sc, th_n, th_nm1, th, 1.0, 2.7);
-  compare(sc, th_n, th_nm1, th, 1.0, 0.35, true);
-  compare(sc, th_n, th_nm1, th, 1.0, 1.0, true);
+  std::vector<double> ls(sc.model.n_link);
+  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.4 + 0.23 * j;  // a different factor per link
+  compare(sc, th_n, th_nm1, th, 1.0, ls);
+  compare(sc, th_n, th_nm1, th, 1.0, std::vector<double>(sc.model.n_link, 2.7));
+  compare(sc, th_n, th_nm1, th, 1.0, std::vector<double>(sc.model.n_link, 0.35), true);
+  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+  compare(sc, th_n, th_nm1, th, 1.0, {}, true);
 }
 
 TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plane", "[team][pbfd]") {
@@ -150,5 +172,8 @@ TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plan
     th_nm1.push_back(q + 0.03 * VecX::Ones(q.size()));
   }
   compare(sc, th_n, th_nm1, th, 1.0);
+  std::vector<double> ls(sc.model.n_link);
+  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 1.8 - 0.17 * j;
+  compare(sc, th_n, th_nm1, th, 1.0, ls);  // per-link scales on every joint type
 }
 
