@@ -76,11 +76,11 @@ TEST_CASE("allocation budget per step: NE-LCP, NE-MDP, NMDP (ratchet towards 0)"
   };
   const Budget budgets[] = {
       {{"box_slide.yaml", "ne_lcp", 0.002}, 24},         {{"box_slide.yaml", "ne_mdp", 0.002}, 24},
-      {{"box_slide.yaml", "nmdp_ne", 0.01}, 839},        {{"box_slide.yaml", "nmdp_pbd", 0.01}, 458},
+      {{"box_slide.yaml", "nmdp_ne", 0.01}, 753},        {{"box_slide.yaml", "nmdp_pbd", 0.01}, 372},
       {{"chain_slope.yaml", "ne_lcp", 0.002}, 24},       {{"chain_slope.yaml", "ne_mdp", 0.002}, 24},
-      {{"chain_slope.yaml", "nmdp_ne", 0.01}, 2702},     {{"chain_slope.yaml", "nmdp_pbd", 0.01}, 1687},
+      {{"chain_slope.yaml", "nmdp_ne", 0.01}, 2611},     {{"chain_slope.yaml", "nmdp_pbd", 0.01}, 1596},
       {{"quadruped_spider.yaml", "ne_lcp", 0.002}, 24},  {{"quadruped_spider.yaml", "ne_mdp", 0.002}, 24},
-      {{"quadruped_spider.yaml", "nmdp_ne", 0.01}, 2897}, {{"quadruped_spider.yaml", "nmdp_pbd", 0.01}, 1385},
+      {{"quadruped_spider.yaml", "nmdp_ne", 0.01}, 2679}, {{"quadruped_spider.yaml", "nmdp_pbd", 0.01}, 1172},
   };
   for (const Budget& b : budgets) {
     const long n = allocations_per_step(b.c);
