@@ -29,12 +29,21 @@ class LcpWorkspace {
   /// accepted only if it is complementary and feasible to `tol` relative to |q| + |M| |z| (1e-6:
   /// well above the 1e-9 ratio-test tie tolerance, far below a wrong basis).
   LcpStatus solve(const MatX& M, const VecX& q, LcpResult& out, int max_pivots = 0, double tol = 1e-6);
+  /// Same into caller-sized z, w (n each; blocks of larger buffers are fine): M and q may be
+  /// leading blocks of max-size buffers. Does not allocate unless the final basis must be re-solved.
+  LcpStatus solve(Eigen::Ref<const MatX> M, Eigen::Ref<const VecX> q, Eigen::Ref<VecX> z, Eigen::Ref<VecX> w,
+                  int& pivots, double& error, int max_pivots = 0, double tol = 1e-6);
 
  private:
   int n_max_;
   // (n_max x 2 n_max + 2): [w | z | z0 | rhs]; row-major because pivots are row operations
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> T_;
   Eigen::VectorXi basis_;  // (n_max) basic variable of each row
+  VecX acc_;               // (n_max) scratch of the error scale
+  // re-solve of the final basis: basic z indices, M[B, B] (n_max^2, used as a packed |B| x |B|
+  // map so that the LU sees the memory layout of a |B| x |B| matrix), rhs / solution, z and w
+  Eigen::VectorXi bidx_, rowt_, colt_, qidx_;
+  VecX mbb_, cb_, zr_, wr_;
 };
 
 }  // namespace bigstep

@@ -48,39 +48,58 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
   VecX f = -nonlinear_effects(m, th, v, mass_scale);
   if (tau.size() != 0) f += tau;
   out.pd = pd != nullptr;
+  out.tmp.resize(n);
   if (!pd) {
     out.Mf = out.Hf;
-    out.v_free = v + dt * out.Hf.solve(f);
+    out.tmp = out.Hf.solve(f);
+    out.v_free = v + dt * out.tmp;
     return true;
   }
   // Tan's stable PD, targets at the end of the step (nmdp.md §8, §9)
-  VecX th_bar(n), th_dot_bar(n);
+  VecX& th_bar = out.th_bar;
+  VecX& th_dot_bar = out.th_dot_bar;
+  th_bar.resize(n);
+  th_dot_bar.resize(n);
   pd->reference(u.t + dt, th_bar, th_dot_bar);
   BIGSTEP_CHECK_ARG(th_bar.size() == n && th_dot_bar.size() == n, "control.reference size",
                     detail::concat(th_bar.size(), "/", th_dot_bar.size()), detail::concat("expected n_q = ", n));
   f.array() -= pd->kp.array() * (th + dt * v - th_bar).array() + pd->kd.array() * (v - th_dot_bar).array();
-  MatX Mt = out.H;
-  Mt.diagonal() += dt * pd->kd;
-  out.Mf.compute(Mt);
-  out.v_free = v + dt * out.Mf.solve(f);
+  out.Mt = out.H;
+  out.Mt.diagonal() += dt * pd->kd;
+  out.Mf.compute(out.Mt);
+  out.tmp = out.Mf.solve(f);
+  out.v_free = v + dt * out.tmp;
   return true;
 }
 
-std::vector<Vec3> tangent_directions(const Vec3& n, int k) {
+void tangent_directions(const Vec3& n, int k, std::vector<Vec3>& t) {
   Vec3 t1 = Vec3::UnitX() - n * n.x();
   if (t1.norm() < 1e-6) t1 = Vec3::UnitY() - n * n.y();
   t1.normalize();
   const Vec3 t2 = n.cross(t1);
-  std::vector<Vec3> t(k);
   for (int i = 0; i < k; ++i) {
     const double a = 2 * M_PI * i / k;
     t[i] = std::cos(a) * t1 + std::sin(a) * t2;
   }
+}
+
+std::vector<Vec3> tangent_directions(const Vec3& n, int k) {
+  std::vector<Vec3> t(k);
+  tangent_directions(n, k, t);
   return t;
 }
 
-std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs) {
-  std::vector<ContactFrame> out;
+std::vector<ContactFrame> make_contact_buffer(const Model& m, int n_dirs) {
+  std::vector<ContactFrame> buf(m.spheres.size() * m.planes.size());
+  for (ContactFrame& f : buf) {
+    f.t.resize(n_dirs);
+    f.J.resize(3, m.n_q);
+  }
+  return buf;
+}
+
+int collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs, std::vector<ContactFrame>& buf) {
+  int count = 0;
   for (size_t s = 0; s < m.spheres.size(); ++s) {
     const ContactSphere& sp = m.spheres[s];
     const Vec3 c = point_position(kin, sp.link, sp.centre);
@@ -88,19 +107,25 @@ std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin
       const Plane& pl = m.planes[p];
       const double phi = pl.normal.dot(c) - pl.offset - sp.radius;
       if (phi > phi_max) continue;
-      ContactFrame f;
+      ContactFrame& f = buf[count++];
       f.sphere = int(s);
       f.plane = int(p);
       f.phi = phi;
       f.n = pl.normal;
-      f.t = tangent_directions(pl.normal, n_dirs);
+      f.t.resize(n_dirs);
+      tangent_directions(pl.normal, n_dirs, f.t);
       f.J.resize(3, m.n_q);
       // the contact point c - r n moves like the centre (n is constant for planes)
       point_jacobian(m, kin, sp.link, c, f.J);
-      out.push_back(std::move(f));
     }
   }
-  return out;
+  return count;
+}
+
+std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs) {
+  std::vector<ContactFrame> buf = make_contact_buffer(m, n_dirs);
+  buf.resize(size_t(collect_contacts(m, kin, phi_max, n_dirs, buf)));
+  return buf;
 }
 
 }  // namespace bigstep

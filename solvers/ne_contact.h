@@ -47,6 +47,9 @@ struct NeSmoothStep {
   Eigen::LDLT<MatX> Mf;    ///< factor of M~ = H + dt K_d (a copy of Hf's matrix when pd is false)
   bool pd = false;         ///< a stable-PD servo is active (M~ != H)
   VecX v_free;             ///< (n_q)
+  // scratch sized on first use (n_q), so that later steps do not allocate
+  VecX th_bar, th_dot_bar, tmp;
+  MatX Mt;
 };
 
 /// Checks sizes (throws InvalidArgument) and finiteness (returns false with STATUS_NONFINITE and
@@ -64,7 +67,16 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& theta, const VecX& th
 /// of e_x on the tangent plane (e_y if n is along x) so that k = 2 stays in the x-z plane.
 std::vector<Vec3> tangent_directions(const Vec3& n, int k);
 
+/// Same into t[0 .. k) (k <= t.size()); does not allocate.
+void tangent_directions(const Vec3& n, int k, std::vector<Vec3>& t);
+
 /// Every (sphere, plane) pair with phi <= phi_max, in sphere-major order. kin at theta.
 std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs);
+
+/// Frames of every possible pair (spheres x planes), each with t (n_dirs) and J (3 x n_q) sized:
+/// the buffer collect_contacts fills without allocating.
+std::vector<ContactFrame> make_contact_buffer(const Model& m, int n_dirs);
+/// Same as above into the leading frames of `buf` (from make_contact_buffer); returns their number.
+int collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs, std::vector<ContactFrame>& buf);
 
 }  // namespace bigstep

@@ -23,11 +23,32 @@ namespace bigstep {
 
 namespace {
 // per-rollout scratch: kinematics at theta_n and Lemke's tableau
+// and every per-step buffer, sized for all (sphere, plane) pairs in contact: a step does not allocate
 struct NeLcpWorkspace : Workspace {
   NeLcpWorkspace(const Model& m, const NeSettings& s)
-      : kin(m), lcp(int(m.spheres.size() * m.planes.size()) * (2 + s.friction_directions) + 1) {}
+      : kin(m),
+        lcp(int(m.spheres.size() * m.planes.size()) * (2 + s.friction_directions) + 1),
+        contacts(make_contact_buffer(m, s.friction_directions)) {
+    const int n = m.n_q, nd = s.friction_directions;
+    const int rows = int(contacts.size()) * (1 + nd), N = int(contacts.size()) * (2 + nd);
+    sm.H.resize(n, n);
+    Jall.resize(rows, n);
+    HinvJt.resize(n, rows);
+    G.resize(rows, rows);
+    M.resize(N, N);
+    q.resize(N);
+    z.resize(N);
+    w.resize(N);
+    phi.resize(int(contacts.size()));
+    tmp.resize(n);
+    v_plus.resize(n);
+  }
   Kinematics kin;
   LcpWorkspace lcp;
+  NeSmoothStep sm;
+  std::vector<ContactFrame> contacts;
+  MatX Jall, HinvJt, G, M;  // storage of packed (nc (1 + nd) x n), ..., (N x N) maps
+  VecX q, z, w, phi, tmp, v_plus;
 };
 }  // namespace
 
@@ -54,63 +75,75 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   const double h = s_.dt;
   // smooth dynamics at the start of the step; with Tan's stable PD the impulse acts through
   // M~ = H + h K_d (nmdp.md §8): M~ (v+ - v_free) = sum_p J_p^T (n lambda_p + D_p beta_p)
-  NeSmoothStep sm;
+  NeSmoothStep& sm = ws.sm;
   if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next, p.link_mass_scale)) return st;
   const Eigen::LDLT<MatX>& Hf = sm.Mf;
   const VecX& v_star = sm.v_free;
   forward_kinematics(m_, th, ws.kin);
-  const auto contacts = collect_contacts(m_, ws.kin, s_.active_distance, s_.friction_directions);
-  const int nc = int(contacts.size()), nd = s_.friction_directions;
+  const int nc = collect_contacts(m_, ws.kin, s_.active_distance, s_.friction_directions, ws.contacts);
+  const std::vector<ContactFrame>& contacts = ws.contacts;
+  const int nd = s_.friction_directions;
   if (nc == 0) {
     th_next = th + h * v_star;
     return st;
   }
-  // generalized directions: rows of Jn (nc x n) and Jd (nc nd x n)
-  MatX Jn(nc, n), Jd(nc * nd, n);
-  VecX phi(nc);
+  // generalized directions: rows of Jall = [Jn (nc x n); Jd (nc nd x n)]
+  const int nr = nc * (1 + nd);
+  // packed maps over the max-size buffers: the memory layout of freshly sized matrices
+  Eigen::Map<MatX> Jall(ws.Jall.data(), nr, n);
+  auto Jn = Jall.topRows(nc);
+  auto Jd = Jall.middleRows(nc, nc * nd);
+  auto phi = ws.phi.head(nc);
   for (int c = 0; c < nc; ++c) {
-    Jn.row(c) = contacts[c].n.transpose() * contacts[c].J;
-    for (int i = 0; i < nd; ++i) Jd.row(c * nd + i) = contacts[c].t[i].transpose() * contacts[c].J;
+    Jn.row(c).noalias() = contacts[c].n.transpose() * contacts[c].J;
+    for (int i = 0; i < nd; ++i) Jd.row(c * nd + i).noalias() = contacts[c].t[i].transpose() * contacts[c].J;
     phi[c] = contacts[c].phi;
   }
-  MatX Jall(nc * (1 + nd), n);
-  Jall << Jn, Jd;
-  const MatX HinvJt = Hf.solve(Jall.transpose());  // n x (nc (1 + nd))
-  const MatX G = Jall * HinvJt;                     // Delassus operator
+  Eigen::Map<MatX> HinvJt(ws.HinvJt.data(), n, nr);  // n x (nc (1 + nd))
+  HinvJt = Hf.solve(Jall.transpose());
+  Eigen::Map<MatX> G(ws.G.data(), nr, nr);  // Delassus operator
+  G.noalias() = Jall * HinvJt;
   // LCP in (lambda, beta, gamma)
   const int N = nc * (2 + nd);
-  MatX M = MatX::Zero(N, N);
-  VecX q = VecX::Zero(N);
-  M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)) = G;
+  Eigen::Map<MatX> M(ws.M.data(), N, N);
+  auto q = ws.q.head(N);
+  M.setZero();
+  q.setZero();
+  M.topLeftCorner(nr, nr) = G;
   // contact compliance (CFM): many coplanar contacts make G rank deficient, and Lemke's
   // lexicographic pivoting then fails numerically; a tiny diagonal keeps it well posed
   const double gmax = G.diagonal().maxCoeff();
-  M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)).diagonal().array() += s_.cfm * gmax;
+  M.topLeftCorner(nr, nr).diagonal().array() += s_.cfm * gmax;
   for (int c = 0; c < nc; ++c) {
-    const int g = nc * (1 + nd) + c;
+    const int g = nr + c;
     for (int i = 0; i < nd; ++i) {
       M(nc + c * nd + i, g) = 1;   // D^T J v+ + gamma
       M(g, nc + c * nd + i) = -1;  // - e^T beta
     }
     M(g, c) = mu;               // mu lambda
   }
-  q.head(nc) = Jn * v_star + phi / h;
-  q.segment(nc, nc * nd) = Jd * v_star;
+  q.head(nc).noalias() = Jn * v_star;  // + phi / h, the product first as in an expression temporary
+  q.head(nc) += phi / h;
+  q.segment(nc, nc * nd).noalias() = Jd * v_star;
   // Lemke; when it ends without a solution (numerical ray termination on degenerate contact sets)
   // retry twice with 100x more compliance, flagging the step as restarted
-  LcpResult r;
-  LcpStatus ls = ws.lcp.solve(M, q, r);
-  st.iterations = r.pivots;
+  auto z = ws.z.head(N), w = ws.w.head(N);
+  int pivots = 0;
+  double error = 0;
+  LcpStatus ls = ws.lcp.solve(M, q, z, w, pivots, error);
+  st.iterations = pivots;
   for (int retry = 1; retry <= 2 && ls != LcpStatus::Solved; ++retry) {
-    M.topLeftCorner(nc * (1 + nd), nc * (1 + nd)).diagonal().array() += (std::pow(100.0, retry) - std::pow(100.0, retry - 1)) * s_.cfm * gmax;
-    ls = ws.lcp.solve(M, q, r);
-    st.iterations += r.pivots;
+    M.topLeftCorner(nr, nr).diagonal().array() += (std::pow(100.0, retry) - std::pow(100.0, retry - 1)) * s_.cfm * gmax;
+    ls = ws.lcp.solve(M, q, z, w, pivots, error);
+    st.iterations += pivots;
     st.status |= STATUS_RESTARTED;
   }
-  VecX v_plus = v_star;
+  VecX& v_plus = ws.v_plus;
+  v_plus = v_star;
   if (ls == LcpStatus::Solved) {
-    v_plus += HinvJt * r.z.head(nc * (1 + nd));
-    st.residual = r.error;  // relative LCP violation of the accepted solution (lcp_lemke.h)
+    ws.tmp.noalias() = HinvJt * z.head(nr);  // the product first, as in an expression temporary
+    v_plus += ws.tmp;
+    st.residual = error;  // relative LCP violation of the accepted solution (lcp_lemke.h)
   } else {
     st.status |= STATUS_NOT_CONVERGED;  // no contact impulse found: the step is flagged
   }

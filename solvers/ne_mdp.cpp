@@ -32,12 +32,40 @@ int max_pairs(const Model& m) { return int(m.spheres.size() * m.planes.size()); 
 
 namespace {
 // per-rollout scratch: kinematics at theta_n and the QP solver's workspace
+// and every per-step buffer, sized for all (sphere, plane) pairs in contact: a step does not allocate
 struct NeMdpWorkspace : Workspace {
   NeMdpWorkspace(const Model& m, const NeSettings& s)
       : kin(m), qp(std::max(1, max_pairs(m) * s.friction_directions),
-                   std::max(1, max_pairs(m) * (s.friction_directions + 1))) {}
+                   std::max(1, max_pairs(m) * (s.friction_directions + 1))),
+        contacts(make_contact_buffer(m, s.friction_directions)) {
+    const int n = m.n_q, k = std::max(1, max_pairs(m) * s.friction_directions);
+    const int m_max = std::max(1, max_pairs(m) * (s.friction_directions + 1));
+    sm.H.resize(n, n);
+    used.reserve(contacts.size());
+    groups.resize(contacts.size());
+    B.resize(n, k);
+    HinvB.resize(n, k);
+    HMB.resize(n, k);
+    Q.resize(k, k);
+    c.resize(k);
+    lb.resize(k);
+    tmp.resize(n);
+    v_plus.resize(n);
+    r.x.resize(k);
+    r.u.resize(m_max);
+    r.active.reserve(m_max);
+    active_capacity = m_max;
+  }
   Kinematics kin;
   QpWorkspace qp;
+  NeSmoothStep sm;
+  std::vector<ContactFrame> contacts;
+  std::vector<const ContactFrame*> used;
+  std::vector<DenseQp::Group> groups;
+  MatX B, HinvB, HMB, Q;  // storage of packed (n x nx nd), ..., (nx nd x nx nd) maps
+  VecX c, lb, tmp, v_plus;
+  QpResult r;
+  int active_capacity = 0;
 };
 }  // namespace
 
@@ -65,7 +93,7 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   StepStats st;
   const int n = m_.n_q;
   const double h = s_.dt;
-  NeSmoothStep sm;
+  NeSmoothStep& sm = ws.sm;
   if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next, rp.link_mass_scale)) return st;
   const Eigen::LDLT<MatX>& Mf = sm.Mf;
   const VecX& v_free = sm.v_free;
@@ -75,10 +103,12 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   // point of a body in flight a QP variable (320 for the 10-link chain, minutes per step) while
   // the spec itself calls the far-field ghost force an artefact to avoid.
   const double phi_max = zeta_s_ > 0 ? s_.active_distance : 0.0;
-  const auto contacts = collect_contacts(m_, ws.kin, phi_max, s_.friction_directions);
+  const int n_cand = collect_contacts(m_, ws.kin, phi_max, s_.friction_directions, ws.contacts);
   const int nd = s_.friction_directions;
-  std::vector<const ContactFrame*> used;
-  for (const auto& c : contacts) {
+  std::vector<const ContactFrame*>& used = ws.used;
+  used.clear();
+  for (int i = 0; i < n_cand; ++i) {
+    const ContactFrame& c = ws.contacts[i];
     const double d = std::max(0.0, -c.phi);
     if (d > 0 || zeta_s_ > 0) used.push_back(&c);
   }
@@ -87,7 +117,9 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
     th_next = th + h * v_free;
     return st;
   }
-  MatX B(n, nx * nd);
+  const int k = nx * nd;
+  // packed maps over the max-size buffers: the memory layout of freshly sized matrices
+  Eigen::Map<MatX> B(ws.B.data(), n, k);
   NeSettings s_mu = s_;
   s_mu.mu = rp.contact.mu;
   const MdpPolytope P = make_mdp_polytope(m_, s_mu, 3, rp.link_mass_scale);  // the rollout's mu and weight
@@ -96,25 +128,36 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
     const double d = std::max(0.0, -c.phi);
     mdp_columns(P, c.J, P.scale(d, true), c.n, c.t, B.middleCols(x * nd, nd));  // every used point has the ghost cap
   }
-  const MatX HinvB = Mf.solve(B);  // M~^-1 B
-  DenseQp p;
+  Eigen::Map<MatX> HinvB(ws.HinvB.data(), n, k);
+  HinvB = Mf.solve(B);  // M~^-1 B
+  Eigen::Map<MatX> Q(ws.Q.data(), k, k);
+  auto c = ws.c.head(k);
   if (sm.pd && !s_.mdp_effective_metric) {
-    const MatX HMB = sm.H * HinvB;  // H M~^-1 B
-    p.Q = h * h * (HinvB.transpose() * HMB);
-    p.c = h * HMB.transpose() * v_free;
+    Eigen::Map<MatX> HMB(ws.HMB.data(), n, k);
+    HMB.noalias() = sm.H * HinvB;  // H M~^-1 B
+    Q.noalias() = h * h * (HinvB.transpose() * HMB);
+    c.noalias() = h * HMB.transpose() * v_free;
   } else {
-    p.Q = h * h * (B.transpose() * HinvB);
-    p.c = h * B.transpose() * v_free;
+    Q.noalias() = h * h * (B.transpose() * HinvB);
+    c.noalias() = h * B.transpose() * v_free;
   }
-  p.Q = 0.5 * (p.Q + p.Q.transpose());
-  p.lb = VecX::Zero(nx * nd);
-  for (int x = 0; x < nx; ++x) p.simplex.push_back({x * nd, nd});
-  QpResult r;
+  Q = 0.5 * (Q + Q.transpose());
+  auto lb = ws.lb.head(k);
+  lb.setZero();
+  for (int x = 0; x < nx; ++x) ws.groups[x] = {x * nd, nd};
+  static const MatX kNoRows;
+  static const VecX kEmpty;
+  const DenseQpRef p{Q, c, kNoRows, kEmpty, kNoRows, kEmpty, lb, kEmpty,
+                     std::span<const DenseQp::Group>(ws.groups.data(), size_t(nx))};
+  QpResult& r = ws.r;
   const QpStatus qs = ws.qp.solve(p, r, d.qp_active.empty() ? nullptr : &d.qp_active);
   st.iterations = r.iterations;
-  VecX v_plus = v_free;
+  VecX& v_plus = ws.v_plus;
+  v_plus = v_free;
   if (qs == QpStatus::Solved) {
-    v_plus += h * HinvB * r.x;
+    ws.tmp.noalias() = h * HinvB * r.x.head(k);  // the product first, as in an expression temporary
+    v_plus += ws.tmp;
+    if (int(d.qp_active.capacity()) < ws.active_capacity) d.qp_active.reserve(size_t(ws.active_capacity));
     d.qp_active = r.active;
   } else {
     st.status |= STATUS_NOT_CONVERGED;

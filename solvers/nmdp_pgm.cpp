@@ -66,11 +66,14 @@ ProjectOutcome Pgm::project(NmdpProblem& P, VecX& theta, const VecX& w, PgmMode 
     // LU of A with pivoting; near-singular A means A5.2 is violated (e.g. gimbal lock)
     P.A(theta, w, mode, A_);
     if (!A_.allFinite()) return ProjectOutcome::NonFinite;
-    const Eigen::PartialPivLU<MatX> lu(A_);
+    Eigen::PartialPivLU<MatX>& lu = lu_;
+    lu.compute(A_);
     if (!(lu.rcond() >= rcond_min)) return ProjectOutcome::Singular;
-    dth_ = -lu.solve(G_);
+    dth_ = lu.solve(G_);
+    dth_ = -dth_;
     ++newton;
-    VecX theta_new = theta + dth_;
+    VecX& theta_new = theta_new_;
+    theta_new = theta + dth_;
     P.G(theta_new, w, Gn_);
     double n_new = Gn_.norm();
     if (!(n_new < G_norm)) {
@@ -115,8 +118,11 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
   double gamma = gamma0;
   r.K = K_cur;
   r.gamma = gamma;
-  std::vector<int> cols;  // active weights: candidates with a non-zero polytope, or w_x != 0
-  VecX y, theta_c, w_c;
+  std::vector<int>& cols = cols_;  // active weights: candidates with a non-zero polytope, or w_x != 0
+  cols.reserve(size_t(n_w));
+  VecX& theta_c = theta_c_;
+  VecX& w_c = w_c_;
+  VecX y;
   for (int k = 1; k <= s.k_max; ++k) {
     r.iterations = k;
     // line 5: search direction QP at (theta, w)
@@ -138,7 +144,8 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
         r.project = ProjectOutcome::NonFinite;
         return r;
       }
-      const Eigen::PartialPivLU<MatX> lu(A_);
+      Eigen::PartialPivLU<MatX>& lu = lu_;
+      lu.compute(A_);
       if (!(lu.rcond() >= s.rcond_min)) {
         r.outcome = PgmOutcome::ProjectionFailed;
         r.project = ProjectOutcome::Singular;

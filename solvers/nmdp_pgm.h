@@ -93,6 +93,10 @@ class Pgm {
   std::vector<int> warm_, warm_cols_;
   VecX G_, Gn_, dth_, g_K_;
   MatX A_, B_, S_, Q_K_, P_;
+  // reused across calls so that same-size factorizations and vectors do not allocate again
+  Eigen::PartialPivLU<MatX> lu_;
+  VecX theta_new_, theta_c_, w_c_;
+  std::vector<int> cols_;
 };
 
 /// tol_G of §7.2: s.tol_G, or 1e-9 max(1, W) when it is 0.

@@ -46,7 +46,7 @@ void mdp_vertices(const MdpPolytope& P, double scale, const Vec3& n, const std::
 
 void mdp_columns(const MdpPolytope& P, const MatX& J, double scale, const Vec3& n, const std::vector<Vec3>& t,
                  Eigen::Ref<MatX> Bx) {
-  for (int i = 0; i < P.n_dirs; ++i) Bx.col(i) = J.transpose() * (scale * (n + P.mu * t[i]));
+  for (int i = 0; i < P.n_dirs; ++i) Bx.col(i).noalias() = J.transpose() * (scale * (n + P.mu * t[i]));
 }
 
 // ---------------------------------------------------------------------------------------

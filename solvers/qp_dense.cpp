@@ -28,7 +28,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxProximal = 60;
 
 // Counts rows of the canonical form; returns false on inconsistent sizes.
-bool count_rows(const DenseQp& p, int& n, int& m_e, int& m) {
+template <class P>
+bool count_rows(const P& p, int& n, int& m_e, int& m) {
   n = int(p.Q.rows());
   if (p.Q.cols() != n || p.c.size() != n) return false;
   if (p.E.rows() > 0 && (p.E.cols() != n || p.e.size() != p.E.rows())) return false;
@@ -48,8 +49,8 @@ bool count_rows(const DenseQp& p, int& n, int& m_e, int& m) {
 
 // Writes the canonical normals (columns) and offsets: equalities n = E_j^T, beta = e_j, then
 // inequalities n_i^T x >= beta_i in the canonical order of QpResult.
-template <class MatN, class VecB>
-void fill_canonical(const DenseQp& p, int n, MatN& N, VecB& beta) {
+template <class P, class MatN, class VecB>
+void fill_canonical(const P& p, int n, MatN& N, VecB& beta) {
   int col = 0;
   for (int j = 0; j < p.E.rows(); ++j, ++col) {
     N.col(col).head(n) = p.E.row(j).transpose();
@@ -240,9 +241,21 @@ QpStatus QpWorkspace::dual_active_set(QpResult& out, const std::vector<int>* war
 }
 
 QpStatus QpWorkspace::solve(const DenseQp& p, QpResult& out, const std::vector<int>* warm, int max_iter) {
+  int n, m_e, m;
+  if (count_rows(p, n, m_e, m)) {
+    out.x.resize(n);
+    out.u.resize(m);
+    out.nu.resize(m_e);
+  }
+  out.active.clear();
+  return solve(DenseQpRef{p.Q, p.c, p.E, p.e, p.A, p.b, p.lb, p.ub, p.simplex}, out, warm, max_iter);
+}
+
+QpStatus QpWorkspace::solve(const DenseQpRef& p, QpResult& out, const std::vector<int>* warm, int max_iter) {
   out.iterations = 0;
   int n, m_e, m;
-  if (!count_rows(p, n, m_e, m) || n > n_max_ || m_e + m > m_max_ || n == 0 || !p.Q.allFinite() ||
+  if (!count_rows(p, n, m_e, m) || n > n_max_ || m_e + m > m_max_ || n == 0 || out.x.size() < n ||
+      out.u.size() < m || out.nu.size() < m_e || !p.Q.allFinite() ||
       !p.c.allFinite() || !p.E.allFinite() || !p.e.allFinite() || !p.A.allFinite() || !p.b.allFinite()) {
     out.status = QpStatus::InvalidInput;
     return out.status;
@@ -251,9 +264,8 @@ QpStatus QpWorkspace::solve(const DenseQp& p, QpResult& out, const std::vector<i
   m_e_ = m_e;
   m_ = m;
   fill_canonical(p, n, N_, beta_);
-  out.x.resize(n);
-  out.u.setZero(m);
-  out.nu.setZero(m_e);
+  out.u.head(m).setZero();
+  out.nu.head(m_e).setZero();
   out.active.clear();
   // Factor Q. A PD Q is used as is; a singular PSD Q is solved by proximal-point iterations
   // x_{k+1} = argmin f(x) + rho/2 |x - x_k|^2 (each a well-conditioned strictly convex QP,
@@ -286,10 +298,10 @@ QpStatus QpWorkspace::solve(const DenseQp& p, QpResult& out, const std::vector<i
     if (dual_active_set(out, start, max_iter) != QpStatus::Solved) return out.status;
     start = &active_tmp_;
     if (pd) break;
-    const double dx = (out.x - xprev_.head(n)).cwiseAbs().maxCoeff();
-    xprev_.head(n) = out.x;
+    const double dx = (out.x.head(n) - xprev_.head(n)).cwiseAbs().maxCoeff();
+    xprev_.head(n) = out.x.head(n);
     // rho * dx is the stationarity error this proximal step leaves in the original problem
-    const double scale = 1 + qmax * out.x.cwiseAbs().maxCoeff() + p.c.cwiseAbs().maxCoeff();
+    const double scale = 1 + qmax * out.x.head(n).cwiseAbs().maxCoeff() + p.c.cwiseAbs().maxCoeff();
     if (rho_ * dx <= 1e-11 * scale) break;
     if (outer + 1 == kMaxProximal) {
       out.status = QpStatus::MaxIterations;  // typically an unbounded problem

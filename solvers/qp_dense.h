@@ -14,6 +14,7 @@
 // iterate is a fixed point (= KKT point of the original problem). An unbounded problem ends in
 // MaxIterations (proximal steps keep moving) or Infeasible.
 #pragma once
+#include <span>
 #include <vector>
 
 #include "core/types.h"
@@ -30,6 +31,19 @@ struct DenseQp {
   VecX lb, ub;  ///< (n) or empty = unbounded
   struct Group { int start, size; };
   std::vector<Group> simplex;  ///< sum x[start .. start+size) <= 1
+};
+
+/// The same problem over caller-owned storage, e.g. leading blocks of max-size buffers, so that a
+/// step whose problem size varies resizes nothing (issue 10 item 5).
+struct DenseQpRef {
+  Eigen::Ref<const MatX> Q;
+  Eigen::Ref<const VecX> c;
+  Eigen::Ref<const MatX> E;
+  Eigen::Ref<const VecX> e;
+  Eigen::Ref<const MatX> A;
+  Eigen::Ref<const VecX> b;
+  Eigen::Ref<const VecX> lb, ub;
+  std::span<const DenseQp::Group> simplex;
 };
 
 enum class QpStatus { Solved, Infeasible, MaxIterations, NotConvex, InvalidInput };
@@ -51,6 +65,9 @@ class QpWorkspace {
   QpWorkspace(int n_max, int m_max);
   /// Solves p. `warm` (optional): active set of a previous, similar problem.
   QpStatus solve(const DenseQp& p, QpResult& out, const std::vector<int>* warm = nullptr, int max_iter = 0);
+  /// Same without allocating: out.x, out.u, out.nu must already hold at least n, m, m_e entries
+  /// (only the leading ones are written; canonical order as above) and out.active capacity m.
+  QpStatus solve(const DenseQpRef& p, QpResult& out, const std::vector<int>* warm = nullptr, int max_iter = 0);
 
  private:
   // canonical constraints n_i^T x >= beta_i; equalities are rows [0, m_e)
