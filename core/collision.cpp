@@ -59,6 +59,8 @@ int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, 
       c.link_b = m.geom_link[gb];
       c.pa_local = to_link_frame(kin, c.link_a, contact_point_a(c));
       c.pb_local = to_link_frame(kin, c.link_b, contact_point_b(c));
+      c.ca_local = to_link_frame(kin, c.link_a, contact_point_a(c) + c.ra * c.n);
+      c.cb_local = to_link_frame(kin, c.link_b, contact_point_b(c) - c.rb * c.n);
     }
   }
   return n_con;

@@ -14,6 +14,16 @@
 //          of b, p_b = pos + depth/2 n, so p_b - p_a = depth n. They are stored in their link's
 //          frame (pa_local, pb_local; world frame for a world geom) so an integrator can follow
 //          the same material points with point_jacobian.
+//   cores  every pair function reduces its shapes to a sphere-swept core: the witness point of
+//          a is c_a - r_a n and of b is c_b + r_b n, with c_a, c_b the core points (a sphere's
+//          centre, a point of a capsule's axis segment, a box corner or face point, a point on a
+//          plane; radius 0 for box and plane) and r_a, r_b the radii. Then
+//            depth = r_a + r_b - n . (c_a - c_b),
+//          which integrators differentiate with the core points following their links (for a
+//          sphere the centre, a fixed material point, so a rolling ball's slip is its centre's).
+//   kappa  1 / |c_a - c_b| when n is the direction of the core line (sphere-sphere, sphere- and
+//          capsule-capsule, sphere outside a box): the turning rate of n, d n = kappa P_t d(c_a -
+//          c_b), P_t = I - n n^T. 0 when n is a fixed face or plane normal.
 #pragma once
 #include <cstdint>
 
@@ -32,6 +42,10 @@ struct Contact {
   double depth = 0;              ///< > 0 penetrating, < 0 separated (within the margin)
   Vec3 pa_local = Vec3::Zero();  ///< witness point on a, link a frame (world for link -1)
   Vec3 pb_local = Vec3::Zero();  ///< witness point on b, link b frame (world for link -1)
+  double ra = 0, rb = 0;         ///< core radii: p_a = c_a - ra n, p_b = c_b + rb n
+  Vec3 ca_local = Vec3::Zero();  ///< core point of a, link a frame (world for link -1)
+  Vec3 cb_local = Vec3::Zero();  ///< core point of b, link b frame (world for link -1)
+  double kappa = 0;              ///< 1/|c_a - c_b| when n follows the core line, else 0 (above)
 };
 
 /// World witness points of a contact: p_a = pos - depth/2 n, p_b = pos + depth/2 n.
@@ -49,8 +63,8 @@ struct GeomFrame {
 GeomFrame geom_frame(const Model& m, const Kinematics& kin, int g);
 
 /// Pair function: writes at most pair_max_contacts(type_a, type_b) contacts between a and b with
-/// depth >= -margin into con and returns how many. It fills pos, n and depth only; collide()
-/// adds the geom / link indices and the local witness points.
+/// depth >= -margin into con and returns how many. It fills pos, n, depth, ra, rb and kappa;
+/// collide() adds the geom / link indices and the local witness and core points.
 using CollisionFunc = int (*)(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
 
 /// The dispatch table, indexed [type of a][type of b]; null where no pair function exists

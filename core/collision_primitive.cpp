@@ -27,6 +27,9 @@ int sphere_plane(const Vec3& c, double r, const GeomFrame& b, double margin, Con
   con->n = n;
   con->depth = -dist;
   con->pos = c - (r + 0.5 * dist) * n;  // between c - r n (on the sphere) and c's projection
+  con->ra = r;
+  con->rb = 0;
+  con->kappa = 0;  // the plane's normal does not turn as the sphere moves
   return 1;
 }
 
@@ -42,6 +45,9 @@ int sphere_sphere(const Vec3& ca, double ra, const Vec3& cb, double rb, const Ve
   con->n = centres > 1e-12 ? Vec3(d / centres) : n_fallback;
   con->depth = -dist;
   con->pos = 0.5 * ((ca - ra * con->n) + (cb + rb * con->n));
+  con->ra = ra;
+  con->rb = rb;
+  con->kappa = centres > 1e-12 ? 1 / centres : 0;  // n = (ca - cb)/|ca - cb| turns with the centres
   return 1;
 }
 
@@ -55,7 +61,10 @@ Vec3 closest_on_segment(const Vec3& p, const Vec3& u, double h, const Vec3& x) {
 template <CollisionFunc f>
 int mirrored(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
   const int n = f(b, a, margin, con);
-  for (int i = 0; i < n; ++i) con[i].n = -con[i].n;
+  for (int i = 0; i < n; ++i) {
+    con[i].n = -con[i].n;
+    std::swap(con[i].ra, con[i].rb);
+  }
   return n;
 }
 
@@ -163,6 +172,9 @@ int collide_sphere_box(const GeomFrame& a, const GeomFrame& b, double margin, Co
     con->depth = -dist;
     con->pos = b.R * (q + 0.5 * dist * (d / d.norm())) + b.p;
     // (midway between q and the sphere surface point c - r d/|d|)
+    con->ra = r;
+    con->rb = 0;
+    con->kappa = 1 / d.norm();  // n joins the closest box point and the centre
     return 1;
   }
   // inside (or on the surface): the face with the smallest distance h_i - |c_i|
@@ -174,6 +186,9 @@ int collide_sphere_box(const GeomFrame& a, const GeomFrame& b, double margin, Co
   con->n = b.R * n_local;
   con->depth = r + to_face;
   con->pos = a.p + 0.5 * (to_face - r) * con->n;  // between c - r n and the face point c + to_face n
+  con->ra = r;
+  con->rb = 0;
+  con->kappa = 0;  // a face normal
   return 1;
 }
 

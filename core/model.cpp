@@ -234,6 +234,19 @@ Model Model::finalize(const ModelSpec& spec) {
                       "principal moments must be >= 0");
     BIGSTEP_CHECK_ARG(ev(0) + ev(1) >= ev(2) - tol, f + ".inertia", vec_str(ev),
                       "principal moments must satisfy the triangle inequality I1 + I2 >= I3");
+    const bool one_dof = l.joint == JointType::Hinge || l.joint == JointType::Prismatic;
+    BIGSTEP_CHECK_ARG(!l.limited || one_dof, f + ".range", joint_type_name(l.joint),
+                      "joint limits exist for hinge and prismatic joints only");
+    if (l.limited)
+      BIGSTEP_CHECK_ARG(std::isfinite(l.range[0]) && std::isfinite(l.range[1]) && l.range[0] < l.range[1],
+                        f + ".range", detail::concat("[", l.range[0], ", ", l.range[1], "]"),
+                        "must be finite with lo < hi");
+    BIGSTEP_CHECK_ARG(std::isfinite(l.limit_stiffness) && l.limit_stiffness >= 0, f + ".limit_stiffness",
+                      l.limit_stiffness, "must be finite and >= 0 (0 = contact.c_perp)");
+    BIGSTEP_CHECK_ARG(std::isfinite(l.damping) && l.damping >= 0, f + ".damping", l.damping,
+                      "must be finite and >= 0");
+    BIGSTEP_CHECK_ARG(std::isfinite(l.armature) && l.armature >= 0, f + ".armature", l.armature,
+                      "must be finite and >= 0");
     m.link_S.push_back(second_moment(l.mass, l.com, l.inertia));
     m.total_mass += l.mass;
 
@@ -246,6 +259,17 @@ Model Model::finalize(const ModelSpec& spec) {
       m.dof_revolute.push_back(elems[e].revolute ? 1 : 0);
       m.dof_axis.push_back(elems[e].axis);
       m.dof_name.push_back(l.name + "." + elems[e].part);
+      m.dof_damping.push_back(l.damping);
+      m.dof_armature.push_back(l.armature);
+      m.dof_limited.push_back(l.limited ? 1 : 0);
+      m.dof_range.push_back(l.limited ? l.range[0] : 0);
+      m.dof_range.push_back(l.limited ? l.range[1] : 0);
+      m.dof_limit_k.push_back(l.limit_stiffness);
+      if (l.limited) {
+        m.limit_dof.push_back(m.n_q);
+        ++m.n_limit;
+      }
+      if (l.damping > 0 || l.armature > 0) m.has_damping_armature = true;
       // middle Euler angle (ZYX: the Ry rotation) of 3-angle joints
       if ((l.joint == JointType::Ball && e == 1) || (l.joint == JointType::Floating && e == 4))
         m.gimbal_dof.push_back(m.n_q);

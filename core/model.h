@@ -28,6 +28,12 @@ struct LinkSpec {
   double mass = 0;                      ///< [kg]
   Vec3 com = Vec3::Zero();              ///< centre of mass, link frame
   Mat3 inertia = Mat3::Zero();          ///< inertia tensor about the COM, link axes
+  // joint properties (MuJoCo's jnt_range / dof_damping / dof_armature)
+  bool limited = false;                 ///< hinge / prismatic only: range is enforced
+  double range[2] = {0, 0};             ///< [lo, hi] of the joint coordinate [rad or m], lo < hi
+  double limit_stiffness = 0;           ///< PBD/PBFD limit penalty C [N m/rad^alpha or N/m^alpha]; 0 = contact c_perp
+  double damping = 0;                   ///< >= 0, viscous on each of the joint's DOFs [N m s/rad or N s/m]
+  double armature = 0;                  ///< >= 0, rotor inertia added to each DOF's diagonal of H [kg m^2 or kg]
 };
 
 /// A contact sphere (radius 0 is a point) fixed to a link.
@@ -90,6 +96,15 @@ class Model {
   std::vector<std::string> dof_name;    ///< (n_q) "link.joint_part"
   std::vector<int> gimbal_dof;          ///< middle Euler angles (ball / floating), checked each step
   std::vector<uint8_t> dof_anc;         ///< (n_q x n_link) 1 when DOF k moves link j
+  std::vector<double> dof_damping;      ///< (n_q) viscous coefficient b_k (joint's damping)
+  std::vector<double> dof_armature;     ///< (n_q) armature a_k added to H_kk (joint's armature)
+  std::vector<uint8_t> dof_limited;     ///< (n_q) 1 when the DOF's range is enforced
+  std::vector<double> dof_range;        ///< (n_q x 2) [lo, hi]; unused when not limited
+  std::vector<double> dof_limit_k;      ///< (n_q) limit penalty coefficient, 0 = contact c_perp
+
+  // joint limits: the limited DOFs in index order (core/joint_limit.h)
+  int n_limit = 0;
+  std::vector<int> limit_dof;           ///< (n_limit)
 
   std::vector<ContactSphere> spheres;   ///< as given (read by today's solvers)
   std::vector<Plane> planes;            ///< as given, normals normalized
@@ -122,6 +137,7 @@ class Model {
 
   /// True when DOF k lies on the root->j path (pbfd.md §2.3 anc(j)).
   bool moves(int k, int j) const { return dof_anc[size_t(k) * n_link + j] != 0; }
+  bool has_damping_armature = false;    ///< some DOF has damping or armature (else integrators skip them)
   /// Total weight W = m g [N], the scale of the convergence test (pbfd.md §5.1).
   double weight() const { return total_mass * gravity.norm(); }
 };

@@ -91,6 +91,17 @@ void parse_links(Cfg& model, ModelSpec& spec, std::map<std::string, int>& index)
     }
     l.t_o = c.v3("pos");
     l.R_o = rpy_matrix(c.v3("rpy"));
+    // joint limits, damping, armature (validated with the model: core/model.cpp)
+    if (c.has("range")) {
+      const VecX r = c.as_vec(c.raw("range"), c.key("range"), 2);
+      l.limited = true;
+      l.range[0] = r[0];
+      l.range[1] = r[1];
+      if (!(r[0] < r[1])) c.fail_text(c.key("range"), show(c.node()["range"]), "expected [lo, hi] with lo < hi");
+    }
+    l.limit_stiffness = c.num("limit_stiffness");
+    l.damping = c.num("damping");
+    l.armature = c.num("armature");
     if (c.has("box")) {
       parse_box(c, int(i), l, spec);
     } else {

@@ -43,6 +43,11 @@ std::vector<SceneKey> build_table() {
   key("model.links[i].axis", "[x, y, z]", "(required for hinge, prismatic)", "joint axis in the joint frame");
   key("model.links[i].pos", "[x, y, z]", "[0, 0, 0]", "joint frame origin in the parent frame [m]");
   key("model.links[i].rpy", "[x, y, z]", "[0, 0, 0]", "joint frame roll, pitch, yaw in the parent frame [rad]");
+  key("model.links[i].range", "[lo, hi]", "(no limit)", "joint limits of a hinge [rad] or prismatic [m] joint");
+  key("model.links[i].limit_stiffness", "number", "0",
+      "PBD/PBFD penalty coefficient of the joint limits, 0 = contact.c_perp (NE and NMDP enforce them as constraints)");
+  key("model.links[i].damping", "number", "0", "viscous joint damping per DOF [N m s/rad or N s/m], implicit");
+  key("model.links[i].armature", "number", "0", "rotor inertia added to each DOF of the joint [kg m^2 or kg]");
   key("model.links[i].mass", "number", "(required without box)", "mass [kg]");
   key("model.links[i].com", "[x, y, z]", "[0, 0, 0]", "centre of mass in the link frame [m]");
   key("model.links[i].inertia", "list", "(zeros)", "about the COM: [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");

@@ -12,7 +12,7 @@
 
 #include "core/collision.h"
 #include "solvers/contact_terms.h"
-#include "tests/support/random_models.h"
+#include "tests/support/geom_scenes.h"
 
 using namespace bigstep;
 using namespace bigstep::test;
@@ -54,9 +54,6 @@ Rigid random_rigid(uint32_t seed) {
 }
 
 // Rotation taking local +z to the unit vector n (for placing capsule axes and plane normals).
-Mat3 z_to(const Vec3& n) {
-  return Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), n).toRotationMatrix();
-}
 
 struct Expected {
   Vec3 pos, n;
@@ -539,32 +536,6 @@ TEST_CASE("collision: collide does not allocate", "[collision]") {
 
 namespace {
 
-// world -> base (floating) -> {arm (ball), link2 (hinge) -> tip (prismatic)}: geoms go on arm
-// (link 1) and tip (link 3), which are not parent and child, so every pair is a candidate and
-// both move with the shared base DOFs as well as their own.
-ModelSpec two_arm_spec(Rng& rng) {
-  const JointType kinds[] = {JointType::Floating, JointType::Ball, JointType::Hinge, JointType::Prismatic};
-  const int parents[] = {-1, 0, 0, 2};
-  ModelSpec s;
-  for (int j = 0; j < 4; ++j) {
-    Box box;
-    std::string name = "l";  // (not "l" + to_string: GCC 12 -Wrestrict false positive)
-    name += std::to_string(j);
-    s.links.push_back(random_link(rng, name, parents[j], kinds[j], false, box));
-  }
-  return s;
-}
-
-// A random geom of type t with sizes of 0.05..0.25 m.
-GeomSpec random_geom(Rng& rng, GeomType t, int link) {
-  GeomSpec g;
-  g.link = link;
-  g.type = t;
-  g.R = random_rotation(rng);
-  g.size = uniform_vec(rng, 0.05, 0.25);
-  return g;
-}
-
 // Depths of all contacts at theta (margin 10: every contact of every pair is reported, so the
 // count is the same at theta +- h).
 VecX depths(const Model& m, const VecX& th, std::vector<Contact>& con) {
@@ -593,26 +564,9 @@ TEST_CASE("collision: d depth / d theta = -n^T (J_a - J_b) by central difference
     for (uint32_t seed = 1; seed <= 6; ++seed) {
       Rng rng(seed * 31 + uint32_t(cs.a) * 7 + uint32_t(cs.b));
       ModelSpec spec = two_arm_spec(rng);
-      const Model bare = Model::finalize(spec);
-      const VecX th = random_theta(bare, rng);
-      Kinematics kin(bare);
-      forward_kinematics(bare, th, kin);
-      // geom a on the tip (link 3) at a random pose; geom b on the arm (link 1) or the world,
-      // placed so that its centre is 0.8 x (sum of sizes) from a's along a random direction
-      GeomSpec ga = random_geom(rng, cs.a, 3);
-      ga.pos = uniform_vec(rng, -0.2, 0.2);
-      const Vec3 ca = point_position(kin, 3, ga.pos);
-      const Vec3 u = random_unit(rng);
-      GeomSpec gb = random_geom(rng, cs.b, cs.b == GeomType::Plane ? -1 : 1);
-      const Vec3 cb = ca + 0.8 * (ga.size.maxCoeff() + gb.size.maxCoeff()) * u;
-      if (gb.link < 0) {
-        gb.pos = cb;
-        gb.R = z_to(-u);  // plane normal pointing towards a
-      } else {
-        gb.pos = kin.R[1].transpose() * (cb - kin.t[1]);
-      }
-      spec.geoms = {gb, ga};
-      const Model m = Model::finalize(spec);
+      VecX th;
+      const Model m = two_arm_pair_model(rng, cs.a, cs.b, spec, th);
+      Kinematics kin(m);
       REQUIRE(m.n_pair == 1);
       std::vector<Contact> con(m.max_contacts);
       const VecX d0 = depths(m, th, con);

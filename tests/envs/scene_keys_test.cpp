@@ -68,6 +68,9 @@ std::map<std::string, Probe> probes() {
       {"model.links[i].pos", {{}, [](const Scene& s) { return Value(s.model.links[0].t_o); }}},
       {"model.links[i].rpy", {{}, [](const Scene& s) { return Value(rpy(s.model.links[0].R_o)); }}},
       {"model.links[i].com", {{}, [](const Scene& s) { return Value(s.model.links[1].com); }}},
+      {"model.links[i].limit_stiffness", {{}, [](const Scene& s) { return Value(s.model.links[1].limit_stiffness); }}},
+      {"model.links[i].damping", {{}, [](const Scene& s) { return Value(s.model.links[1].damping); }}},
+      {"model.links[i].armature", {{}, [](const Scene& s) { return Value(s.model.links[1].armature); }}},
       {"model.links[i].box.centre", {{}, [](const Scene& s) { return Value(s.model.links[0].com); }}},
       {"model.links[i].box.corners", {{}, [d](const Scene& s) { return d(s.model.spheres.size() > 1); }}},
       {"model.contacts[i].radius", {{}, [](const Scene& s) { return Value(s.model.spheres.back().radius); }}},
@@ -190,6 +193,7 @@ TEST_CASE("scene_keys: every key the parser reads is in the table and the help, 
   // the conditional keys: a box given by density, inertia, description
   load(kMinimal, "minimal.yaml", {"model.links[0].box={size: [1, 1, 1], density: 2, contact_grid: 2}",
                                   "model.links[1].inertia=[1, 1, 1]", "description=x"});
+  load(kMinimal, "minimal.yaml", {"model.links[1].range=[-1, 1]"});
   for (const auto& k : read) {
     INFO("key read by the parser: " << k);
     CHECK(find_scene_key(k) != nullptr);
