@@ -202,6 +202,38 @@ void build_pairs(const ModelSpec& spec, Model& m) {
     }
 }
 
+// Actuator arrays; every field checked and named actuators[i] (name).
+void build_actuators(const ModelSpec& spec, Model& m) {
+  for (size_t i = 0; i < spec.actuators.size(); ++i) {
+    const ActuatorSpec& a = spec.actuators[i];
+    const std::string f = a.name.empty() ? detail::concat("actuators[", i, "]")
+                                         : detail::concat("actuators[", i, "] (", a.name, ")");
+    BIGSTEP_CHECK_ARG(a.dof >= 0 && a.dof < m.n_q, f + ".dof", a.dof, detail::concat("no such DOF (n_q = ", m.n_q, ")"));
+    BIGSTEP_CHECK_ARG(a.type == ActuatorType::Motor || a.type == ActuatorType::Position, f + ".type", int(a.type),
+                      "must be motor or position");
+    BIGSTEP_CHECK_ARG(std::isfinite(a.gear) && a.gear != 0, f + ".gear", a.gear, "must be finite and non-zero");
+    if (a.ctrllimited)
+      BIGSTEP_CHECK_ARG(std::isfinite(a.ctrlrange[0]) && std::isfinite(a.ctrlrange[1]) && a.ctrlrange[0] < a.ctrlrange[1],
+                        f + ".ctrlrange", detail::concat("[", a.ctrlrange[0], ", ", a.ctrlrange[1], "]"),
+                        "must be finite with lo < hi");
+    const bool pos = a.type == ActuatorType::Position;
+    BIGSTEP_CHECK_ARG(std::isfinite(a.kp) && (pos ? a.kp > 0 : a.kp == 0), f + ".kp", a.kp,
+                      pos ? "a position actuator needs a finite kp > 0" : "a motor has no kp");
+    BIGSTEP_CHECK_ARG(std::isfinite(a.kv) && a.kv >= 0 && (pos || a.kv == 0), f + ".kv", a.kv,
+                      pos ? "must be finite and >= 0" : "a motor has no kv");
+    m.actuator_name.push_back(a.name);
+    m.actuator_type.push_back(a.type);
+    m.actuator_dof.push_back(a.dof);
+    m.actuator_gear.push_back(a.gear);
+    m.actuator_ctrllimited.push_back(a.ctrllimited ? 1 : 0);
+    m.actuator_ctrlrange.push_back(a.ctrllimited ? a.ctrlrange[0] : 0);
+    m.actuator_ctrlrange.push_back(a.ctrllimited ? a.ctrlrange[1] : 0);
+    m.actuator_kp.push_back(a.kp);
+    m.actuator_kv.push_back(a.kv);
+    ++m.n_u;
+  }
+}
+
 }  // namespace
 
 Model Model::finalize(const ModelSpec& spec) {
@@ -308,6 +340,7 @@ Model Model::finalize(const ModelSpec& spec) {
 
   build_geoms(spec, m);
   build_pairs(spec, m);
+  build_actuators(spec, m);
   return m;
 }
 

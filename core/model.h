@@ -49,6 +49,24 @@ struct Plane {
   double offset = 0;
 };
 
+/// Actuator kinds (MuJoCo's motor and position actuators; core/actuation.h maps controls).
+enum class ActuatorType : uint8_t { Motor, Position };
+
+/// One actuator on one DOF. Its length is gear * theta_dof (MuJoCo's transmission).
+///   motor   : generalised force gear * ctrl on the DOF
+///   position: force kp (ctrl - gear theta) - kv gear theta_dot, i.e. the stable PD (stable_pd.h)
+///             with K_p = kp gear^2, K_d = kv gear^2 and target theta_bar = ctrl / gear
+/// ctrl is clamped to ctrlrange when ctrllimited.
+struct ActuatorSpec {
+  std::string name;
+  int dof = -1;                         ///< DOF index it drives
+  ActuatorType type = ActuatorType::Motor;
+  double gear = 1;                      ///< != 0
+  bool ctrllimited = false;
+  double ctrlrange[2] = {0, 0};         ///< [lo, hi], lo < hi when ctrllimited
+  double kp = 0, kv = 0;                ///< position actuators: gains >= 0 (kp > 0)
+};
+
 /// Everything needed to build a Model. (geoms and exclude come last so that the positional
 /// initialisation ModelSpec{links, spheres, planes, gravity} keeps compiling.)
 struct ModelSpec {
@@ -58,6 +76,7 @@ struct ModelSpec {
   Vec3 gravity = Vec3(0, 0, -9.81);
   std::vector<GeomSpec> geoms;          ///< collision shapes (geom.h)
   std::vector<std::pair<int, int>> exclude;  ///< link pairs never in contact (-1 = world)
+  std::vector<ActuatorSpec> actuators;  ///< controls (core/actuation.h)
 };
 
 /// Immutable model. Sizes first, then per-link and per-DOF arrays (shape in comments).
@@ -131,6 +150,17 @@ class Model {
   std::vector<int> pair_geom_b;         ///< (n_pair)
   int max_contacts = 0;                 ///< sum of pair_max_contacts over the pairs: what collide()
                                         ///< can return at most
+
+  // actuators (core/actuation.h): n_u controls
+  int n_u = 0;
+  std::vector<std::string> actuator_name;      ///< (n_u)
+  std::vector<ActuatorType> actuator_type;     ///< (n_u)
+  std::vector<int> actuator_dof;               ///< (n_u) driven DOF
+  std::vector<double> actuator_gear;           ///< (n_u)
+  std::vector<uint8_t> actuator_ctrllimited;   ///< (n_u)
+  std::vector<double> actuator_ctrlrange;      ///< (n_u x 2)
+  std::vector<double> actuator_kp;             ///< (n_u) position gain (0 for motors)
+  std::vector<double> actuator_kv;             ///< (n_u) velocity gain (0 for motors)
 
   Vec3 gravity = Vec3(0, 0, -9.81);
   double total_mass = 0;                ///< sum of link masses [kg]

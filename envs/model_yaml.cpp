@@ -116,11 +116,18 @@ void parse_links(Cfg& model, ModelSpec& spec, std::map<std::string, int>& index)
   }
 }
 
+// An optional list under key k of `model`: an empty node when absent or null, else the list
+// (anything but a list is an error naming k with `expected`).
+YAML::Node optional_list(Cfg& model, const std::string& k, const char* expected) {
+  const YAML::Node list = model.raw(k);
+  if (!list.IsDefined() || list.IsNull()) return YAML::Node(YAML::NodeType::Sequence);
+  if (!list.IsSequence()) model.fail_text(model.key(k), show(list), expected);
+  return list;
+}
+
 // contacts reference links by name
 void parse_contacts(Cfg& model, ModelSpec& spec, const std::map<std::string, int>& index) {
-  const YAML::Node contacts = model.raw("contacts");
-  if (!contacts.IsDefined() || contacts.IsNull()) return;
-  if (!contacts.IsSequence()) model.fail_text(model.key("contacts"), show(contacts), "expected a list");
+  const YAML::Node contacts = optional_list(model, "contacts", "expected a list");
   for (size_t i = 0; i < contacts.size(); ++i) {
     Cfg c = model.item("contacts", contacts, i);
     const std::string link = c.str("link");
@@ -136,9 +143,7 @@ void parse_contacts(Cfg& model, ModelSpec& spec, const std::map<std::string, int
 }
 
 void parse_terrain(Cfg& model, ModelSpec& spec) {
-  const YAML::Node t = model.raw("terrain");
-  if (!t.IsDefined() || t.IsNull()) return;
-  if (!t.IsSequence()) model.fail_text(model.key("terrain"), show(t), "expected a list of planes");
+  const YAML::Node t = optional_list(model, "terrain", "expected a list of planes");
   for (size_t i = 0; i < t.size(); ++i) {
     Cfg c = model.item("terrain", t, i);
     Plane p;
@@ -159,6 +164,95 @@ void parse_terrain(Cfg& model, ModelSpec& spec) {
   }
 }
 
+// a link name or "world" (-1)
+int link_index(Cfg& c, const std::string& k, const std::string& name, const std::map<std::string, int>& index) {
+  if (name == "world") return -1;
+  const auto it = index.find(name);
+  if (it == index.end()) c.fail(c.key(k), name, "no such link (or world)");
+  return it->second;
+}
+
+void parse_geoms(Cfg& model, ModelSpec& spec, const std::map<std::string, int>& index) {
+  const YAML::Node list = optional_list(model, "geoms", "expected a list of geoms");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Cfg c = model.item("geoms", list, i);
+    GeomSpec g;
+    g.name = c.str("name", "");
+    g.link = link_index(c, "link", c.str("link"), index);
+    const std::string type = c.choice("type");
+    g.type = type == "plane" ? GeomType::Plane : type == "sphere" ? GeomType::Sphere
+           : type == "capsule" ? GeomType::Capsule : GeomType::Box;
+    g.pos = c.v3("pos");
+    g.R = rpy_matrix(c.v3("rpy"));
+    const int n_size = g.type == GeomType::Plane ? 0 : g.type == GeomType::Sphere ? 1 : g.type == GeomType::Capsule ? 2 : 3;
+    if (n_size > 0) {
+      if (!c.has("size")) c.fail(c.key("size"), "(missing)", detail::concat(type, " needs ", n_size, " size value(s)"));
+      g.size.head(n_size) = c.as_vec(c.raw("size"), c.key("size"), n_size);
+    } else if (c.has("size")) {
+      c.fail_text(c.key("size"), show(c.node()["size"]), "a plane has no size");
+    }
+    for (const char* k : {"contype", "conaffinity"}) {
+      const int v = c.integer(k);
+      if (v < 0) c.fail(c.key(k), v, "must be >= 0");
+      (std::string(k) == "contype" ? g.contype : g.conaffinity) = uint32_t(v);
+    }
+    c.finish();
+    spec.geoms.push_back(g);
+  }
+}
+
+void parse_exclude(Cfg& model, ModelSpec& spec, const std::map<std::string, int>& index) {
+  const YAML::Node list = optional_list(model, "exclude", "expected [[link_a, link_b], ...]");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string k = detail::concat("exclude[", i, "]");
+    const YAML::Node e = list[i];
+    if (!e.IsSequence() || e.size() != 2 || !e[0].IsScalar() || !e[1].IsScalar())
+      model.fail_text(model.key(k), show(e), "expected [link_a, link_b]");
+    spec.exclude.emplace_back(link_index(model, k, e[0].as<std::string>(), index),
+                              link_index(model, k, e[1].as<std::string>(), index));
+  }
+}
+
+void parse_actuators(Cfg& model, ModelSpec& spec, const std::map<std::string, int>& index) {
+  const YAML::Node list = optional_list(model, "actuators", "expected a list of actuators");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Cfg c = model.item("actuators", list, i);
+    ActuatorSpec a;
+    a.name = c.str("name", "");
+    const std::string joint = c.str("joint");
+    const auto it = index.find(joint);
+    if (it == index.end()) c.fail(c.key("joint"), joint, "no such link");
+    // the DOF address of that link's joint: DOFs are numbered link by link
+    int adr = 0;
+    for (int j = 0; j < it->second; ++j) adr += joint_dof_count(spec.links[j].joint);
+    const int n_dof = joint_dof_count(spec.links[it->second].joint);
+    const int part = c.integer("joint_dof");
+    if (n_dof == 0) c.fail(c.key("joint"), joint, "a fixed joint has no DOF to drive");
+    if (part < 0 || part >= n_dof) c.fail(c.key("joint_dof"), part, detail::concat("must be in [0, ", n_dof, ")"));
+    a.dof = adr + part;
+    a.type = c.choice("type") == "position" ? ActuatorType::Position : ActuatorType::Motor;
+    a.gear = c.num("gear");
+    if (c.has("ctrlrange")) {
+      const VecX r = c.as_vec(c.raw("ctrlrange"), c.key("ctrlrange"), 2);
+      a.ctrllimited = true;
+      a.ctrlrange[0] = r[0];
+      a.ctrlrange[1] = r[1];
+    } else {
+      c.raw("ctrlrange");
+    }
+    if (a.type == ActuatorType::Position) {
+      if (!c.has("kp")) c.fail(c.key("kp"), "(missing)", "a position actuator needs kp > 0");
+      a.kp = c.num("kp");
+      a.kv = c.num("kv");
+    } else {
+      for (const char* k : {"kp", "kv"})
+        if (c.has(k)) c.fail_text(c.key(k), show(c.node()[k]), "a motor has no gains (type: position has)");
+    }
+    c.finish();
+    spec.actuators.push_back(a);
+  }
+}
+
 }  // namespace
 
 ModelSpec parse_model_spec(Cfg& model) {
@@ -168,6 +262,9 @@ ModelSpec parse_model_spec(Cfg& model) {
   parse_links(model, spec, index);
   parse_contacts(model, spec, index);
   parse_terrain(model, spec);
+  parse_geoms(model, spec, index);
+  parse_exclude(model, spec, index);
+  parse_actuators(model, spec, index);
   model.finish();
   return spec;
 }

@@ -68,6 +68,28 @@ std::vector<SceneKey> build_table() {
   key("model.terrain[i].offset", "number", "0", "plane n . x = offset [m]");
   key("model.terrain[i].slope_deg", "number", "(none)", "instead of normal/offset: slope descending along +x, in (-90, 90)");
   key("model.terrain[i].point", "[x, y, z]", "[0, 0, 0]", "slope_deg: a point on the plane [m]");
+  key("model.geoms", "list", "(none)", "collision shapes on links or the world (core/geom.h)");
+  key("model.geoms[i].name", "string", "(none)", "geom name used in errors");
+  key("model.geoms[i].link", "string", "world", "the link it moves with, or world");
+  choice("model.geoms[i].type", {"plane", "sphere", "capsule", "box"}, "(required)",
+         "shape; a plane is the half-space below its frame's x-y plane and must be on the world");
+  key("model.geoms[i].pos", "[x, y, z]", "[0, 0, 0]", "geom frame origin in the link frame [m]");
+  key("model.geoms[i].rpy", "[x, y, z]", "[0, 0, 0]", "geom frame roll, pitch, yaw in the link frame [rad]");
+  key("model.geoms[i].size", "list", "(required except plane)",
+      "sphere [r]; capsule [r, half-length along local z]; box [half-extents x, y, z] [m]");
+  key("model.geoms[i].contype", "integer", "1", "contact bits: a pair touches when contype & conaffinity of the other is non-zero");
+  key("model.geoms[i].conaffinity", "integer", "1", "contact bits (see contype)");
+  key("model.exclude", "list", "(none)", "[[link_a, link_b], ...]: link pairs that never touch (world allowed)");
+  key("model.actuators", "list", "(none)", "controls: motors and position servos on joint DOFs");
+  key("model.actuators[i].name", "string", "(none)", "actuator name used in errors");
+  key("model.actuators[i].joint", "string", "(required)", "link whose joint it drives");
+  key("model.actuators[i].joint_dof", "integer", "0", "which DOF of a multi-DOF joint (0-based)");
+  choice("model.actuators[i].type", {"motor", "position"}, "motor",
+         "motor: force gear * ctrl; position: stable PD to ctrl / gear with kp, kv");
+  key("model.actuators[i].gear", "number", "1", "transmission: actuator length = gear * theta");
+  key("model.actuators[i].ctrlrange", "[lo, hi]", "(unlimited)", "ctrl is clamped to this range");
+  key("model.actuators[i].kp", "number", "(required for position)", "position gain, > 0");
+  key("model.actuators[i].kv", "number", "0", "position actuator velocity gain, >= 0");
   // ---- initial state and controls ----
   key("initial", "map", "(zeros)", "initial state");
   key("initial.theta", "list", "(zeros)", "theta(0), n_q values (see bigstep inspect for the DOF order)");

@@ -56,6 +56,9 @@ struct Probe {
   std::function<Value(const Scene&)> get;
 };
 
+const char* kBall = "model.geoms=[{type: sphere, link: b, size: [0.1]}]";
+const char* kMotor = "model.actuators=[{joint: b}]";
+
 // Where each defaulted key lands in the Scene, read back by hand (independent of the parser).
 std::map<std::string, Probe> probes() {
   auto d = [](double x) { return Value(x); };
@@ -69,6 +72,18 @@ std::map<std::string, Probe> probes() {
       {"model.links[i].rpy", {{}, [](const Scene& s) { return Value(rpy(s.model.links[0].R_o)); }}},
       {"model.links[i].com", {{}, [](const Scene& s) { return Value(s.model.links[1].com); }}},
       {"model.links[i].limit_stiffness", {{}, [](const Scene& s) { return Value(s.model.links[1].limit_stiffness); }}},
+      {"model.geoms[i].link", {{"model.geoms=[{type: plane}]"},
+                               [](const Scene& s) { return Value(std::string(s.model.geom_link[0] < 0 ? "world" : "?")); }}},
+      {"model.geoms[i].pos", {{kBall}, [](const Scene& s) { return Value(s.model.geom_pos[0]); }}},
+      {"model.geoms[i].rpy", {{kBall}, [](const Scene& s) { return Value(rpy(s.model.geom_R[0])); }}},
+      {"model.geoms[i].contype", {{kBall}, [d](const Scene& s) { return d(s.model.geom_contype[0]); }}},
+      {"model.geoms[i].conaffinity", {{kBall}, [d](const Scene& s) { return d(s.model.geom_conaffinity[0]); }}},
+      {"model.actuators[i].joint_dof", {{kMotor}, [d](const Scene& s) { return d(s.model.actuator_dof[0] - s.model.link_dof_adr[1]); }}},
+      {"model.actuators[i].type", {{kMotor}, [](const Scene& s) {
+         return Value(std::string(s.model.actuator_type[0] == ActuatorType::Motor ? "motor" : "position")); }}},
+      {"model.actuators[i].gear", {{kMotor}, [d](const Scene& s) { return d(s.model.actuator_gear[0]); }}},
+      {"model.actuators[i].kv", {{"model.actuators=[{joint: b, type: position, kp: 2}]"},
+                                 [d](const Scene& s) { return d(s.model.actuator_kv[0]); }}},
       {"model.links[i].damping", {{}, [](const Scene& s) { return Value(s.model.links[1].damping); }}},
       {"model.links[i].armature", {{}, [](const Scene& s) { return Value(s.model.links[1].armature); }}},
       {"model.links[i].box.centre", {{}, [](const Scene& s) { return Value(s.model.links[0].com); }}},
@@ -194,6 +209,8 @@ TEST_CASE("scene_keys: every key the parser reads is in the table and the help, 
   load(kMinimal, "minimal.yaml", {"model.links[0].box={size: [1, 1, 1], density: 2, contact_grid: 2}",
                                   "model.links[1].inertia=[1, 1, 1]", "description=x"});
   load(kMinimal, "minimal.yaml", {"model.links[1].range=[-1, 1]"});
+  load(kMinimal, "minimal.yaml", {"model.geoms=[{name: g, type: sphere, link: b, size: [0.1]}]", "model.exclude=[[a, b]]",
+                                  "model.actuators=[{name: m, joint: b, type: position, kp: 1, ctrlrange: [-1, 1]}]"});
   for (const auto& k : read) {
     INFO("key read by the parser: " << k);
     CHECK(find_scene_key(k) != nullptr);
