@@ -31,13 +31,13 @@ void check_batch_memory(const Scene& sc) {
 // Rollouts whose state went through the terrain this step (envs/penetration.h): first step
 // recorded in pen_step (0 = never).
 void flag_penetration(const Model& m, const StateBatch& b, int step, std::vector<int>& pen_step) {
-  if (m.spheres.empty() || m.planes.empty()) return;
+  if (m.n_pair == 0) return;
 #pragma omp parallel
   {
-    Kinematics kin(m);
+    PenetrationCheck check(m);
 #pragma omp for schedule(static)
     for (int k = 0; k < b.K; ++k)
-      if (!pen_step[k] && find_penetration(m, b.row(b.theta, k), kin).found()) pen_step[k] = step;
+      if (!pen_step[k] && check.find(m, b.row(b.theta, k)).found()) pen_step[k] = step;
   }
 }
 
@@ -161,8 +161,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
               double(K) * steps / std::max(wall, 1e-12), failed, (dir / "summary.json").c_str());
   for (int k = 0; k < K && penetrated; ++k)
     if (pen_step[k]) {
-      Kinematics kin(m);
-      const Penetration now = find_penetration(m, b.row(b.theta, k), kin);
+      PenetrationCheck check(m);
+      const Penetration now = check.find(m, b.row(b.theta, k));
       std::fprintf(stderr, "bigstep run: %s: %d of %d rollouts sank through the terrain (status penetrated), e.g. "
                    "rollout %d from step %d; at the end %s (contact.c_perp = %g)\n", sc.name.c_str(), penetrated, K, k,
                    pen_step[k], now.found() ? describe(m, now).c_str() : "it is back above the terrain",

@@ -78,13 +78,13 @@ std::string status_text(uint32_t s) {
   return t;
 }
 
-// Sets STATUS_PENETRATED on every step that ends with a contact sphere through the terrain
+// Sets STATUS_PENETRATED on every step that ends with a contact through the terrain or a body
 // (envs/penetration.h); returns the first such step (1-based), 0 if none.
 int flag_penetration(const Scene& sc, Rollout& r) {
-  Kinematics kin(sc.model);
+  PenetrationCheck check(sc.model);
   int first = 0;
   for (size_t i = 1; i < r.theta.size(); ++i)
-    if (find_penetration(sc.model, r.theta[i], kin).found()) {
+    if (check.find(sc.model, r.theta[i]).found()) {
       r.stats[i - 1].status |= STATUS_PENETRATED;
       if (!first) first = int(i);
     }
@@ -285,10 +285,10 @@ int run_command(const std::vector<std::string>& args) {
               sc.integrator.c_str(), sc.settings.dt, r.steps_run,
               r.wall_time_s, failed, (dir / "summary.json").c_str());
   if (sank > 0) {
-    Kinematics kin(sc.model);
+    PenetrationCheck check(sc.model);
     std::fprintf(stderr, "bigstep run: %s: at t = %g s (step %d) %s: the body sank through the terrain (contact.c_perp = %g)\n",
                  sc.name.c_str(), sank * sc.settings.dt, sank,
-                 describe(sc.model, find_penetration(sc.model, r.theta[sank], kin)).c_str(), sc.settings.contact.c_perp);
+                 describe(sc.model, check.find(sc.model, r.theta[sank])).c_str(), sc.settings.contact.c_perp);
   }
   return (failed || r.aborted || sank > 0) ? 1 : 0;
 }

@@ -1,4 +1,4 @@
-// Terrain penetration of a state (envs/penetration.h).
+// Penetration of a state (envs/penetration.h).
 #include "envs/penetration.h"
 
 #include <algorithm>
@@ -7,25 +7,24 @@
 
 namespace bigstep {
 
-Penetration find_penetration(const Model& m, const VecX& theta, Kinematics& kin) {
-  if (m.spheres.empty() || m.planes.empty()) return {};
+Penetration PenetrationCheck::find(const Model& m, const VecX& theta) {
+  if (m.n_pair == 0) return {};
   forward_kinematics(m, theta, kin);
-  for (size_t s = 0; s < m.spheres.size(); ++s) {
-    const ContactSphere& cs = m.spheres[s];
-    const Vec3 c = point_position(kin, cs.link, cs.centre);
-    for (size_t p = 0; p < m.planes.size(); ++p) {
-      // depth of the centre below the plane n^T y = offset
-      const double depth = m.planes[p].offset - m.planes[p].normal.dot(c);
-      if (depth > std::max(kPenetrationDepth, cs.radius)) return {int(s), int(p), depth};
-    }
+  uint32_t status = 0;
+  const int n = collide(m, kin, 0.0, con.data(), int(con.size()), status);
+  for (int i = 0; i < n; ++i) {
+    const Contact& c = con[i];
+    const double crossed = c.depth - c.ra - c.rb, limit = std::max(kPenetrationDepth, c.ra + c.rb);
+    if (crossed > limit) return {c.geom_a, c.geom_b, crossed, limit};
   }
   return {};
 }
 
 std::string describe(const Model& m, const Penetration& p) {
-  const ContactSphere& cs = m.spheres[p.sphere];
-  return detail::concat("contact sphere ", p.sphere, " (link ", m.links[cs.link].name, ") is ", p.depth,
-                        " m below terrain[", p.plane, "] (limit max(", kPenetrationDepth, " m, radius ", cs.radius, " m))");
+  const int link = m.geom_link[p.geom_a];
+  return detail::concat(m.geom_name[p.geom_a], " (link ", link >= 0 ? m.links[link].name : "world", ") is ", p.depth,
+                        " m through ", m.geom_name[p.geom_b], " (limit max(", kPenetrationDepth,
+                        " m, the radii) = ", p.limit, " m)");
 }
 
 }  // namespace bigstep
