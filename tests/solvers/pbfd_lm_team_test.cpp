@@ -248,8 +248,9 @@ TEST_CASE("lm team: armature lengthens the pendulum's period by sqrt((I + a) / I
   // released from rest at 0.05 rad: first zero crossing at a quarter period (pi/2) sqrt(I_eff / (m g c))
   const double t0 = first_zero(team_run(rod_pendulum(0, 0, false, 1), 0.05, 0, 200), 0.01);
   const double ta = first_zero(team_run(rod_pendulum(0, 0.25, false, 1), 0.05, 0, 200), 0.01);
-  CHECK(t0 == Approx(M_PI / 2 * std::sqrt(0.25 / 4.905)).epsilon(0.02));  // implicit scheme: ~1 % slower
-  CHECK(ta / t0 == Approx(std::sqrt(2.0)).epsilon(0.005));
+  // measured: 0.35492 s vs 0.35463 s (the implicit scheme's phase lag, 0.08 %); ratio 1.41373
+  CHECK(t0 == Approx(M_PI / 2 * std::sqrt(0.25 / 4.905)).epsilon(0.005));
+  CHECK(ta / t0 == Approx(std::sqrt(2.0)).epsilon(0.002));
 }
 
 TEST_CASE("lm team: damping b removes energy at the rate exp(-b t / I)", "[team][lm][dof]") {
@@ -262,13 +263,14 @@ TEST_CASE("lm team: damping b removes energy at the rate exp(-b t / I)", "[team]
     e_free += energy(free, n, I);
     e_damped += energy(damped, n, I);
   }
-  CHECK(e_damped / e_free == Approx(std::exp(-b * 1.75 / I)).epsilon(0.05));
+  // measured 0.7097 vs exp(-0.35) = 0.7047 (0.7 %: the damping also slows the exchange slightly)
+  CHECK(e_damped / e_free == Approx(std::exp(-b * 1.75 / I)).epsilon(0.02));
 }
 
 TEST_CASE("lm team: a joint limit stops the swing near its stop and pushes it back", "[team][lm][dof]") {
   // 2 rad/s towards the upper stop at 0.2 rad: free, the rod would swing to ~0.46 rad. With the
-  // stop (C = c_perp = 1e5, alpha = 2) the energy left at the stop, ~0.40 J, is stored in
-  // C/3 d^3: d ~ 0.023 rad
+  // stop (C = c_perp = 1e5, alpha = 2) the kinetic energy left at the stop (< 0.40 J) is stored
+  // in C/3 d^3: d < 0.023 rad (measured: 0.014 rad)
   const std::vector<double> free = team_run(rod_pendulum(0, 0, false, 0.2), 0, 2, 60);
   const std::vector<double> lim = team_run(rod_pendulum(0, 0, true, 0.2), 0, 2, 60);
   const double max_free = *std::max_element(free.begin(), free.end());
