@@ -2,42 +2,73 @@
 
 namespace bigstep {
 
+namespace {
+
+// One converter per table field (core/model_fields.h): element (i, c) of the field read from the
+// Model. ModelArrays' constructor calls get.<name>(i, c) for every field, so a field added to the
+// table without its converter here fails to compile.
+struct FieldGet {
+  const Model& m;
+  // links
+  int link_parent(int i, int) const { return m.links[i].parent; }
+  double link_Ro(int i, int c) const { return m.links[i].R_o(c / 3, c % 3); }
+  double link_to(int i, int c) const { return m.links[i].t_o[c]; }
+  double link_mass(int i, int) const { return m.links[i].mass; }
+  double link_com(int i, int c) const { return m.links[i].com[c]; }
+  double link_S(int i, int c) const { return m.link_S[i](c / 3, c % 3); }
+  int link_dof_adr(int i, int) const { return m.link_dof_adr[i]; }
+  int link_dof_num(int i, int) const { return m.link_dof_num[i]; }
+  // dofs
+  int dof_link(int i, int) const { return m.dof_link[i]; }
+  int dof_revolute(int i, int) const { return m.dof_revolute[i]; }
+  double dof_axis(int i, int c) const { return m.dof_axis[i][c]; }
+  uint8_t dof_anc(int i, int c) const { return m.dof_anc[size_t(i) * m.n_link + c]; }
+  double dof_damping(int i, int) const { return m.dof_damping[i]; }
+  double dof_armature(int i, int) const { return m.dof_armature[i]; }
+  uint8_t dof_limited(int i, int) const { return m.dof_limited[i]; }
+  double dof_range(int i, int c) const { return m.dof_range[2 * size_t(i) + c]; }
+  double dof_limit_k(int i, int) const { return m.dof_limit_k[i]; }
+  // legacy contact points and terrain
+  int sphere_link(int i, int) const { return m.spheres[i].link; }
+  double sphere_pos(int i, int c) const { return m.spheres[i].centre[c]; }
+  double sphere_radius(int i, int) const { return m.spheres[i].radius; }
+  double plane_normal(int i, int c) const { return m.planes[i].normal[c]; }
+  double plane_offset(int i, int) const { return m.planes[i].offset; }
+  // geoms
+  uint8_t geom_type(int i, int) const { return uint8_t(m.geom_type[i]); }
+  int geom_link(int i, int) const { return m.geom_link[i]; }
+  double geom_pos(int i, int c) const { return m.geom_pos[i][c]; }
+  double geom_R(int i, int c) const { return m.geom_R[i](c / 3, c % 3); }
+  double geom_size(int i, int c) const { return m.geom_size[i][c]; }
+  uint32_t geom_contype(int i, int) const { return m.geom_contype[i]; }
+  uint32_t geom_conaffinity(int i, int) const { return m.geom_conaffinity[i]; }
+  // pairs
+  int pair_geom_a(int i, int) const { return m.pair_geom_a[i]; }
+  int pair_geom_b(int i, int) const { return m.pair_geom_b[i]; }
+};
+
+// v = rows x cols entries, v[i * cols + c] = get(i, c)
+template <class T, class G>
+void fill(std::vector<T>& v, int rows, int cols, G&& get) {
+  v.resize(size_t(rows) * size_t(cols));
+  for (int i = 0; i < rows; ++i)
+    for (int c = 0; c < cols; ++c) v[size_t(i) * cols + c] = T(get(i, c));
+}
+
+}  // namespace
+
 template <class S>
-ModelArrays<S>::ModelArrays(const Model& m)
-    : n_link(m.n_link), n_q(m.n_q), n_sphere(int(m.spheres.size())), n_plane(int(m.planes.size())),
-      dof_anc(m.dof_anc) {
-  auto put3 = [](std::vector<S>& a, const Vec3& v) {
-    for (int i = 0; i < 3; ++i) a.push_back(S(v[i]));
-  };
-  auto put9 = [](std::vector<S>& a, const Mat3& M) {
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) a.push_back(S(M(i, j)));
-  };
-  for (int j = 0; j < m.n_link; ++j) {
-    const LinkSpec& l = m.links[j];
-    link_parent.push_back(l.parent);
-    put9(link_Ro, l.R_o);
-    put3(link_to, l.t_o);
-    link_mass.push_back(S(l.mass));
-    put3(link_com, l.com);
-    put9(link_S, m.link_S[j]);
-    link_dof_adr.push_back(m.link_dof_adr[j]);
-    link_dof_num.push_back(m.link_dof_num[j]);
-  }
-  for (int k = 0; k < m.n_q; ++k) {
-    dof_link.push_back(m.dof_link[k]);
-    dof_revolute.push_back(m.dof_revolute[k]);
-    put3(dof_axis, m.dof_axis[k]);
-  }
-  for (const auto& s : m.spheres) {
-    sphere_link.push_back(s.link);
-    put3(sphere_pos, s.centre);
-    sphere_radius.push_back(S(s.radius));
-  }
-  for (const auto& p : m.planes) {
-    put3(plane_normal, p.normal);
-    plane_offset.push_back(S(p.offset));
-  }
+ModelArrays<S>::ModelArrays(const Model& m) {
+  n_link = m.n_link;
+  n_q = m.n_q;
+  n_sphere = int(m.spheres.size());
+  n_plane = int(m.planes.size());
+  n_geom = m.n_geom;
+  n_pair = m.n_pair;
+  const FieldGet get{m};
+#define BIGSTEP_FILL(kind, name, rows, cols) fill(name, rows, cols, [&](int i, int c) { return get.name(i, c); });
+  BIGSTEP_MODEL_FIELDS(BIGSTEP_FILL)
+#undef BIGSTEP_FILL
   for (int i = 0; i < 3; ++i) gravity[i] = S(m.gravity[i]);
   weight = S(m.weight());
 }
@@ -45,27 +76,10 @@ ModelArrays<S>::ModelArrays(const Model& m)
 template <class S>
 ModelView<S> ModelArrays<S>::view() const {
   ModelView<S> v;
-  v.n_link = n_link;
-  v.n_q = n_q;
-  v.n_sphere = n_sphere;
-  v.n_plane = n_plane;
-  v.link_parent = link_parent.data();
-  v.link_Ro = link_Ro.data();
-  v.link_to = link_to.data();
-  v.link_mass = link_mass.data();
-  v.link_com = link_com.data();
-  v.link_S = link_S.data();
-  v.link_dof_adr = link_dof_adr.data();
-  v.link_dof_num = link_dof_num.data();
-  v.dof_link = dof_link.data();
-  v.dof_revolute = dof_revolute.data();
-  v.dof_axis = dof_axis.data();
-  v.dof_anc = dof_anc.data();
-  v.sphere_link = sphere_link.data();
-  v.sphere_pos = sphere_pos.data();
-  v.sphere_radius = sphere_radius.data();
-  v.plane_normal = plane_normal.data();
-  v.plane_offset = plane_offset.data();
+  static_cast<ModelSizes&>(v) = *this;
+#define BIGSTEP_WIRE(kind, name, rows, cols) v.name = name.data();
+  BIGSTEP_MODEL_FIELDS(BIGSTEP_WIRE)
+#undef BIGSTEP_WIRE
   for (int i = 0; i < 3; ++i) v.gravity[i] = gravity[i];
   v.weight = weight;
   return v;

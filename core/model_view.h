@@ -1,37 +1,26 @@
 // Flat, pointer-only view of a Model for kernels (host or device memory), and its host owner.
-// Same fields as core/model.h; arrays are row-major, 3-vectors packed x,y,z, 3x3 as 9 values.
+// Both are generated from the one field table core/model_fields.h (fields, shapes, kinds);
+// arrays are row-major, 3-vectors packed x,y,z, 3x3 as 9 values.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "core/hd.h"
 #include "core/model.h"
+#include "core/model_fields.h"
 
 namespace bigstep {
 
+#define BIGSTEP_FIELD_T(kind) typename FieldKinds<S>::kind##_t
+
+/// What a kernel reads: the sizes (ModelSizes), one const pointer per table field (shape
+/// (rows x cols) as listed in core/model_fields.h), and the scalars below. Trivially copyable:
+/// passed to CUDA kernels by value.
 template <class S>
-struct ModelView {
-  int n_link = 0, n_q = 0, n_sphere = 0, n_plane = 0;
-  // model: links
-  const int* link_parent;       // (n_link)
-  const S* link_Ro;             // (n_link x 9)
-  const S* link_to;             // (n_link x 3)
-  const S* link_mass;           // (n_link)
-  const S* link_com;            // (n_link x 3)
-  const S* link_S;              // (n_link x 9) second moment
-  const int* link_dof_adr;      // (n_link)
-  const int* link_dof_num;      // (n_link)
-  // model: dofs
-  const int* dof_link;          // (n_q)
-  const int* dof_revolute;      // (n_q)
-  const S* dof_axis;            // (n_q x 3)
-  const uint8_t* dof_anc;       // (n_q x n_link) 1 when dof k moves link j
-  // model: contact
-  const int* sphere_link;       // (n_sphere)
-  const S* sphere_pos;          // (n_sphere x 3)
-  const S* sphere_radius;       // (n_sphere)
-  const S* plane_normal;        // (n_plane x 3)
-  const S* plane_offset;        // (n_plane)
+struct ModelView : ModelSizes {
+#define BIGSTEP_VIEW_MEMBER(kind, name, rows, cols) const BIGSTEP_FIELD_T(kind)* name = nullptr;
+  BIGSTEP_MODEL_FIELDS(BIGSTEP_VIEW_MEMBER)
+#undef BIGSTEP_VIEW_MEMBER
   S gravity[3];
   S weight;                     // total weight W [N]
 
@@ -42,22 +31,57 @@ struct ModelView {
     for (int c = 0; c < 9; ++c) M.a[c] = p[9 * i + c];
     return M;
   }
+  /// f(name, pointer, rows, cols) for every table field, in table order (tests, exports).
+  template <class F>
+  void for_each_field(F&& f) const {
+#define BIGSTEP_VISIT(kind, name, rows, cols) f(#name, name, rows, cols);
+    BIGSTEP_MODEL_FIELDS(BIGSTEP_VISIT)
+#undef BIGSTEP_VISIT
+  }
 };
 
-/// Host storage behind a ModelView (also the source of a device upload).
+// a pointer member outside the table would be missed by the upload and the export
+static_assert(sizeof(ModelView<double>) == sizeof(ModelSizes) + n_model_fields * sizeof(void*) + 4 * sizeof(double),
+              "ModelView: every array member comes from BIGSTEP_MODEL_FIELDS");
+static_assert(sizeof(ModelView<float>) == sizeof(ModelSizes) + n_model_fields * sizeof(void*) + 4 * sizeof(float),
+              "ModelView: every array member comes from BIGSTEP_MODEL_FIELDS");
+
+/// Host storage behind a ModelView (also the source of a device upload and the Python export):
+/// one vector per table field, rows x cols entries, filled from the Model by one converter per
+/// field (core/model_view.cpp).
 template <class S>
-struct ModelArrays {
+struct ModelArrays : ModelSizes {
   explicit ModelArrays(const Model& m);
   ModelView<S> view() const;  ///< pointers into this object's host vectors
 
-  int n_link, n_q, n_sphere, n_plane;
-  std::vector<int> link_parent, link_dof_adr, link_dof_num, dof_link, dof_revolute, sphere_link;
-  std::vector<S> link_Ro, link_to, link_mass, link_com, link_S, dof_axis, sphere_pos, sphere_radius,
-      plane_normal, plane_offset;
-  std::vector<uint8_t> dof_anc;
+#define BIGSTEP_ARRAY_MEMBER(kind, name, rows, cols) std::vector<BIGSTEP_FIELD_T(kind)> name;
+  BIGSTEP_MODEL_FIELDS(BIGSTEP_ARRAY_MEMBER)
+#undef BIGSTEP_ARRAY_MEMBER
   S gravity[3];
   S weight;
+
+  /// f(name, vector, rows, cols) for every table field, in table order.
+  template <class F>
+  void for_each_field(F&& f) const {
+#define BIGSTEP_VISIT(kind, name, rows, cols) f(#name, name, rows, cols);
+    BIGSTEP_MODEL_FIELDS(BIGSTEP_VISIT)
+#undef BIGSTEP_VISIT
+  }
 };
+
+#undef BIGSTEP_FIELD_T
+
+/// A view whose arrays are copies made by pool.copy(const std::vector<T>&) -> T* (one call per
+/// table field): the device upload with a device pool (cuda/device_buffers.cuh), any other
+/// memory with another pool (the tests use a host pool). The pool owns and frees the copies.
+template <class S, class Pool>
+ModelView<S> copy_model(const ModelArrays<S>& a, Pool& pool) {
+  ModelView<S> v = a.view();
+#define BIGSTEP_COPY(kind, name, rows, cols) v.name = pool.copy(a.name);
+  BIGSTEP_MODEL_FIELDS(BIGSTEP_COPY)
+#undef BIGSTEP_COPY
+  return v;
+}
 
 extern template struct ModelArrays<double>;
 extern template struct ModelArrays<float>;

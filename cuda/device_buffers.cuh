@@ -44,28 +44,11 @@ class DevicePool {
   std::vector<std::unique_ptr<Base>> held_;
 };
 
-/// The flat model a kernel reads: a's arrays copied into `pool`, the view pointing at them.
+/// The flat model a kernel reads: every field of the table (core/model_fields.h) copied into
+/// `pool` (allocate + copy per field, all freed with the pool), the view pointing at the copies.
 template <class S>
 ModelView<S> upload_model(const ModelArrays<S>& a, DevicePool& pool) {
-  ModelView<S> v = a.view();
-  v.link_parent = pool.copy(a.link_parent);
-  v.link_Ro = pool.copy(a.link_Ro);
-  v.link_to = pool.copy(a.link_to);
-  v.link_mass = pool.copy(a.link_mass);
-  v.link_com = pool.copy(a.link_com);
-  v.link_S = pool.copy(a.link_S);
-  v.link_dof_adr = pool.copy(a.link_dof_adr);
-  v.link_dof_num = pool.copy(a.link_dof_num);
-  v.dof_link = pool.copy(a.dof_link);
-  v.dof_revolute = pool.copy(a.dof_revolute);
-  v.dof_axis = pool.copy(a.dof_axis);
-  v.dof_anc = pool.copy(a.dof_anc);
-  v.sphere_link = pool.copy(a.sphere_link);
-  v.sphere_pos = pool.copy(a.sphere_pos);
-  v.sphere_radius = pool.copy(a.sphere_radius);
-  v.plane_normal = pool.copy(a.plane_normal);
-  v.plane_offset = pool.copy(a.plane_offset);
-  return v;
+  return copy_model(a, pool);
 }
 
 }  // namespace bigstep

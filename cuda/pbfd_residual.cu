@@ -17,15 +17,18 @@ __global__ void pbfd_residual_kernel(
     const ModelView<S> m,
     // data in:
     const S* __restrict__ anchor_R, const S* __restrict__ anchor_t, const S* __restrict__ centre_n,
-    const S* __restrict__ tau, const S* __restrict__ theta, S dt, S c_perp, S c_par, S alpha, S beta, S gamma,
+    const S* __restrict__ tau, const S* __restrict__ theta, const S* __restrict__ theta_n,
+    const S* __restrict__ theta_nm1, S dt, S c_perp, S c_par, S alpha, S beta, S gamma,
     // data out:
     S* __restrict__ r_out, S* __restrict__ Jr_out) {
   extern __shared__ unsigned char smem[];
   S* scratch = reinterpret_cast<S*>(smem);
   const int k = blockIdx.x, L = m.n_link, D = m.n_q;
-  const PbfdStepConst<S> in{anchor_R + size_t(k) * L * 9, anchor_t + size_t(k) * L * 3,
-                            centre_n + size_t(k) * m.n_sphere * 3, tau + size_t(k) * D, dt, c_perp, c_par,
-                            alpha, beta, gamma};
+  PbfdStepConst<S> in{anchor_R + size_t(k) * L * 9, anchor_t + size_t(k) * L * 3,
+                      centre_n + size_t(k) * m.n_sphere * 3, tau + size_t(k) * D, dt, c_perp, c_par,
+                      alpha, beta, gamma};
+  if (theta_n) in.theta_n = theta_n + size_t(k) * D;
+  if (theta_nm1) in.theta_nm1 = theta_nm1 + size_t(k) * D;
   CudaTeam team;
   pbfd_residual_team(team, m, in, theta + size_t(k) * D, scratch, r_out + size_t(k) * D, Jr_out + size_t(k) * D * D);
 }
@@ -40,12 +43,14 @@ void pbfd_residual_cuda(const Model& m, const PbfdBatchInput<S>& in, std::vector
   const int K = in.K, D = m.n_q;
   S *aR = pool.copy(in.anchor_R), *at = pool.copy(in.anchor_t), *cn = pool.copy(in.centre_n), *tau = pool.copy(in.tau),
     *th = pool.copy(in.theta);
+  S* thn = in.theta_n.empty() ? nullptr : pool.copy(in.theta_n);
+  S* thnm1 = in.theta_nm1.empty() ? nullptr : pool.copy(in.theta_nm1);
   S *dr = pool.alloc<S>(size_t(K) * D), *dJ = pool.alloc<S>(size_t(K) * D * D);
   const int lanes = ((D + 31) / 32) * 32;
   const size_t shmem = size_t(pbfd_scratch_size(arrays.view())) * sizeof(S);
   if (shmem > 48 * 1024)
     BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(pbfd_residual_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
-  pbfd_residual_kernel<S><<<K, lanes, shmem>>>(view, aR, at, cn, tau, th, in.dt, in.c_perp, in.c_par, in.alpha,
+  pbfd_residual_kernel<S><<<K, lanes, shmem>>>(view, aR, at, cn, tau, th, thn, thnm1, in.dt, in.c_perp, in.c_par, in.alpha,
                                                in.beta, in.gamma, dr, dJ);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   BIGSTEP_CUDA_CHECK(cudaDeviceSynchronize());

@@ -16,6 +16,9 @@ struct PbfdBatchInput {
   std::vector<S> centre_n;  // (K x n_sphere x 3)
   std::vector<S> tau;       // (K x n_q)
   std::vector<S> theta;     // (K x n_q)
+  // (K x n_q) theta_n and theta_{n-1} of each rollout's step: read by the armature / damping terms
+  // (PbfdStepConst::theta_n, theta_nm1); may stay empty for a model without them
+  std::vector<S> theta_n, theta_nm1;
   S dt, c_perp, c_par, alpha, beta, gamma;
 };
 

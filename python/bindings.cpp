@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/model_view.h"
 #include "envs/batch_engines.h"
 #include "envs/scene_keys.h"
 
@@ -32,6 +33,22 @@ nb::ndarray<nb::numpy, T> to_numpy(const T* src, size_t rows, size_t cols) {
   nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
   if (cols == 1) return nb::ndarray<nb::numpy, T>(buf, {rows}, owner);
   return nb::ndarray<nb::numpy, T>(buf, {rows, cols}, owner);
+}
+
+// The model's flat arrays (core/model_fields.h, the one field table): {name: (rows, cols) numpy
+// array} with the table's names, kinds (int32, float64, uint8, uint32) and shapes, e.g.
+// link_Ro (n_link, 9), dof_anc (n_q, n_link), dof_range (n_q, 2). Copies.
+nb::dict model_arrays_dict(const Model& m) {
+  const ModelArrays<double> a(m);
+  nb::dict d;
+  a.for_each_field([&](const char* name, const auto& v, int rows, int cols) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    T* buf = new T[v.size() > 0 ? v.size() : 1];
+    if (!v.empty()) std::memcpy(buf, v.data(), v.size() * sizeof(T));
+    nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+    d[name] = nb::ndarray<nb::numpy, T>(buf, {size_t(rows), size_t(cols)}, owner);
+  });
+  return d;
 }
 
 class BatchEnv {
@@ -94,6 +111,7 @@ class BatchEnv {
   std::vector<std::string> dof_names() const { return sc_.model.dof_name; }
   std::string backend() const { return engine_->name(); }
   std::string backend_reason() const { return bk_.reason; }
+  nb::dict model_arrays() const { return model_arrays_dict(sc_.model); }
 
  private:
   Scene sc_;
@@ -119,6 +137,15 @@ NB_MODULE(_bigstep, m) {
   m.attr("STATUS_NONFINITE") = uint32_t(STATUS_NONFINITE);
   m.attr("STATUS_FACTOR_FAILED") = uint32_t(STATUS_FACTOR_FAILED);
   m.attr("STATUS_GIMBAL_LOCK") = uint32_t(STATUS_GIMBAL_LOCK);
+  m.def(
+      "model_arrays",
+      [](const std::string& config, const std::vector<std::string>& overrides) {
+        return model_arrays_dict(load_scene(config, overrides).model);
+      },
+      nb::arg("config"), nb::arg("overrides") = std::vector<std::string>{},
+      "The scene's model as a dict of numpy arrays named by the field table (core/model_fields.h), each "
+      "of shape (rows, cols): link_* (n_link, .), dof_* (n_q, .), sphere_* / plane_* (legacy contact "
+      "points / terrain), geom_* (n_geom, .), pair_geom_a/b (n_pair, 1). Copies.");
   nb::class_<BatchEnv>(m, "BatchEnv",
                        "K rollouts of a scene (YAML config + 'key=value' overrides as bigstep run --set), stepped "
                        "together by one engine: backend 'cpu' | 'cuda' | 'auto'; batch.engine=team selects the "
@@ -151,5 +178,7 @@ NB_MODULE(_bigstep, m) {
       .def_prop_ro("time", &BatchEnv::time, "simulation time of theta [s]")
       .def_prop_ro("dof_names", &BatchEnv::dof_names)
       .def_prop_ro("backend", &BatchEnv::backend, "engine name (cpu_batched, cpu_team_emulation, cuda_team_fp64, ...)")
-      .def_prop_ro("backend_reason", &BatchEnv::backend_reason);
+      .def_prop_ro("backend_reason", &BatchEnv::backend_reason)
+      .def_prop_ro("model_arrays", &BatchEnv::model_arrays,
+                   "the scene's model as bigstep.model_arrays() gives it: {name: (rows, cols) array}");
 }

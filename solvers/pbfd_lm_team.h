@@ -228,12 +228,13 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   const S scale = lm_scale(m, t);
   PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.params[0], t.params[1], alpha, beta, gamma};
   in.mass_scale = t.params + kLmParams;
+  in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
+  in.theta_nm1 = t.th_nm1;
   if (cfg.pd) {
     in.kp = t.kp;
     in.kd = t.kd;
     in.theta_bar = t.theta_bar;
     in.theta_dot_bar = t.theta_dot_bar;
-    in.theta_n = t.th_n;
   }
   pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
   // one lane decides; fixed-order sums: deterministic

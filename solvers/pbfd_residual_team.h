@@ -2,7 +2,8 @@
 // the team interface (solvers/team.h): lane k owns r_k and row k of J_r. Instantiated by the CPU
 // emulation (tests, CPU batched backend) and by CUDA (cuda/pbfd_residual.cu). Mirrors the Eigen
 // reference solvers/pbfd_residual.cpp term by term (inertia §3, gravity §2.4, normal §4.2,
-// friction §4.4); the second link-pose derivatives use the twist rule a |> d_b T (§2.3).
+// friction §4.4) plus the per-DOF armature, damping and joint-limit terms (pbfd_dof_terms); the
+// second link-pose derivatives use the twist rule a |> d_b T (§2.3).
 #pragma once
 #include "core/model_view.h"
 
@@ -23,6 +24,9 @@ struct PbfdStepConst {
   // backward-Euler stable PD (pbfd.md §4.6, nmdp.md §9), kp == nullptr = none:
   // r += K_p (theta - theta_bar) + K_d ((theta - theta_n)/dt - theta_dot_bar), J += diag(K_p + K_d/dt)
   const S *kp = nullptr, *kd = nullptr, *theta_bar = nullptr, *theta_dot_bar = nullptr, *theta_n = nullptr;
+  // theta_{n-1} (n_q): with theta_n above, read by the armature and damping terms of a DOF whose
+  // dof_armature / dof_damping is non-zero (both may stay null for a model without them)
+  const S* theta_nm1 = nullptr;
 };
 
 /// Team scratch size (number of S) for one rollout of model m.
@@ -69,6 +73,45 @@ BIGSTEP_HD S moment_product(const ModelView<S>& m, int j, const hd::M3<S>& A, hd
 }
 
 }  // namespace team_detail
+
+/// The per-DOF terms of DOF k added to r_k and, when Jkk != nullptr, to J_kk = dr_k/dtheta_k
+/// (issue 10; the same physics in every integrator family):
+///   armature a_k: inertia 1/2 a_k (theta_k - theta~_k)^2 / dt^2, theta~ = 2 theta_n - theta_{n-1}
+///                 (pbfd.md Eq. 6 form; not scaled by the link mass scales):
+///                 r_k += a_k (theta_k - theta~_k) / dt^2,  J_kk += a_k / dt^2
+///   damping b_k:  backward-Euler viscous torque -b_k (theta_k - theta_n,k) / dt:
+///                 r_k += b_k (theta_k - theta_n,k) / dt,   J_kk += b_k / dt
+///   joint limit:  the normal-contact penalty P = C/(alpha+1) d^(alpha+1) of the nearer stop
+///                 (core/joint_limit.h: lower d = lo - theta_k, s = +1; upper d = theta_k - hi,
+///                 s = -1; active for d > 0), C = dof_limit_k or the rollout's c_perp when 0:
+///                 r_k += -s C d^alpha,  J_kk += C alpha d^(alpha-1)  (no friction)
+template <class S>
+BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in, const S* theta, int k, S& rk,
+                               S* Jkk) {
+  using std::pow;
+  const S a = m.dof_armature[k], b = m.dof_damping[k];
+  if (a != S(0)) {
+    const S inv_dt2 = S(1) / (in.dt * in.dt);
+    const S theta_tilde = 2 * in.theta_n[k] - in.theta_nm1[k];
+    rk += a * (theta[k] - theta_tilde) * inv_dt2;
+    if (Jkk) *Jkk += a * inv_dt2;
+  }
+  if (b != S(0)) {
+    rk += b * (theta[k] - in.theta_n[k]) / in.dt;
+    if (Jkk) *Jkk += b / in.dt;
+  }
+  if (m.dof_limited[k]) {
+    const S lo = m.dof_range[2 * k], hi = m.dof_range[2 * k + 1];
+    const S d_lo = lo - theta[k], d_hi = theta[k] - hi;
+    const bool lower = d_lo >= d_hi;  // the nearer stop, as joint_limits()
+    const S d = lower ? d_lo : d_hi, s = lower ? S(1) : S(-1);
+    if (d > 0) {
+      const S C = m.dof_limit_k[k] != S(0) ? m.dof_limit_k[k] : in.c_perp;
+      rk -= s * C * pow(d, in.alpha);
+      if (Jkk) *Jkk += C * in.alpha * pow(d, in.alpha - 1);
+    }
+  }
+}
 
 /// r (n_q) and, when Jr != nullptr, J_r (n_q x n_q row-major) at theta. scratch: pbfd_scratch_size.
 template <class S, class Team>
@@ -207,6 +250,8 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
         }
       }
     }
+    // per-DOF model terms (agreed formulas; each is diagonal: lane k adds to r_k and J_kk only)
+    pbfd_dof_terms(m, in, theta, k, rk, Jr ? &Jr[k * D + k] : static_cast<S*>(nullptr));
     if (in.kp) {  // stable PD servo: -tau_pd(theta) and its Jacobian
       rk += in.kp[k] * (theta[k] - in.theta_bar[k]) + in.kd[k] * ((theta[k] - in.theta_n[k]) / in.dt - in.theta_dot_bar[k]);
       if (Jr) Jr[k * D + k] += in.kp[k] + in.kd[k] / in.dt;

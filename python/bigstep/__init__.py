@@ -6,6 +6,6 @@
     theta = env.step(np.zeros((env.rollouts, env.n_q)))
 """
 from ._bigstep import (STATUS_FACTOR_FAILED, STATUS_GIMBAL_LOCK, STATUS_NONFINITE,  # noqa: F401
-                       STATUS_NOT_CONVERGED, BatchEnv)
+                       STATUS_NOT_CONVERGED, BatchEnv, model_arrays)
 
-__all__ = ["BatchEnv", "STATUS_NOT_CONVERGED", "STATUS_NONFINITE", "STATUS_FACTOR_FAILED", "STATUS_GIMBAL_LOCK"]
+__all__ = ["BatchEnv", "model_arrays", "STATUS_NOT_CONVERGED", "STATUS_NONFINITE", "STATUS_FACTOR_FAILED", "STATUS_GIMBAL_LOCK"]

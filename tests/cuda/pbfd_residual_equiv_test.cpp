@@ -1,6 +1,7 @@
 // CUDA mirror vs CPU: the kernel's r and J_r equal the Eigen reference for K rollouts with
 // different states (FP64: 1e-12 relative, as the CPU team emulation; FP32: 2e-3 relative, the
-// squared-stiffness terms of J_r lose ~4 digits in float). Exits 77 (ctest: Skipped) with the
+// squared-stiffness terms of J_r lose ~4 digits in float), and the CPU team emulation on the chain
+// with armature, damping and joint limits (same tolerances). Exits 77 (ctest: Skipped) with the
 // reason when no CUDA device is present.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -13,6 +14,8 @@
 #include "cuda/pbfd_residual.h"
 #include "envs/scene.h"
 #include "solvers/pbfd_residual.h"
+#include "solvers/pbfd_residual_team.h"
+#include "solvers/team.h"
 
 using namespace bigstep;
 
@@ -20,23 +23,47 @@ using namespace bigstep;
 
 namespace {
 
+// The floating chain with damping, armature and limits on its hinges (some limits take c_perp).
+Model chain_with_dof_terms(const Model& chain) {
+  ModelSpec spec;
+  spec.links = chain.links;
+  spec.spheres = chain.spheres;
+  spec.planes = chain.planes;
+  spec.gravity = chain.gravity;
+  for (size_t j = 1; j < spec.links.size(); ++j) {
+    spec.links[j].damping = 0.05 * double(j);
+    spec.links[j].armature = 0.002 * double(j);
+    spec.links[j].limited = j % 2 == 1;
+    spec.links[j].range[0] = -0.04;
+    spec.links[j].range[1] = 0.03;
+    spec.links[j].limit_stiffness = j % 4 == 1 ? 0.0 : 50.0 * double(j);
+  }
+  return Model::finalize(spec);
+}
+
+// K rollouts of model m (the chain scene's settings) in different states, corners a few mm deep:
+// the kernel's r and J_r against an oracle, the Eigen reference or (team_oracle) the CPU team
+// emulation of the same code (the oracle for the per-DOF terms until the reference has them).
 template <class S>
-void check(double tol_rel) {
-  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
-  const Model& m = sc.model;
-  const int K = 64, D = m.n_q;
+void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_oracle, double tol_rel) {
+  const int D = m.n_q;
   PbdWorkspace ws(m);
-  std::mt19937 rng(1);
+  std::mt19937 rng(seed);
   std::normal_distribution<double> N(0, 1);
   PbfdBatchInput<S> in;
   in.K = K;
   const ContactParams cp = sc.settings.contact;
-  in.dt = S(sc.settings.dt);
+  const double dt = sc.settings.dt;
+  in.dt = S(dt);
   in.c_perp = S(cp.c_perp);
   in.c_par = S(cp.c_par);
   in.alpha = S(cp.alpha);
   in.beta = S(cp.beta);
   in.gamma = S(cp.gamma);
+  const ModelArrays<double> arrays(m);
+  const ModelView<double> mv = arrays.view();
+  std::vector<double> scratch(pbfd_scratch_size(mv));
+  CpuTeam team;
   std::vector<VecX> r_ref(K);
   std::vector<MatX> J_ref(K);
   for (int k = 0; k < K; ++k) {
@@ -48,17 +75,37 @@ void check(double tol_rel) {
       qn[i] -= 0.004 * N(rng);
       qnm1[i] = qn[i] - 0.004 * N(rng);
     }
-    const PbdStepInput si = make_step_input(m, qn, qnm1, sc.settings.dt, VecX::Zero(D), cp, ws);
-    pbfd_residual(m, si, q, ws, r_ref[k], &J_ref[k]);
+    const PbdStepInput si = make_step_input(m, qn, qnm1, dt, VecX::Zero(D), cp, ws);
+    std::vector<double> aR, at, cn;
     for (int j = 0; j < m.n_link; ++j)
       for (int a = 0; a < 3; ++a) {
-        in.anchor_t.push_back(S(si.anchor.t[j][a]));
-        for (int b = 0; b < 3; ++b) in.anchor_R.push_back(S(si.anchor.R[j](a, b)));
+        at.push_back(si.anchor.t[j][a]);
+        for (int b = 0; b < 3; ++b) aR.push_back(si.anchor.R[j](a, b));
       }
     for (const Vec3& c : si.centre_n)
-      for (int a = 0; a < 3; ++a) in.centre_n.push_back(S(c[a]));
-    for (int i = 0; i < D; ++i) in.tau.push_back(0);
-    for (int i = 0; i < D; ++i) in.theta.push_back(S(q[i]));
+      for (int a = 0; a < 3; ++a) cn.push_back(c[a]);
+    if (team_oracle) {
+      const std::vector<double> tau(D, 0.0);
+      PbfdStepConst<double> c{aR.data(), at.data(), cn.data(), tau.data(), dt, cp.c_perp, cp.c_par,
+                              cp.alpha, cp.beta, cp.gamma};
+      c.theta_n = qn.data();
+      c.theta_nm1 = qnm1.data();
+      std::vector<double> r(D), J(size_t(D) * D);
+      pbfd_residual_team(team, mv, c, q.data(), scratch.data(), r.data(), J.data());
+      r_ref[k] = Eigen::Map<VecX>(r.data(), D);
+      J_ref[k] = Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(J.data(), D, D);
+    } else {
+      pbfd_residual(m, si, q, ws, r_ref[k], &J_ref[k]);
+    }
+    for (double x : aR) in.anchor_R.push_back(S(x));
+    for (double x : at) in.anchor_t.push_back(S(x));
+    for (double x : cn) in.centre_n.push_back(S(x));
+    for (int i = 0; i < D; ++i) {
+      in.tau.push_back(0);
+      in.theta.push_back(S(q[i]));
+      in.theta_n.push_back(S(qn[i]));
+      in.theta_nm1.push_back(S(qnm1[i]));
+    }
   }
   std::vector<S> r, J;
   pbfd_residual_cuda(m, in, r, J);
@@ -74,7 +121,23 @@ void check(double tol_rel) {
   }
 }
 
+Scene chain_scene() { return load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml"); }
+
 }  // namespace
 
-TEST_CASE("cuda pbfd residual equals the reference (double)", "[cuda]") { check<double>(1e-12); }
-TEST_CASE("cuda pbfd residual equals the reference (float)", "[cuda]") { check<float>(2e-3); }
+TEST_CASE("cuda pbfd residual with armature, damping and limits equals the CPU team form (double)", "[cuda][dof]") {
+  const Scene sc = chain_scene();
+  check<double>(sc, chain_with_dof_terms(sc.model), 32, 3, true, 1e-12);
+}
+TEST_CASE("cuda pbfd residual with armature, damping and limits equals the CPU team form (float)", "[cuda][dof]") {
+  const Scene sc = chain_scene();
+  check<float>(sc, chain_with_dof_terms(sc.model), 32, 3, true, 2e-3);
+}
+TEST_CASE("cuda pbfd residual equals the reference (double)", "[cuda]") {
+  const Scene sc = chain_scene();
+  check<double>(sc, sc.model, 64, 1, false, 1e-12);
+}
+TEST_CASE("cuda pbfd residual equals the reference (float)", "[cuda]") {
+  const Scene sc = chain_scene();
+  check<float>(sc, sc.model, 64, 1, false, 2e-3);
+}

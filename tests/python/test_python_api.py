@@ -106,3 +106,47 @@ def test_partial_reset_starts_new_episodes(bigstep_py):
     assert env.status[1] == 0 and np.all(np.isfinite(env.theta))
     with pytest.raises(ValueError, match="rollout index = 7"):
         env.reset([7])
+
+
+def _field_table():
+    """(kind, name, rows, cols) of every field of core/model_fields.h, read from the header itself."""
+    import re
+    text = (ROOT / "core" / "model_fields.h").read_text()
+    return re.findall(r"X\((int|real|u8|u32),\s*(\w+),\s*(\w+),\s*(\w+)\)", text)
+
+
+def test_model_arrays_export_every_table_field(bigstep_py):
+    """bigstep.model_arrays: one (rows, cols) array per field of the one field table, with its
+    kind's dtype and the Model's values (per-DOF damping / armature / range / limit stiffness set
+    by overrides on hinge l2 = DOF 7, after the floating base's 6 and l1's)."""
+    table = _field_table()
+    assert len(table) >= 31 and len({n for _, n, _, _ in table}) == len(table)
+    over = ["model.links[2].damping=0.5", "model.links[2].armature=0.02", "model.links[2].range=[-0.5, 0.7]",
+            "model.links[2].limit_stiffness=300"]
+    a = bigstep_py.model_arrays(CHAIN, overrides=over)
+    assert sorted(a) == sorted(n for _, n, _, _ in table)
+    n_q = 15
+    sizes = {"n_link": a["link_parent"].shape[0], "n_q": a["dof_link"].shape[0], "n_sphere": a["sphere_link"].shape[0],
+             "n_plane": a["plane_offset"].shape[0], "n_geom": a["geom_type"].shape[0],
+             "n_pair": a["pair_geom_a"].shape[0]}
+    assert sizes["n_q"] == n_q and sizes["n_link"] == 10
+    assert sizes["n_geom"] == sizes["n_sphere"] + sizes["n_plane"] > 0  # legacy points and terrain become geoms
+    assert sizes["n_pair"] == sizes["n_sphere"] * sizes["n_plane"]
+    dtypes = {"int": np.int32, "real": np.float64, "u8": np.uint8, "u32": np.uint32}
+    for kind, name, rows, cols in table:
+        shape = (sizes[rows], sizes[cols] if cols in sizes else int(cols))
+        assert a[name].shape == shape, name
+        assert a[name].dtype == dtypes[kind], name
+    assert a["link_parent"][:3, 0].tolist() == [-1, 0, 1]
+    assert np.allclose(a["link_Ro"][0].reshape(3, 3), np.eye(3))
+    assert a["dof_revolute"][:, 0].tolist() == [0, 0, 0, 1, 1, 1] + [1] * 9
+    assert a["dof_damping"][7, 0] == 0.5 and a["dof_armature"][7, 0] == 0.02
+    assert np.count_nonzero(a["dof_damping"]) == 1 and np.count_nonzero(a["dof_armature"]) == 1
+    assert a["dof_limited"][:, 0].tolist() == [0] * 7 + [1] + [0] * 7
+    assert a["dof_range"][7].tolist() == [-0.5, 0.7] and a["dof_limit_k"][7, 0] == 300
+    assert np.array_equal(a["dof_anc"][7], [0, 0, 1, 1, 1, 1, 1, 1, 1, 1])  # l2's hinge moves l2..l9
+    assert np.all(a["geom_type"][:sizes["n_sphere"], 0] == 1) and np.all(a["geom_type"][sizes["n_sphere"]:, 0] == 0)
+    assert np.all(a["pair_geom_b"][:, 0] >= sizes["n_sphere"])  # the world plane is b
+    env = bigstep_py.BatchEnv(CHAIN, rollouts=1, overrides=over)
+    b = env.model_arrays
+    assert sorted(b) == sorted(a) and all(np.array_equal(a[n], b[n]) for n in a)

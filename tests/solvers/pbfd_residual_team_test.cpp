@@ -115,15 +115,12 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
   }
 }
 
-}  // namespace
-
-TEST_CASE("pbfd team residual equals the reference: floating chain in contact, mass scale, PD servo", "[team][pbfd][pd]") {
-  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
-                              {"contact.c_par=5e6"});
-  std::mt19937 rng(4);
+// 4 states of the floating chain (seeded), different in every rollout, corners a few mm deep.
+void chain_states(const Scene& sc, uint32_t seed, std::vector<VecX>& th_n, std::vector<VecX>& th_nm1,
+                  std::vector<VecX>& th) {
+  std::mt19937 rng(seed);
   std::normal_distribution<double> N(0, 1);
-  std::vector<VecX> th_n, th_nm1, th;
-  for (int k = 0; k < 4; ++k) {  // different state in every rollout, corners a few mm deep
+  for (int k = 0; k < 4; ++k) {
     VecX q = sc.theta0;
     q[2] = 0.016 + 0.001 * k;
     for (int i = 3; i < sc.model.n_q; ++i) q[i] = 0.05 * N(rng);
@@ -136,6 +133,15 @@ TEST_CASE("pbfd team residual equals the reference: floating chain in contact, m
     th_n.push_back(qn);
     th_nm1.push_back(qnm1);
   }
+}
+
+}  // namespace
+
+TEST_CASE("pbfd team residual equals the reference: floating chain in contact, mass scale, PD servo", "[team][pbfd][pd]") {
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
+                              {"contact.c_par=5e6"});
+  std::vector<VecX> th_n, th_nm1, th;
+  chain_states(sc, 4, th_n, th_nm1, th);
   compare(sc, th_n, th_nm1, th, 1.0);
   compare(sc, th_n, th_nm1, th, 1.5);  // beta != 1 exercises the (beta - 1) u u^T term
   // per-rollout mass scale (the team form scales the inertia and gravity terms, linear in link
@@ -177,3 +183,163 @@ TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plan
   compare(sc, th_n, th_nm1, th, 1.0, ls);  // per-link scales on every joint type
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Per-DOF model terms (armature, damping, joint limits; pbfd_dof_terms) against self-contained
+// oracles: the agreed formulas written out by hand, and central differences for J_r. (team ==
+// reference for these terms is added once the reference residual has them.)
+
+namespace {
+
+// r and J_r (row-major) of the team residual with the step's theta_n, theta_{n-1}.
+struct TeamEval {
+  std::vector<double> r, J;
+};
+TeamEval team_eval(const ModelView<double>& mv, PbfdStepConst<double> c, const VecX& theta_n, const VecX& theta_nm1,
+                   const VecX& th) {
+  c.theta_n = theta_n.data();
+  c.theta_nm1 = theta_nm1.data();
+  std::vector<double> scratch(pbfd_scratch_size(mv), std::nan(""));
+  TeamEval e{std::vector<double>(mv.n_q, std::nan("")), std::vector<double>(size_t(mv.n_q) * mv.n_q, std::nan(""))};
+  CpuTeam team;
+  pbfd_residual_team(team, mv, c, th.data(), scratch.data(), e.r.data(), e.J.data());
+  return e;
+}
+
+// Largest |J_r - central difference of r| (step h) relative to 1 + |J_r|_inf.
+double fd_error(const ModelView<double>& mv, const PbfdStepConst<double>& c, const VecX& theta_n,
+                const VecX& theta_nm1, const VecX& th, double h) {
+  const TeamEval e = team_eval(mv, c, theta_n, theta_nm1, th);
+  const int D = mv.n_q;
+  double err = 0, Jmax = 0;
+  for (int l = 0; l < D; ++l) {
+    VecX tp = th, tm = th;
+    tp[l] += h;
+    tm[l] -= h;
+    const TeamEval ep = team_eval(mv, c, theta_n, theta_nm1, tp), em = team_eval(mv, c, theta_n, theta_nm1, tm);
+    for (int k = 0; k < D; ++k) {
+      const double fd = (ep.r[k] - em.r[k]) / (2 * h);
+      err = std::max(err, std::abs(fd - e.J[size_t(k) * D + l]));
+      Jmax = std::max(Jmax, std::abs(e.J[size_t(k) * D + l]));
+    }
+  }
+  return err / (1 + Jmax);
+}
+
+}  // namespace
+
+TEST_CASE("pbfd team residual: armature, damping and joint limit of a 1-DOF hinge by hand", "[team][pbfd][dof]") {
+  // one hinge about the vertical z axis carrying a point mass m at (l, 0, 0): gravity does no work,
+  // so r = inertia + armature + damping + limit, each written out below (pbfd.md Eq. 6, 13)
+  const double mass = 2.0, l = 0.3, a = 0.05, b = 0.7, lo = -0.4, hi = 0.5, dt = 0.01;
+  for (double limit_k : {800.0, 0.0}) {
+    ModelSpec spec;
+    LinkSpec link;
+    link.name = "arm";
+    link.joint = JointType::Hinge;
+    link.axis = Vec3::UnitZ();
+    link.mass = mass;
+    link.com = Vec3(l, 0, 0);
+    link.limited = true;
+    link.range[0] = lo;
+    link.range[1] = hi;
+    link.limit_stiffness = limit_k;
+    link.damping = b;
+    link.armature = a;
+    spec.links.push_back(link);
+    const Model m = Model::finalize(spec);
+    const ModelArrays<double> arrays(m);
+    const ModelView<double> mv = arrays.view();
+    const double c_perp = 3e4, alpha = 1.5;
+    const double C = limit_k != 0 ? limit_k : c_perp;  // dof_limit_k, or c_perp when 0
+    auto p = [&](double q) { return Vec3(l * std::cos(q), l * std::sin(q), 0); };
+    for (double th : {-0.45, 0.1, 0.56}) {  // beyond the lower stop, inside, beyond the upper stop
+      const double th_n = th + 0.013, th_nm1 = th_n + 0.021;
+      // anchor 2 T(theta_n) - T(theta_{n-1}): R_z rotations, origin fixed at 0
+      auto Rz = [](double q) { return Eigen::AngleAxisd(q, Vec3::UnitZ()).toRotationMatrix(); };
+      const Eigen::Matrix<double, 3, 3, Eigen::RowMajor> A = 2 * Rz(th_n) - Rz(th_nm1);
+      const std::vector<double> anchor_t(3, 0.0), tau(1, 0.0);
+      const PbfdStepConst<double> c{A.data(), anchor_t.data(), nullptr, tau.data(), dt, c_perp, 0.0, alpha, 1.0, 1.0};
+      const VecX vn = VecX::Constant(1, th_n), vnm1 = VecX::Constant(1, th_nm1), v = VecX::Constant(1, th);
+      const TeamEval e = team_eval(mv, c, vn, vnm1, v);
+      // by hand
+      const Vec3 pt = p(th), p_tilde = 2 * p(th_n) - p(th_nm1);
+      const Vec3 dp(-l * std::sin(th), l * std::cos(th), 0), d2p = -Vec3(pt.x(), pt.y(), 0);
+      const double th_tilde = 2 * th_n - th_nm1;
+      double r = mass / (dt * dt) * (pt - p_tilde).dot(dp) + a * (th - th_tilde) / (dt * dt) + b * (th - th_n) / dt;
+      double J = mass / (dt * dt) * (dp.squaredNorm() + (pt - p_tilde).dot(d2p)) + a / (dt * dt) + b / dt;
+      const double d = th < lo ? lo - th : th > hi ? th - hi : 0, s = th < lo ? 1 : -1;
+      if (d > 0) {
+        r += -s * C * std::pow(d, alpha);
+        J += C * alpha * std::pow(d, alpha - 1);
+      }
+      INFO("limit_k " << limit_k << " theta " << th);
+      CHECK(std::abs(e.r[0] - r) <= 1e-12 * (1 + std::abs(r)));
+      CHECK(std::abs(e.J[0] - J) <= 1e-12 * (1 + std::abs(J)));
+      // central differences (h = 1e-6: truncation ~h^2 |r'''|, round-off ~eps |r| / h)
+      CHECK(fd_error(mv, c, vn, vnm1, v, 1e-6) <= 1e-7);
+    }
+  }
+}
+
+TEST_CASE("pbfd team residual: per-DOF terms on a floating chain in contact", "[team][pbfd][dof]") {
+  // the chain with damping, armature and limits on its hinges: the team residual minus the same
+  // residual on the plain chain is exactly the diagonal of the formulas; J_r by central differences
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
+                              {"contact.c_par=5e6"});
+  ModelSpec spec;
+  spec.links = sc.model.links;
+  spec.spheres = sc.model.spheres;
+  spec.planes = sc.model.planes;
+  spec.gravity = sc.model.gravity;
+  for (size_t j = 1; j < spec.links.size(); ++j) {  // the hinges (link 0 is the floating base)
+    LinkSpec& lk = spec.links[j];
+    lk.damping = 0.05 * double(j);
+    lk.armature = j % 3 == 0 ? 0.0 : 0.002 * double(j);
+    lk.limited = j % 2 == 1;
+    lk.range[0] = -0.04;
+    lk.range[1] = 0.03;
+    lk.limit_stiffness = j % 4 == 1 ? 0.0 : 50.0 * double(j);  // some take c_perp
+  }
+  const Model m = Model::finalize(spec);
+  const ModelArrays<double> arrays(m), arrays0(sc.model);
+  const ModelView<double> mv = arrays.view(), mv0 = arrays0.view();
+  PbdWorkspace ws(sc.model);
+  const ContactParams cp = sc.settings.contact;
+  const double dt = sc.settings.dt;
+  std::vector<VecX> th_n, th_nm1, th;
+  chain_states(sc, 12, th_n, th_nm1, th);
+  int stops[2] = {0, 0};
+  for (size_t k = 0; k < th.size(); ++k) {
+    const VecX &q = th[k], &qn = th_n[k], &qnm1 = th_nm1[k];
+    const PbdStepInput in = make_step_input(sc.model, qn, qnm1, dt, VecX::LinSpaced(m.n_q, -0.3, 0.4), cp, ws);
+    Flat flat;
+    const PbfdStepConst<double> c = flat.view(in);
+    const TeamEval e = team_eval(mv, c, qn, qnm1, q), e0 = team_eval(mv0, c, qn, qnm1, q);
+    const int D = m.n_q;
+    for (int i = 0; i < D; ++i) {
+      double r = m.dof_armature[i] * (q[i] - (2 * qn[i] - qnm1[i])) / (dt * dt) + m.dof_damping[i] * (q[i] - qn[i]) / dt;
+      double J = m.dof_armature[i] / (dt * dt) + m.dof_damping[i] / dt;
+      if (m.dof_limited[i]) {
+        const double lo = m.dof_range[2 * i], hi = m.dof_range[2 * i + 1];
+        const double d = std::max(lo - q[i], q[i] - hi), s = lo - q[i] >= q[i] - hi ? 1 : -1;
+        const double C = m.dof_limit_k[i] != 0 ? m.dof_limit_k[i] : cp.c_perp;
+        if (d > 0) {
+          ++stops[s > 0 ? 0 : 1];
+          r += -s * C * std::pow(d, cp.alpha);
+          J += C * cp.alpha * std::pow(d, cp.alpha - 1);
+        }
+      }
+      INFO("rollout " << k << " dof " << i);
+      CHECK(std::abs((e.r[i] - e0.r[i]) - r) <= 1e-12 * (1 + std::abs(e0.r[i]) + std::abs(r) + m.weight()));
+      for (int l = 0; l < D; ++l) {
+        const double dJ = e.J[size_t(i) * D + l] - e0.J[size_t(i) * D + l];
+        CHECK(std::abs(dJ - (i == l ? J : 0.0)) <= 1e-12 * (1 + std::abs(e0.J[size_t(i) * D + l]) + std::abs(J)));
+      }
+    }
+    // contacts stiff, slip small: h = 1e-7 keeps truncation below round-off at this tolerance
+    CHECK(fd_error(mv, c, qn, qnm1, q, 1e-7) <= 1e-5);
+  }
+  CHECK(stops[0] > 0);  // both stops covered
+  CHECK(stops[1] > 0);
+}

@@ -1,0 +1,195 @@
+// The one field table (core/model_fields.h) reaches every consumer: ModelArrays holds each field
+// with rows x cols entries and the Model's values (checked against an oracle written here from
+// the Model's own members, not the converters), the view points at them, and copy_model (the
+// device upload's loop, run here with a host pool) copies every field once. A model with every
+// kind of entity: links of all joint kinds, DOFs with range / damping / armature / limit
+// stiffness, contact spheres, planes, box / capsule / sphere geoms and their pairs.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "core/model_view.h"
+#include "tests/support/random_models.h"
+
+using namespace bigstep;
+using namespace bigstep::test;
+
+namespace {
+
+Model full_model() {
+  RandomModelOptions opt;
+  opt.n_spheres = 3;
+  opt.n_planes = 2;
+  RandomModel rm = random_model(7, opt);
+  ModelSpec& s = rm.spec;
+  int limited = 0;
+  for (size_t j = 0; j < s.links.size(); ++j) {
+    LinkSpec& l = s.links[j];
+    l.damping = 0.1 * double(j + 1);
+    l.armature = 0.01 * double(j + 2);
+    if (l.joint == JointType::Hinge || l.joint == JointType::Prismatic) {
+      l.limited = true;
+      l.range[0] = -0.3 - 0.1 * double(j);
+      l.range[1] = 0.4 + 0.1 * double(j);
+      l.limit_stiffness = limited++ == 0 ? 2500.0 : 0.0;
+    }
+  }
+  REQUIRE(limited >= 2);
+  // box, capsule, sphere on links; contype 0: they touch the planes only (no box-capsule pair)
+  const GeomType types[] = {GeomType::Box, GeomType::Capsule, GeomType::Sphere};
+  for (int g = 0; g < 3; ++g) {
+    GeomSpec gs;
+    gs.link = 1 + g;
+    gs.type = types[g];
+    gs.pos = Vec3(0.1 * g, -0.05, 0.02);
+    gs.R = rpy_rotation(0.1, 0.2 * g, -0.3);
+    gs.size = Vec3(0.1 + 0.01 * g, 0.2, 0.05);
+    gs.contype = 0;
+    gs.conaffinity = 1u | (2u << g);
+    s.geoms.push_back(gs);
+  }
+  return Model::finalize(s);
+}
+
+// The oracle: field name -> its row-major values, read from the Model's members.
+std::map<std::string, std::vector<double>> expected_fields(const Model& m) {
+  std::map<std::string, std::vector<double>> e;
+  auto v3 = [](std::vector<double>& o, const Vec3& v) { o.insert(o.end(), v.data(), v.data() + 3); };
+  auto m9 = [](std::vector<double>& o, const Mat3& M) {
+    const Eigen::Matrix<double, 3, 3, Eigen::RowMajor> R = M;
+    o.insert(o.end(), R.data(), R.data() + 9);
+  };
+  for (int j = 0; j < m.n_link; ++j) {
+    const LinkSpec& l = m.links[j];
+    e["link_parent"].push_back(l.parent);
+    m9(e["link_Ro"], l.R_o);
+    v3(e["link_to"], l.t_o);
+    e["link_mass"].push_back(l.mass);
+    v3(e["link_com"], l.com);
+    m9(e["link_S"], m.link_S[j]);
+    e["link_dof_adr"].push_back(m.link_dof_adr[j]);
+    e["link_dof_num"].push_back(m.link_dof_num[j]);
+  }
+  for (int k = 0; k < m.n_q; ++k) {
+    e["dof_link"].push_back(m.dof_link[k]);
+    e["dof_revolute"].push_back(m.dof_revolute[k]);
+    v3(e["dof_axis"], m.dof_axis[k]);
+    for (int j = 0; j < m.n_link; ++j) e["dof_anc"].push_back(m.moves(k, j));
+    e["dof_damping"].push_back(m.dof_damping[k]);
+    e["dof_armature"].push_back(m.dof_armature[k]);
+    e["dof_limited"].push_back(m.dof_limited[k]);
+    e["dof_range"].push_back(m.dof_range[2 * k]);
+    e["dof_range"].push_back(m.dof_range[2 * k + 1]);
+    e["dof_limit_k"].push_back(m.dof_limit_k[k]);
+  }
+  for (const ContactSphere& c : m.spheres) {
+    e["sphere_link"].push_back(c.link);
+    v3(e["sphere_pos"], c.centre);
+    e["sphere_radius"].push_back(c.radius);
+  }
+  for (const Plane& p : m.planes) {
+    v3(e["plane_normal"], p.normal);
+    e["plane_offset"].push_back(p.offset);
+  }
+  for (int g = 0; g < m.n_geom; ++g) {
+    e["geom_type"].push_back(double(m.geom_type[g]));
+    e["geom_link"].push_back(m.geom_link[g]);
+    v3(e["geom_pos"], m.geom_pos[g]);
+    m9(e["geom_R"], m.geom_R[g]);
+    v3(e["geom_size"], m.geom_size[g]);
+    e["geom_contype"].push_back(m.geom_contype[g]);
+    e["geom_conaffinity"].push_back(m.geom_conaffinity[g]);
+  }
+  for (int p = 0; p < m.n_pair; ++p) {
+    e["pair_geom_a"].push_back(m.pair_geom_a[p]);
+    e["pair_geom_b"].push_back(m.pair_geom_b[p]);
+  }
+  return e;
+}
+
+// A stand-in for the device pool: copies into host vectors it owns, counts the calls.
+struct HostPool {
+  int copies = 0;
+  std::vector<std::shared_ptr<void>> held;
+  template <class T>
+  T* copy(const std::vector<T>& v) {
+    auto h = std::make_shared<std::vector<T>>(v);
+    if (h->empty()) h->resize(1);  // as DevicePool: never a null pointer
+    held.push_back(h);
+    ++copies;
+    return h->data();
+  }
+};
+
+template <class S>
+void check_table(const Model& m) {
+  const ModelArrays<S> a(m);
+  const ModelView<S> v = a.view();
+  const auto e = expected_fields(m);
+  // array fields: sizes, values, view pointers
+  std::vector<const void*> data;
+  std::set<std::string> names;
+  a.for_each_field([&](const char* name, const auto& vec, int rows, int cols) {
+    INFO("field " << name);
+    names.insert(name);
+    CHECK(rows > 0);  // the model has every entity, so no check below is vacuous
+    REQUIRE(vec.size() == size_t(rows) * size_t(cols));
+    const auto it = e.find(name);
+    REQUIRE(it != e.end());  // the oracle knows every table field
+    REQUIRE(it->second.size() == vec.size());
+    bool nonzero = false;
+    for (size_t i = 0; i < vec.size(); ++i) {
+      using T = typename std::decay_t<decltype(vec)>::value_type;
+      CHECK(vec[i] == T(it->second[i]));
+      nonzero = nonzero || vec[i] != T(0);
+    }
+    CHECK(nonzero);
+    data.push_back(vec.data());
+  });
+  CHECK(names.size() == size_t(n_model_fields));
+  CHECK(e.size() == size_t(n_model_fields));
+  int f = 0;
+  v.for_each_field([&](const char* name, const auto* ptr, int rows, int cols) {
+    INFO("field " << name);
+    CHECK(static_cast<const void*>(ptr) == data[f]);
+    CHECK(rows * cols > 0);
+    ++f;
+  });
+  CHECK(f == n_model_fields);
+  CHECK(v.n_link == m.n_link);
+  CHECK(v.n_q == m.n_q);
+  CHECK(v.n_sphere == int(m.spheres.size()));
+  CHECK(v.n_plane == int(m.planes.size()));
+  CHECK(v.n_geom == m.n_geom);
+  CHECK(v.n_pair == m.n_pair);
+  // the upload loop: every field copied once, the copy's view points at equal copies
+  HostPool pool;
+  const ModelView<S> d = copy_model(a, pool);
+  CHECK(pool.copies == n_model_fields);
+  f = 0;
+  d.for_each_field([&](const char* name, const auto* ptr, int rows, int cols) {
+    INFO("field " << name);
+    CHECK(static_cast<const void*>(ptr) != data[f]);
+    const auto* host = static_cast<decltype(ptr)>(data[f]);
+    for (int i = 0; i < rows * cols; ++i) CHECK(ptr[i] == host[i]);
+    ++f;
+  });
+  CHECK(d.weight == v.weight);
+  for (int i = 0; i < 3; ++i) CHECK(d.gravity[i] == v.gravity[i]);
+}
+
+}  // namespace
+
+TEST_CASE("model field table: every field reaches ModelArrays, the view and the upload (double)", "[model_view]") {
+  const Model m = full_model();
+  REQUIRE(m.n_geom == 3 + 3 + 2);
+  REQUIRE(m.n_pair > 0);
+  check_table<double>(m);
+}
+
+TEST_CASE("model field table: every field reaches ModelArrays, the view and the upload (float)", "[model_view]") {
+  check_table<float>(full_model());
+}
