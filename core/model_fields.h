@@ -52,11 +52,19 @@
   X(u32,  geom_conaffinity, n_geom,   1)                                                           \
   /* candidate pairs (Model::finalize); a world geom is b */                                       \
   X(int,  pair_geom_a,      n_pair,   1)                                                           \
-  X(int,  pair_geom_b,      n_pair,   1)
+  X(int,  pair_geom_b,      n_pair,   1)                                                           \
+  /* actuators (solvers/actuation.h) */                                                            \
+  X(u8,   actuator_type,    n_u,      1)       /* ActuatorType: 0 motor, 1 position */             \
+  X(int,  actuator_dof,     n_u,      1)       /* driven DOF */                                    \
+  X(real, actuator_gear,    n_u,      1)       /* length = gear * theta */                         \
+  X(u8,   actuator_ctrllimited, n_u,  1)       /* 1 when ctrl is clamped to ctrlrange */           \
+  X(real, actuator_ctrlrange, n_u,    2)       /* [lo, hi] */                                      \
+  X(real, actuator_kp,      n_u,      1)       /* position gain (0 for motors) */                  \
+  X(real, actuator_kv,      n_u,      1)       /* velocity gain (0 for motors) */
 // clang-format on
 
 /// The row counts the table's fields use (the "rows" column).
-#define BIGSTEP_MODEL_SIZES(X) X(n_link) X(n_q) X(n_sphere) X(n_plane) X(n_geom) X(n_pair)
+#define BIGSTEP_MODEL_SIZES(X) X(n_link) X(n_q) X(n_sphere) X(n_plane) X(n_geom) X(n_pair) X(n_u)
 
 namespace bigstep {
 

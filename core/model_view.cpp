@@ -45,6 +45,14 @@ struct FieldGet {
   // pairs
   int pair_geom_a(int i, int) const { return m.pair_geom_a[i]; }
   int pair_geom_b(int i, int) const { return m.pair_geom_b[i]; }
+  // actuators
+  uint8_t actuator_type(int i, int) const { return uint8_t(m.actuator_type[i]); }
+  int actuator_dof(int i, int) const { return m.actuator_dof[i]; }
+  double actuator_gear(int i, int) const { return m.actuator_gear[i]; }
+  uint8_t actuator_ctrllimited(int i, int) const { return m.actuator_ctrllimited[i]; }
+  double actuator_ctrlrange(int i, int c) const { return m.actuator_ctrlrange[2 * size_t(i) + c]; }
+  double actuator_kp(int i, int) const { return m.actuator_kp[i]; }
+  double actuator_kv(int i, int) const { return m.actuator_kv[i]; }
 };
 
 // v = rows x cols entries, v[i * cols + c] = get(i, c)
@@ -65,6 +73,7 @@ ModelArrays<S>::ModelArrays(const Model& m) {
   n_plane = int(m.planes.size());
   n_geom = m.n_geom;
   n_pair = m.n_pair;
+  n_u = m.n_u;
   const FieldGet get{m};
 #define BIGSTEP_FILL(kind, name, rows, cols) fill(name, rows, cols, [&](int i, int c) { return get.name(i, c); });
   BIGSTEP_MODEL_FIELDS(BIGSTEP_FILL)

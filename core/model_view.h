@@ -40,10 +40,16 @@ struct ModelView : ModelSizes {
   }
 };
 
-// a pointer member outside the table would be missed by the upload and the export
-static_assert(sizeof(ModelView<double>) == sizeof(ModelSizes) + n_model_fields * sizeof(void*) + 4 * sizeof(double),
+// a pointer member outside the table would be missed by the upload and the export: the view is
+// the sizes (padded to pointer alignment), one pointer per field, gravity[3] and weight (padded)
+constexpr size_t pad_to_pointer(size_t n) { return (n + alignof(void*) - 1) / alignof(void*) * alignof(void*); }
+template <class S>
+constexpr size_t expected_view_size() {
+  return pad_to_pointer(sizeof(ModelSizes)) + n_model_fields * sizeof(void*) + pad_to_pointer(4 * sizeof(S));
+}
+static_assert(sizeof(ModelView<double>) == expected_view_size<double>(),
               "ModelView: every array member comes from BIGSTEP_MODEL_FIELDS");
-static_assert(sizeof(ModelView<float>) == sizeof(ModelSizes) + n_model_fields * sizeof(void*) + 4 * sizeof(float),
+static_assert(sizeof(ModelView<float>) == expected_view_size<float>(),
               "ModelView: every array member comes from BIGSTEP_MODEL_FIELDS");
 
 /// Host storage behind a ModelView (also the source of a device upload and the Python export):

@@ -145,7 +145,7 @@ NB_MODULE(_bigstep, m) {
       nb::arg("config"), nb::arg("overrides") = std::vector<std::string>{},
       "The scene's model as a dict of numpy arrays named by the field table (core/model_fields.h), each "
       "of shape (rows, cols): link_* (n_link, .), dof_* (n_q, .), sphere_* / plane_* (legacy contact "
-      "points / terrain), geom_* (n_geom, .), pair_geom_a/b (n_pair, 1). Copies.");
+      "points / terrain), geom_* (n_geom, .), pair_geom_a/b (n_pair, 1), actuator_* (n_u, .). Copies.");
   nb::class_<BatchEnv>(m, "BatchEnv",
                        "K rollouts of a scene (YAML config + 'key=value' overrides as bigstep run --set), stepped "
                        "together by one engine: backend 'cpu' | 'cuda' | 'auto'; batch.engine=team selects the "

@@ -51,6 +51,20 @@ Model full_model() {
     gs.conaffinity = 1u | (2u << g);
     s.geoms.push_back(gs);
   }
+  // a motor (limited ctrl) and a position actuator, on different DOFs
+  ActuatorSpec motor;
+  motor.dof = 1;
+  motor.gear = 2.5;
+  motor.ctrllimited = true;
+  motor.ctrlrange[0] = -1;
+  motor.ctrlrange[1] = 3;
+  ActuatorSpec servo;
+  servo.dof = 2;
+  servo.type = ActuatorType::Position;
+  servo.gear = -0.5;
+  servo.kp = 30;
+  servo.kv = 2;
+  s.actuators = {motor, servo};
   return Model::finalize(s);
 }
 
@@ -106,6 +120,16 @@ std::map<std::string, std::vector<double>> expected_fields(const Model& m) {
   for (int p = 0; p < m.n_pair; ++p) {
     e["pair_geom_a"].push_back(m.pair_geom_a[p]);
     e["pair_geom_b"].push_back(m.pair_geom_b[p]);
+  }
+  for (int a = 0; a < m.n_u; ++a) {
+    e["actuator_type"].push_back(double(m.actuator_type[a]));
+    e["actuator_dof"].push_back(m.actuator_dof[a]);
+    e["actuator_gear"].push_back(m.actuator_gear[a]);
+    e["actuator_ctrllimited"].push_back(m.actuator_ctrllimited[a]);
+    e["actuator_ctrlrange"].push_back(m.actuator_ctrlrange[2 * a]);
+    e["actuator_ctrlrange"].push_back(m.actuator_ctrlrange[2 * a + 1]);
+    e["actuator_kp"].push_back(m.actuator_kp[a]);
+    e["actuator_kv"].push_back(m.actuator_kv[a]);
   }
   return e;
 }

@@ -122,13 +122,13 @@ def test_model_arrays_export_every_table_field(bigstep_py):
     table = _field_table()
     assert len(table) >= 31 and len({n for _, n, _, _ in table}) == len(table)
     over = ["model.links[2].damping=0.5", "model.links[2].armature=0.02", "model.links[2].range=[-0.5, 0.7]",
-            "model.links[2].limit_stiffness=300"]
+            "model.links[2].limit_stiffness=300", "model.actuators=[{joint: l2, type: position, kp: 5, gear: 2}]"]
     a = bigstep_py.model_arrays(CHAIN, overrides=over)
     assert sorted(a) == sorted(n for _, n, _, _ in table)
     n_q = 15
     sizes = {"n_link": a["link_parent"].shape[0], "n_q": a["dof_link"].shape[0], "n_sphere": a["sphere_link"].shape[0],
              "n_plane": a["plane_offset"].shape[0], "n_geom": a["geom_type"].shape[0],
-             "n_pair": a["pair_geom_a"].shape[0]}
+             "n_pair": a["pair_geom_a"].shape[0], "n_u": a["actuator_dof"].shape[0]}
     assert sizes["n_q"] == n_q and sizes["n_link"] == 10
     assert sizes["n_geom"] == sizes["n_sphere"] + sizes["n_plane"] > 0  # legacy points and terrain become geoms
     assert sizes["n_pair"] == sizes["n_sphere"] * sizes["n_plane"]
@@ -144,6 +144,8 @@ def test_model_arrays_export_every_table_field(bigstep_py):
     assert np.count_nonzero(a["dof_damping"]) == 1 and np.count_nonzero(a["dof_armature"]) == 1
     assert a["dof_limited"][:, 0].tolist() == [0] * 7 + [1] + [0] * 7
     assert a["dof_range"][7].tolist() == [-0.5, 0.7] and a["dof_limit_k"][7, 0] == 300
+    assert sizes["n_u"] == 1 and a["actuator_dof"][0, 0] == 7 and a["actuator_type"][0, 0] == 1
+    assert a["actuator_kp"][0, 0] == 5 and a["actuator_gear"][0, 0] == 2
     assert np.array_equal(a["dof_anc"][7], [0, 0, 1, 1, 1, 1, 1, 1, 1, 1])  # l2's hinge moves l2..l9
     assert np.all(a["geom_type"][:sizes["n_sphere"], 0] == 1) and np.all(a["geom_type"][sizes["n_sphere"]:, 0] == 0)
     assert np.all(a["pair_geom_b"][:, 0] >= sizes["n_sphere"])  # the world plane is b
