@@ -390,3 +390,34 @@ TEST_CASE("ne_mdp: automatic k_c, N_s = half the contact points", "[ne][mdp]") {
   const NeSettings s = ne_settings(1e-3);
   CHECK(NeMdpIntegrator(m, s).k_c() == Approx(m.weight() / (4 * std::pow(s.d_ref, 3))).epsilon(1e-15));
 }
+
+TEST_CASE("ne contacts: legacy contact points give the legacy sphere x plane frames", "[ne][contact]") {
+  // on the shipped scenes every contact is a point (or sphere) on a plane: the frame's J is the
+  // point Jacobian of the sphere centre bit for bit (the legacy collect_contacts), so NE-LCP and
+  // NE-MDP trajectories are unchanged; and it equals contact_core_jacobians up to round-off
+  for (const char* cfg : {"box_slide.yaml", "chain_slope.yaml", "quadruped_spider.yaml"}) {
+    const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/" + cfg, {"integrator.type=ne_lcp"});
+    const Model& m = sc.model;
+    Kinematics kin(m);
+    forward_kinematics(m, sc.theta0, kin);
+    NeContacts con(m, 4);
+    con.update(m, kin, sc.theta0, 0.05, 4);
+    INFO(cfg);
+    REQUIRE(con.n_con > 0);
+    MatX J(3, m.n_q), Ja(3, m.n_q), Jb(3, m.n_q), Jc(3, m.n_q);
+    for (int i = 0; i < con.n_con; ++i) {
+      const Contact& c = con.set.con[i];
+      REQUIRE(c.geom_a >= m.sphere_geom_adr);
+      REQUIRE(c.geom_b >= m.plane_geom_adr);
+      const ContactSphere& sp = m.spheres[c.geom_a - m.sphere_geom_adr];
+      const Plane& pl = m.planes[c.geom_b - m.plane_geom_adr];
+      point_jacobian(m, kin, sp.link, point_position(kin, sp.link, sp.centre), J);
+      CHECK(con.frames[i].J == J);
+      CHECK(con.frames[i].n == pl.normal);
+      CHECK(con.frames[i].phi ==
+            Approx(pl.normal.dot(point_position(kin, sp.link, sp.centre)) - pl.offset - sp.radius).margin(1e-15));
+      contact_core_jacobians(m, kin, c, Ja, Jb, Jc);
+      CHECK((Jc - J).norm() <= 1e-12 * (1 + J.norm()));
+    }
+  }
+}
