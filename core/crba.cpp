@@ -2,17 +2,26 @@
 // about the origin); H_kl = S_k^T Ic_{link(l)} S_l for k on the root->link(l) path, k <= l.
 #include "core/crba.h"
 
-#include "core/kinematics.h"
+#include "core/error.h"
 #include "core/rnea.h"
 
 namespace bigstep {
 
+CrbaScratch::CrbaScratch(const Model& m) : kin(m), S(6, m.n_q), Ic(size_t(m.n_link)) {}
+
 void crba(const Model& m, const VecX& q, MatX& H, const double* mass_scale) {
-  Kinematics kin(m);
-  forward_kinematics(m, q, kin);
-  const MatX S = motion_subspace(m, q);
-  std::vector<Eigen::Matrix<double, 6, 6>> Ic(m.n_link);
-  for (int j = 0; j < m.n_link; ++j) Ic[j] = spatial_inertia_world(m, j, kin.R[j], kin.t[j], mass_scale);
+  CrbaScratch ws(m);
+  crba(m, q, H, ws, mass_scale);
+}
+
+void crba(const Model& m, const VecX& q, MatX& H, CrbaScratch& ws, const double* mass_scale) {
+  BIGSTEP_CHECK_ARG(int(ws.Ic.size()) == m.n_link && ws.S.cols() == m.n_q, "crba: scratch size", ws.Ic.size(),
+                    "the CrbaScratch must be built from this model");
+  forward_kinematics(m, q, ws.kin);
+  motion_subspace(m, ws.kin, ws.S);
+  const MatX& S = ws.S;
+  std::vector<Eigen::Matrix<double, 6, 6>>& Ic = ws.Ic;
+  for (int j = 0; j < m.n_link; ++j) Ic[j] = spatial_inertia_world(m, j, ws.kin.R[j], ws.kin.t[j], mass_scale);
   // backward pass: composite inertias
   for (int j = m.n_link - 1; j >= 0; --j)
     if (m.links[j].parent >= 0) Ic[m.links[j].parent] += Ic[j];

@@ -49,17 +49,16 @@ Mat3T<S> rot(const Vec3& a, const S& q) {
   return Mat3T<S>::Identity() + sin(q) * K + (S(1) - cos(q)) * (K * K);
 }
 
-}  // namespace
-
+// The pass itself over caller buffers R, t, v, a, f (n_link) and Sk (n_q): the allocating
+// template and the scratch overload share it, so both give the same bits.
 template <class S>
-void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
-          const double* mass_scale) {
+void rnea_pass(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
+               std::vector<Mat3T<S>>& R, std::vector<Vec3T<S>>& t, std::vector<Vec6T<S>>& v,
+               std::vector<Vec6T<S>>& a, std::vector<Vec6T<S>>& f, std::vector<Vec6T<S>>& Sk,
+               const double* mass_scale) {
   BIGSTEP_CHECK_ARG(q.size() == m.n_q && qd.size() == m.n_q && qdd.size() == m.n_q, "rnea: q/qd/qdd size",
                     detail::concat(q.size(), "/", qd.size(), "/", qdd.size()), detail::concat("expected n_q = ", m.n_q));
   const int L = m.n_link;
-  std::vector<Mat3T<S>> R(L);
-  std::vector<Vec3T<S>> t(L);
-  std::vector<Vec6T<S>> v(L), a(L), f(L), Sk(m.n_q);
   // forward pass: poses, velocities, accelerations (gravity as a base acceleration -g)
   Vec6T<S> a0 = Vec6T<S>::Zero();
   a0.template tail<3>() = -m.gravity.cast<S>();
@@ -104,6 +103,29 @@ void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>&
   }
 }
 
+}  // namespace
+
+template <class S>
+void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
+          const double* mass_scale) {
+  const int L = m.n_link;
+  std::vector<Mat3T<S>> R(L);
+  std::vector<Vec3T<S>> t(L);
+  std::vector<Vec6T<S>> v(L), a(L), f(L), Sk(m.n_q);
+  rnea_pass<S>(m, q, qd, qdd, tau, R, t, v, a, f, Sk, mass_scale);
+}
+
+RneaScratch::RneaScratch(const Model& m)
+    : R(size_t(m.n_link)), t(size_t(m.n_link)), v(size_t(m.n_link)), a(size_t(m.n_link)), f(size_t(m.n_link)),
+      Sk(size_t(m.n_q)), zero(VecX::Zero(m.n_q)) {}
+
+void rnea(const Model& m, const VecX& q, const VecX& qd, const VecX& qdd, VecX& tau, RneaScratch& ws,
+          const double* mass_scale) {
+  BIGSTEP_CHECK_ARG(int(ws.R.size()) == m.n_link && int(ws.Sk.size()) == m.n_q, "rnea: scratch size",
+                    ws.R.size(), "the RneaScratch must be built from this model");
+  rnea_pass<double>(m, q, qd, qdd, tau, ws.R, ws.t, ws.v, ws.a, ws.f, ws.Sk, mass_scale);
+}
+
 template void rnea<double>(const Model&, const VecX&, const VecX&, const VecX&, VecX&, const double*);
 using AD = Eigen::AutoDiffScalar<VecX>;
 template void rnea<AD>(const Model&, const VecXT<AD>&, const VecXT<AD>&, const VecXT<AD>&, VecXT<AD>&, const double*);
@@ -112,6 +134,11 @@ VecX nonlinear_effects(const Model& m, const VecX& q, const VecX& qd, const doub
   VecX tau;
   rnea<double>(m, q, qd, VecX::Zero(m.n_q), tau, mass_scale);
   return tau;
+}
+
+void nonlinear_effects(const Model& m, const VecX& q, const VecX& qd, VecX& tau, RneaScratch& ws,
+                       const double* mass_scale) {
+  rnea(m, q, qd, ws.zero, tau, ws, mass_scale);
 }
 
 VecX gravity_torques(const Model& m, const VecX& q, const double* mass_scale) {
@@ -125,13 +152,18 @@ MatX motion_subspace(const Model& m, const VecX& q) {
   Kinematics kin(m);
   forward_kinematics(m, q, kin);
   MatX S(6, m.n_q);
+  motion_subspace(m, kin, S);
+  return S;
+}
+
+void motion_subspace(const Model& m, const Kinematics& kin, MatX& S) {
+  S.resize(6, m.n_q);
   for (int k = 0; k < m.n_q; ++k) {
     if (m.dof_revolute[k])
       S.col(k) << kin.w[k], kin.o[k].cross(kin.w[k]);
     else
       S.col(k) << Vec3::Zero(), kin.w[k];
   }
-  return S;
 }
 
 Eigen::Matrix<double, 6, 6> spatial_inertia_world(const Model& m, int j, const Mat3& R, const Vec3& t,

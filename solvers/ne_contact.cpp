@@ -28,6 +28,11 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
   return ne_smooth_step(m, dt, th, th_prev, u, out, status, th_next);
 }
 
+NeSmoothStep::NeSmoothStep(const Model& m)
+    : H(MatX::Zero(m.n_q, m.n_q)), Mt(MatX::Zero(m.n_q, m.n_q)), Mf(m.n_q), v_free(VecX::Zero(m.n_q)),
+      v(VecX::Zero(m.n_q)), f(VecX::Zero(m.n_q)), th_bar(VecX::Zero(m.n_q)), th_dot_bar(VecX::Zero(m.n_q)),
+      tmp(VecX::Zero(m.n_q)), crba(m), rnea(m) {}
+
 bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const StepControl& u,
                     NeSmoothStep& out, uint32_t& status, VecX& th_next, const double* mass_scale) {
   const int n = m.n_q;
@@ -35,6 +40,8 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
   BIGSTEP_CHECK_ARG(th.size() == n && th_prev.size() == n && (tau.size() == 0 || tau.size() == n),
                     "theta/theta_prev/tau size", detail::concat(th.size(), "/", th_prev.size(), "/", tau.size()),
                     detail::concat("expected n_q = ", n, " (tau may be empty)"));
+  BIGSTEP_CHECK_ARG(out.H.rows() == n && out.v.size() == n, "NeSmoothStep size", out.H.rows(),
+                    "the NeSmoothStep must be built from this model");
   const PdServo* pd = u.pd && u.pd->active() ? u.pd : nullptr;
   if (pd) validate_pd_servo(*pd, n, "control.pd");
   if (!th.allFinite() || !th_prev.allFinite() || !tau.allFinite()) {
@@ -42,30 +49,34 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
     th_next = th;
     return false;
   }
-  const VecX v = (th - th_prev) / dt;
-  crba(m, th, out.H, mass_scale);
-  out.Hf.compute(out.H);
-  VecX f = -nonlinear_effects(m, th, v, mass_scale);
+  VecX& v = out.v;
+  VecX& f = out.f;
+  v = (th - th_prev) / dt;
+  // H + diag(a): armature is rotor inertia on the DOF (common.md), kinetic like the links' own
+  crba(m, th, out.H, out.crba, mass_scale);
+  using CMap = Eigen::Map<const VecX>;
+  const CMap armature(m.dof_armature.data(), n), damping(m.dof_damping.data(), n);
+  if (m.has_damping_armature) out.H.diagonal() += armature;
+  nonlinear_effects(m, th, v, f, out.rnea, mass_scale);
+  f = -f;
   if (tau.size() != 0) f += tau;
   out.pd = pd != nullptr;
-  out.tmp.resize(n);
-  if (!pd) {
-    out.Mf = out.Hf;
-    out.tmp = out.Hf.solve(f);
-    out.v_free = v + dt * out.tmp;
-    return true;
+  out.damped = m.has_damping_armature && (damping.array() > 0).any();
+  // implicit damping: (H + dt diag(b)) v+ = H v + dt (f - ...) <=> v+ = v + dt M~^-1 (f - b .* v)
+  if (out.damped) f.array() -= damping.array() * v.array();
+  if (pd) {
+    // Tan's stable PD, targets at the end of the step (nmdp.md §8, §9)
+    VecX& th_bar = out.th_bar;
+    VecX& th_dot_bar = out.th_dot_bar;
+    pd->reference(u.t + dt, th_bar, th_dot_bar);
+    BIGSTEP_CHECK_ARG(th_bar.size() == n && th_dot_bar.size() == n, "control.reference size",
+                      detail::concat(th_bar.size(), "/", th_dot_bar.size()), detail::concat("expected n_q = ", n));
+    f.array() -= pd->kp.array() * (th + dt * v - th_bar).array() + pd->kd.array() * (v - th_dot_bar).array();
   }
-  // Tan's stable PD, targets at the end of the step (nmdp.md §8, §9)
-  VecX& th_bar = out.th_bar;
-  VecX& th_dot_bar = out.th_dot_bar;
-  th_bar.resize(n);
-  th_dot_bar.resize(n);
-  pd->reference(u.t + dt, th_bar, th_dot_bar);
-  BIGSTEP_CHECK_ARG(th_bar.size() == n && th_dot_bar.size() == n, "control.reference size",
-                    detail::concat(th_bar.size(), "/", th_dot_bar.size()), detail::concat("expected n_q = ", n));
-  f.array() -= pd->kp.array() * (th + dt * v - th_bar).array() + pd->kd.array() * (v - th_dot_bar).array();
+  // M~ = H + dt diag(b) + dt K_d: LDLT::compute on a factor already sized n_q does not allocate
   out.Mt = out.H;
-  out.Mt.diagonal() += dt * pd->kd;
+  if (out.damped) out.Mt.diagonal() += dt * damping;
+  if (pd) out.Mt.diagonal() += dt * pd->kd;
   out.Mf.compute(out.Mt);
   out.tmp = out.Mf.solve(f);
   out.v_free = v + dt * out.tmp;
@@ -89,43 +100,46 @@ std::vector<Vec3> tangent_directions(const Vec3& n, int k) {
   return t;
 }
 
-std::vector<ContactFrame> make_contact_buffer(const Model& m, int n_dirs) {
-  std::vector<ContactFrame> buf(m.spheres.size() * m.planes.size());
-  for (ContactFrame& f : buf) {
-    f.t.resize(n_dirs);
-    f.J.resize(3, m.n_q);
+namespace {
+// J (3 x n_q) of the core point of geom g on link j (world: 0); core_local in the link frame.
+void core_jacobian(const Model& m, const Kinematics& kin, int g, int j, const Vec3& core_local, MatX& J) {
+  if (j < 0) {
+    J.setZero();
+    return;
   }
-  return buf;
+  const Vec3& x = m.geom_type[g] == GeomType::Sphere ? m.geom_pos[g] : core_local;
+  point_jacobian(m, kin, j, point_position(kin, j, x), J);
+}
+}  // namespace
+
+NeContacts::NeContacts(const Model& m, int n_dirs)
+    : set(m), frames(size_t(m.max_contacts)), Ja(MatX::Zero(3, m.n_q)), Jb(MatX::Zero(3, m.n_q)) {
+  for (ContactFrame& f : frames) {
+    f.t.resize(size_t(n_dirs));
+    f.J.setZero(3, m.n_q);
+  }
 }
 
-int collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs, std::vector<ContactFrame>& buf) {
-  int count = 0;
-  for (size_t s = 0; s < m.spheres.size(); ++s) {
-    const ContactSphere& sp = m.spheres[s];
-    const Vec3 c = point_position(kin, sp.link, sp.centre);
-    for (size_t p = 0; p < m.planes.size(); ++p) {
-      const Plane& pl = m.planes[p];
-      const double phi = pl.normal.dot(c) - pl.offset - sp.radius;
-      if (phi > phi_max) continue;
-      ContactFrame& f = buf[count++];
-      f.sphere = int(s);
-      f.plane = int(p);
-      f.phi = phi;
-      f.n = pl.normal;
-      f.t.resize(n_dirs);
-      tangent_directions(pl.normal, n_dirs, f.t);
-      f.J.resize(3, m.n_q);
-      // the contact point c - r n moves like the centre (n is constant for planes)
-      point_jacobian(m, kin, sp.link, c, f.J);
-    }
+void NeContacts::update(const Model& m, const Kinematics& kin, const VecX& theta, double phi_max, int n_dirs) {
+  set.update(m, kin, theta, phi_max);  // depth >= -phi_max, i.e. phi <= phi_max
+  n_con = set.n_con;
+  n_lim = set.n_lim;
+  for (int i = 0; i < n_con; ++i) {
+    const Contact& c = set.con[i];
+    ContactFrame& f = frames[i];
+    f.contact = i;
+    f.phi = -c.depth;
+    f.n = c.n;
+    tangent_directions(c.n, n_dirs, f.t);
+    // J = J_a(c_a) - J_b(c_b) as contact_core_jacobians, with a sphere's core placed from its
+    // geom pose (the centre, a material point) instead of the stored ca_local / cb_local: the same
+    // point up to the round-off of pos -+ depth/2 n, which Lemke's basis choice on a degenerate
+    // contact set (40 coplanar points, chain_slope) amplified to millimetres. So a legacy contact
+    // point gives exactly the legacy sphere x plane Jacobian and the shipped scenes' numbers.
+    core_jacobian(m, kin, c.geom_a, c.link_a, c.ca_local, Ja);
+    core_jacobian(m, kin, c.geom_b, c.link_b, c.cb_local, Jb);
+    f.J = Ja - Jb;
   }
-  return count;
-}
-
-std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs) {
-  std::vector<ContactFrame> buf = make_contact_buffer(m, n_dirs);
-  buf.resize(size_t(collect_contacts(m, kin, phi_max, n_dirs, buf)));
-  return buf;
 }
 
 }  // namespace bigstep

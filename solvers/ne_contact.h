@@ -1,9 +1,14 @@
-// Contact frames for the Newton-Euler baselines: (sphere, plane) pairs with their normal,
-// tangent directions and point Jacobian at the start of the step (pbfd.md §7, nmdp.md §4).
+// Contact frames for the Newton-Euler baselines: the contact set's geom contacts (any pair of
+// geoms, body-body included) with their normal, tangent directions and relative core Jacobian, and
+// its joint-limit stops, at the start of the step (pbfd.md §7, nmdp.md §4); and the smooth part of
+// the step with armature, damping and the stable-PD servo.
 #pragma once
 #include <vector>
 
+#include "core/contact_set.h"
+#include "core/crba.h"
 #include "core/kinematics.h"
+#include "core/rnea.h"
 #include "solvers/stable_pd.h"
 
 namespace bigstep {
@@ -28,28 +33,57 @@ struct NeSettings {
 
 void validate_ne_settings(const NeSettings& s);
 
+/// One geom contact as the NE baselines' constraint rows see it, from the contact set
+/// (core/contact_set.h) at the start of the step: gap phi = -depth, normal n (from b to a),
+/// tangents from n (tangent_directions) and J = J_a(c_a) - J_b(c_b), the relative velocity of the
+/// two cores (contact_core_jacobians). An impulse J^T p acts +p on link a and -p on link b, so
+/// body-body contacts work as well as contacts with the world (b = world, J_b = 0).
 struct ContactFrame {
-  int sphere = 0, plane = 0;
-  double phi = 0;         ///< signed distance (> 0 separated)
-  Vec3 n;                 ///< unit normal (towards free space)
+  int contact = 0;        ///< index into the ContactSet's con
+  double phi = 0;         ///< signed distance (> 0 separated) = -depth
+  Vec3 n;                 ///< unit normal (towards free space of a)
   std::vector<Vec3> t;    ///< unit tangent directions, evenly spread in the tangent plane
-  MatX J;                 ///< (3 x n_q) Jacobian of the sphere's contact point
+  MatX J;                 ///< (3 x n_q) J_a(c_a) - J_b(c_b)
+};
+
+/// The contacts of one step for the NE baselines: the contact set (geom contacts and joint limits)
+/// and the frames of its geom contacts, in buffers sized from the Model (m.max_contacts frames,
+/// m.n_limit stops): update() does not allocate.
+struct NeContacts {
+  NeContacts(const Model& m, int n_dirs);
+  ContactSet set;                     ///< set.lim[0 .. n_lim): joint-limit stops (dof, s, depth)
+  std::vector<ContactFrame> frames;   ///< (max_contacts) first n_con valid
+  int n_con = 0;                      ///< geom contacts
+  int n_lim = 0;                      ///< joint-limit stops
+  MatX Ja, Jb;                        ///< (3 x n_q) scratch of contact_core_jacobians
+
+  /// Contacts and stops with phi = -depth <= phi_max at theta (kin: forward_kinematics(theta) done),
+  /// in the contact set's order (collide's pair order, then limited DOFs in index order).
+  void update(const Model& m, const Kinematics& kin, const VecX& theta, double phi_max, int n_dirs);
 };
 
 /// The smooth part of a semi-implicit Euler step, shared by the NE baselines: velocity
-/// v = (theta - theta_prev)/dt, H(theta) factored, and with Tan's stable PD (nmdp.md §8)
-///   M~ = H + dt K_d,  b = tau - c - grad V - K_p (theta + dt v - theta_bar) - K_d (v - theta_dot_bar),
-///   v_free = v + dt M~^-1 b          (targets at t + dt; without a servo M~ = H, b = tau - c - grad V).
-/// A contact impulse B w then gives v(w) = v_free + dt M~^-1 B w.
+/// v = (theta - theta_prev)/dt, the mass matrix with armature H = H_crba(theta) + diag(a), and the
+/// implicit (backward Euler) damping b and stable-PD damping K_d (nmdp.md §8) in
+///   M~ = H + dt diag(b) + dt K_d,
+///   f  = tau - c - grad V - b .* v - K_p (theta + dt v - theta_bar) - K_d (v - theta_dot_bar),
+///   v_free = v + dt M~^-1 f          (targets at t + dt; without damping and servo M~ = H).
+/// This is (H + dt B + dt K_d) v+ = H v + dt (tau - c - ...) of common.md's agreed damping form.
+/// A contact impulse B w then gives v(w) = v_free + dt M~^-1 B w: damping and armature are part of
+/// the matrix through which contact impulses act (and of the contact Delassus operator).
+/// Every buffer is sized from the Model (crba / rnea scratch, LDLT): a step does not allocate.
 struct NeSmoothStep {
-  MatX H;                  ///< (n_q x n_q) mass matrix H(theta)
-  Eigen::LDLT<MatX> Hf;    ///< factor of H
-  Eigen::LDLT<MatX> Mf;    ///< factor of M~ = H + dt K_d (a copy of Hf's matrix when pd is false)
-  bool pd = false;         ///< a stable-PD servo is active (M~ != H)
+  explicit NeSmoothStep(const Model& m);
+  MatX H;                  ///< (n_q x n_q) mass matrix H(theta) + diag(a)
+  MatX Mt;                 ///< (n_q x n_q) M~ (equal to H when neither damping nor servo)
+  Eigen::LDLT<MatX> Mf;    ///< factor of M~
+  bool pd = false;         ///< a stable-PD servo is active
+  bool damped = false;     ///< some DOF has damping b_k > 0 (M~ != H)
   VecX v_free;             ///< (n_q)
-  // scratch sized on first use (n_q), so that later steps do not allocate
-  VecX th_bar, th_dot_bar, tmp;
-  MatX Mt;
+  // scratch (n_q)
+  VecX v, f, th_bar, th_dot_bar, tmp;
+  CrbaScratch crba;
+  RneaScratch rnea;
 };
 
 /// Checks sizes (throws InvalidArgument) and finiteness (returns false with STATUS_NONFINITE and
@@ -69,14 +103,5 @@ std::vector<Vec3> tangent_directions(const Vec3& n, int k);
 
 /// Same into t[0 .. k) (k <= t.size()); does not allocate.
 void tangent_directions(const Vec3& n, int k, std::vector<Vec3>& t);
-
-/// Every (sphere, plane) pair with phi <= phi_max, in sphere-major order. kin at theta.
-std::vector<ContactFrame> collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs);
-
-/// Frames of every possible pair (spheres x planes), each with t (n_dirs) and J (3 x n_q) sized:
-/// the buffer collect_contacts fills without allocating.
-std::vector<ContactFrame> make_contact_buffer(const Model& m, int n_dirs);
-/// Same as above into the leading frames of `buf` (from make_contact_buffer); returns their number.
-int collect_contacts(const Model& m, const Kinematics& kin, double phi_max, int n_dirs, std::vector<ContactFrame>& buf);
 
 }  // namespace bigstep

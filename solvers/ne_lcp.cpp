@@ -5,6 +5,12 @@
 //   0 <= beta   ⊥ D^T J v+ + e gamma >= 0           (friction along the cone edges)
 //   0 <= gamma  ⊥ mu lambda - e^T beta >= 0          (Coulomb cone)
 //   theta+ = theta + h v+
+// M~ = H + diag(a) + h diag(b) (+ h K_d with the servo): armature and implicit damping are part of
+// the matrix through which the impulses act (ne_contact.h NeSmoothStep), so of G = J M~^-1 J^T.
+// Contacts come from the contact set (core/contact_set.h): J = J_a(c_a) - J_b(c_b), so a pair of
+// moving bodies gets equal and opposite impulses. Joint-limit stops (core/joint_limit.h) are
+// frictionless contacts in joint space: a lambda row with normal s e_k and gap -depth (no beta,
+// no gamma), the same position correction phi / h and active rule phi <= active_distance.
 // Departure from the spec: a contact compliance cfm * max(diag G) is added to the Delassus
 // diagonal (default cfm = 1e-6). With many coplanar contacts G is rank deficient and Lemke's
 // pivoting ended in ray termination (chain on the slope, 40 contacts, dt = 1 ms). A failed solve
@@ -21,36 +27,24 @@
 
 namespace bigstep {
 
-namespace {
-// per-rollout scratch: kinematics at theta_n and Lemke's tableau
-// and every per-step buffer, sized for all (sphere, plane) pairs in contact: a step does not allocate
-struct NeLcpWorkspace : Workspace {
-  NeLcpWorkspace(const Model& m, const NeSettings& s)
-      : kin(m),
-        lcp(int(m.spheres.size() * m.planes.size()) * (2 + s.friction_directions) + 1),
-        contacts(make_contact_buffer(m, s.friction_directions)) {
-    const int n = m.n_q, nd = s.friction_directions;
-    const int rows = int(contacts.size()) * (1 + nd), N = int(contacts.size()) * (2 + nd);
-    sm.H.resize(n, n);
-    Jall.resize(rows, n);
-    HinvJt.resize(n, rows);
-    G.resize(rows, rows);
-    M.resize(N, N);
-    q.resize(N);
-    z.resize(N);
-    w.resize(N);
-    phi.resize(int(contacts.size()));
-    tmp.resize(n);
-    v_plus.resize(n);
-  }
-  Kinematics kin;
-  LcpWorkspace lcp;
-  NeSmoothStep sm;
-  std::vector<ContactFrame> contacts;
-  MatX Jall, HinvJt, G, M;  // storage of packed (nc (1 + nd) x n), ..., (N x N) maps
-  VecX q, z, w, phi, tmp, v_plus;
-};
-}  // namespace
+NeLcpWorkspace::NeLcpWorkspace(const Model& m, const NeSettings& s)
+    : kin(m),
+      lcp((m.max_contacts * (2 + s.friction_directions) + m.n_limit) + 1),
+      sm(m),
+      contacts(m, s.friction_directions) {
+  const int n = m.n_q, nd = s.friction_directions, mc = m.max_contacts, ml = m.n_limit;
+  const int rows = mc * (1 + nd) + ml, N_max = mc * (2 + nd) + ml;
+  Jall.resize(rows, n);
+  HinvJt.resize(n, rows);
+  G.resize(rows, rows);
+  M.resize(N_max, N_max);
+  q.resize(N_max);
+  z.resize(N_max);
+  w.resize(N_max);
+  phi.resize(mc + ml);
+  tmp.resize(n);
+  v_plus.resize(n);
+}
 
 NeLcpIntegrator::NeLcpIntegrator(const Model& m, const NeSettings& s) : Integrator(m), s_(s) {
   validate_ne_settings(s_);
@@ -80,31 +74,46 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   const Eigen::LDLT<MatX>& Hf = sm.Mf;
   const VecX& v_star = sm.v_free;
   forward_kinematics(m_, th, ws.kin);
-  const int nc = collect_contacts(m_, ws.kin, s_.active_distance, s_.friction_directions, ws.contacts);
-  const std::vector<ContactFrame>& contacts = ws.contacts;
+  NeContacts& con = ws.contacts;
   const int nd = s_.friction_directions;
-  if (nc == 0) {
+  con.update(m_, ws.kin, th, s_.active_distance, nd);
+  const int nc = con.n_con, nl = con.n_lim;
+  ws.nc = nc;
+  ws.nl = nl;
+  ws.N = 0;
+  if (nc + nl == 0) {
     th_next = th + h * v_star;
     return st;
   }
-  // generalized directions: rows of Jall = [Jn (nc x n); Jd (nc nd x n)]
-  const int nr = nc * (1 + nd);
+  // generalized directions: rows of Jall = [Jn (nc + nl normal rows: contacts, then joint-limit
+  // stops); Jd (nc nd x n)]. A stop of DOF k is a frictionless contact in joint space: normal row
+  // s e_k^T, gap phi = -depth, the same Baumgarte term phi / h and active rule as a contact
+  const int nn = nc + nl;
+  const int nr = nn + nc * nd;
   // packed maps over the max-size buffers: the memory layout of freshly sized matrices
   Eigen::Map<MatX> Jall(ws.Jall.data(), nr, n);
-  auto Jn = Jall.topRows(nc);
-  auto Jd = Jall.middleRows(nc, nc * nd);
-  auto phi = ws.phi.head(nc);
+  auto Jn = Jall.topRows(nn);
+  auto Jd = Jall.middleRows(nn, nc * nd);
+  auto phi = ws.phi.head(nn);
   for (int c = 0; c < nc; ++c) {
-    Jn.row(c).noalias() = contacts[c].n.transpose() * contacts[c].J;
-    for (int i = 0; i < nd; ++i) Jd.row(c * nd + i).noalias() = contacts[c].t[i].transpose() * contacts[c].J;
-    phi[c] = contacts[c].phi;
+    const ContactFrame& f = con.frames[c];
+    Jn.row(c).noalias() = f.n.transpose() * f.J;
+    for (int i = 0; i < nd; ++i) Jd.row(c * nd + i).noalias() = f.t[i].transpose() * f.J;
+    phi[c] = f.phi;
   }
-  Eigen::Map<MatX> HinvJt(ws.HinvJt.data(), n, nr);  // n x (nc (1 + nd))
+  for (int l = 0; l < nl; ++l) {
+    const LimitContact& lc = con.set.lim[l];
+    Jn.row(nc + l).setZero();
+    Jn(nc + l, lc.dof) = lc.s;
+    phi[nc + l] = -lc.depth;
+  }
+  Eigen::Map<MatX> HinvJt(ws.HinvJt.data(), n, nr);  // n x nr
   HinvJt = Hf.solve(Jall.transpose());
   Eigen::Map<MatX> G(ws.G.data(), nr, nr);  // Delassus operator
   G.noalias() = Jall * HinvJt;
   // LCP in (lambda, beta, gamma)
-  const int N = nc * (2 + nd);
+  const int N = nr + nc;
+  ws.N = N;
   Eigen::Map<MatX> M(ws.M.data(), N, N);
   auto q = ws.q.head(N);
   M.setZero();
@@ -117,14 +126,14 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   for (int c = 0; c < nc; ++c) {
     const int g = nr + c;
     for (int i = 0; i < nd; ++i) {
-      M(nc + c * nd + i, g) = 1;   // D^T J v+ + gamma
-      M(g, nc + c * nd + i) = -1;  // - e^T beta
+      M(nn + c * nd + i, g) = 1;   // D^T J v+ + gamma
+      M(g, nn + c * nd + i) = -1;  // - e^T beta
     }
     M(g, c) = mu;               // mu lambda
   }
-  q.head(nc).noalias() = Jn * v_star;  // + phi / h, the product first as in an expression temporary
-  q.head(nc) += phi / h;
-  q.segment(nc, nc * nd).noalias() = Jd * v_star;
+  q.head(nn).noalias() = Jn * v_star;  // + phi / h, the product first as in an expression temporary
+  q.head(nn) += phi / h;
+  q.segment(nn, nc * nd).noalias() = Jd * v_star;
   // Lemke; when it ends without a solution (numerical ray termination on degenerate contact sets)
   // retry twice with 100x more compliance, flagging the step as restarted
   auto z = ws.z.head(N), w = ws.w.head(N);

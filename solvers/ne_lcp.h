@@ -7,6 +7,22 @@
 
 namespace bigstep {
 
+/// Per-rollout scratch of NE-LCP (d.ws): kinematics at theta_n, the contacts, Lemke's tableau and
+/// every per-step buffer at its largest size (m.max_contacts geom contacts with nd friction
+/// directions, m.n_limit joint-limit stops): a step does not allocate. Public so that tests can
+/// read the last LCP: unknowns z = [lambda (nc contacts, then nl stops); beta (nc nd); gamma (nc)],
+/// w = M z + q, the leading N = nc (2 + nd) + nl entries valid.
+struct NeLcpWorkspace : Workspace {
+  NeLcpWorkspace(const Model& m, const NeSettings& s);
+  Kinematics kin;
+  LcpWorkspace lcp;
+  NeSmoothStep sm;
+  NeContacts contacts;
+  MatX Jall, HinvJt, G, M;  // storage of packed (nr x n), (n x nr), (nr x nr), (N x N) maps
+  VecX q, z, w, phi, tmp, v_plus;
+  int nc = 0, nl = 0, N = 0;  ///< sizes of the last LCP (0 when no contact)
+};
+
 class NeLcpIntegrator final : public Integrator {
  public:
   NeLcpIntegrator(const Model& m, const NeSettings& s);

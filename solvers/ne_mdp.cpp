@@ -5,6 +5,10 @@
 //      = argmin 1/2 w^T (h^2 B^T M~^-T H M~^-1 B) w + (h B^T M~^-T H v_free)^T w
 //        (without a servo H M~^-1 = I: P = h^2 B^T H^-1 B, q = h B^T v_free)
 //   v+ = v(w*);  theta+ = theta + h v+
+// M~ = H + diag(a) + h diag(b) (+ h K_d): armature and implicit damping act like the servo's K_d
+// (ne_contact.h NeSmoothStep); H in the kinetic metric includes the armature (rotor energy).
+// Contacts come from the contact set (core/contact_set.h), J = J_a(c_a) - J_b(c_b); a joint-limit
+// stop of DOF k is a column k_c s(depth) s e_k with weight in [0, 1]: a contact's normal part.
 // Departure from nmdp.md §8 with the servo (default, contact.mdp_metric = effective): the QP
 // minimizes 1/2 v(w)^T M~ v(w) instead of 1/2 v(w)^T H v(w), i.e. P = h^2 B^T M~^-1 B,
 // q = h B^T v_free. The contact impulse acts through M~, and only with the same matrix in the
@@ -27,22 +31,21 @@
 namespace bigstep {
 
 namespace {
-int max_pairs(const Model& m) { return int(m.spheres.size() * m.planes.size()); }
-}  // namespace
-
-namespace {
-// per-rollout scratch: kinematics at theta_n and the QP solver's workspace
-// and every per-step buffer, sized for all (sphere, plane) pairs in contact: a step does not allocate
+// per-rollout scratch: kinematics at theta_n, the contacts and the QP solver's workspace, and
+// every per-step buffer at its largest size (m.max_contacts contacts with nd columns each, plus
+// one column per joint-limit stop): a step does not allocate
 struct NeMdpWorkspace : Workspace {
   NeMdpWorkspace(const Model& m, const NeSettings& s)
-      : kin(m), qp(std::max(1, max_pairs(m) * s.friction_directions),
-                   std::max(1, max_pairs(m) * (s.friction_directions + 1))),
-        contacts(make_contact_buffer(m, s.friction_directions)) {
-    const int n = m.n_q, k = std::max(1, max_pairs(m) * s.friction_directions);
-    const int m_max = std::max(1, max_pairs(m) * (s.friction_directions + 1));
-    sm.H.resize(n, n);
-    used.reserve(contacts.size());
-    groups.resize(contacts.size());
+      : kin(m),
+        qp(std::max(1, m.max_contacts * s.friction_directions + m.n_limit),
+           std::max(1, m.max_contacts * (s.friction_directions + 1) + 2 * m.n_limit)),
+        sm(m),
+        contacts(m, s.friction_directions) {
+    const int n = m.n_q, k = std::max(1, m.max_contacts * s.friction_directions + m.n_limit);
+    const int m_max = std::max(1, m.max_contacts * (s.friction_directions + 1) + 2 * m.n_limit);
+    used.reserve(size_t(m.max_contacts));
+    used_lim.reserve(size_t(m.n_limit));
+    groups.resize(size_t(m.max_contacts + m.n_limit));
     B.resize(n, k);
     HinvB.resize(n, k);
     HMB.resize(n, k);
@@ -53,26 +56,50 @@ struct NeMdpWorkspace : Workspace {
     v_plus.resize(n);
     r.x.resize(k);
     r.u.resize(m_max);
-    r.active.reserve(m_max);
+    r.active.reserve(size_t(m_max));
     active_capacity = m_max;
   }
   Kinematics kin;
   QpWorkspace qp;
   NeSmoothStep sm;
-  std::vector<ContactFrame> contacts;
+  NeContacts contacts;
   std::vector<const ContactFrame*> used;
+  std::vector<const LimitContact*> used_lim;
   std::vector<DenseQp::Group> groups;
-  MatX B, HinvB, HMB, Q;  // storage of packed (n x nx nd), ..., (nx nd x nx nd) maps
+  MatX B, HinvB, HMB, Q;  // storage of packed (n x k), ..., (k x k) maps, k = nx nd + n_lim
   VecX c, lb, tmp, v_plus;
   QpResult r;
   int active_capacity = 0;
 };
 }  // namespace
 
+// N_s of the automatic k_c = W / (N_s d_ref^3), "half the contact points" (nmdp.md §4). A scene
+// of legacy contact points only (no explicit geoms) keeps make_mdp_polytope's count, half its
+// spheres, so the shipped scenes' k_c is unchanged. With explicit geoms a shape has no fixed
+// number of points; half of the most contacts collide() can return, m.max_contacts / 2 (>= 1),
+// plays that role (a box on a plane: 4 of its 8 corners carry the weight).
+double ne_mdp_auto_k_c(const Model& m, const NeSettings& s, const double* mass_scale) {
+  const double n_s = m.sphere_geom_adr == 0 ? std::max(1.0, 0.5 * double(m.spheres.size()))
+                                            : std::max(1.0, 0.5 * double(m.max_contacts));
+  return weight(m, mass_scale) / (n_s * std::pow(s.d_ref, 3));
+}
+
+namespace {
+// The rollout's polytope: make_mdp_polytope (shared with NMDP) with the rollout's mu and weight,
+// and the k_c rule above when the model has explicit geoms.
+MdpPolytope ne_mdp_polytope(const Model& m, const NeSettings& s, double mu, const double* mass_scale) {
+  NeSettings s_mu = s;
+  s_mu.mu = mu;
+  MdpPolytope P = make_mdp_polytope(m, s_mu, 3, mass_scale);
+  if (s.k_c == 0 && m.sphere_geom_adr != 0) P.k_c = ne_mdp_auto_k_c(m, s, mass_scale);
+  return P;
+}
+}  // namespace
+
 NeMdpIntegrator::NeMdpIntegrator(const Model& m, const NeSettings& s) : Integrator(m), s_(s) {
   validate_ne_settings(s_);
   // k_c = W / (N_s d_ref^3), zeta_s = zeta d_ref^3: the polytope shared with NMDP (nmdp_terms.h)
-  const MdpPolytope P = make_mdp_polytope(m, s_);
+  const MdpPolytope P = ne_mdp_polytope(m, s_, s_.mu, nullptr);
   k_c_ = P.k_c;
   zeta_s_ = P.zeta_s;
 }
@@ -103,36 +130,48 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   // point of a body in flight a QP variable (320 for the 10-link chain, minutes per step) while
   // the spec itself calls the far-field ghost force an artefact to avoid.
   const double phi_max = zeta_s_ > 0 ? s_.active_distance : 0.0;
-  const int n_cand = collect_contacts(m_, ws.kin, phi_max, s_.friction_directions, ws.contacts);
+  NeContacts& con = ws.contacts;
   const int nd = s_.friction_directions;
+  con.update(m_, ws.kin, th, phi_max, nd);
   std::vector<const ContactFrame*>& used = ws.used;
   used.clear();
-  for (int i = 0; i < n_cand; ++i) {
-    const ContactFrame& c = ws.contacts[i];
+  for (int i = 0; i < con.n_con; ++i) {
+    const ContactFrame& c = con.frames[i];
     const double d = std::max(0.0, -c.phi);
     if (d > 0 || zeta_s_ > 0) used.push_back(&c);
   }
-  const int nx = int(used.size());
-  if (nx == 0) {
+  // joint-limit stops: the same rule; each is a contact's normal part only (no friction polytope)
+  std::vector<const LimitContact*>& used_lim = ws.used_lim;
+  used_lim.clear();
+  for (int i = 0; i < con.n_lim; ++i) {
+    const LimitContact& lc = con.set.lim[i];
+    if (std::max(0.0, lc.depth) > 0 || zeta_s_ > 0) used_lim.push_back(&lc);
+  }
+  const int nx = int(used.size()), nl = int(used_lim.size());
+  if (nx + nl == 0) {
     th_next = th + h * v_free;
     return st;
   }
-  const int k = nx * nd;
+  const int k = nx * nd + nl;
   // packed maps over the max-size buffers: the memory layout of freshly sized matrices
   Eigen::Map<MatX> B(ws.B.data(), n, k);
-  NeSettings s_mu = s_;
-  s_mu.mu = rp.contact.mu;
-  const MdpPolytope P = make_mdp_polytope(m_, s_mu, 3, rp.link_mass_scale);  // the rollout's mu and weight
+  const MdpPolytope P = ne_mdp_polytope(m_, s_, rp.contact.mu, rp.link_mass_scale);  // the rollout's mu and weight
   for (int x = 0; x < nx; ++x) {
     const ContactFrame& c = *used[x];
     const double d = std::max(0.0, -c.phi);
     mdp_columns(P, c.J, P.scale(d, true), c.n, c.t, B.middleCols(x * nd, nd));  // every used point has the ghost cap
   }
+  // a stop of DOF k: the single column k_c s(d) s e_k, weight in [0, 1] (a group of one)
+  for (int l = 0; l < nl; ++l) {
+    const LimitContact& lc = *used_lim[l];
+    B.col(nx * nd + l).setZero();
+    B(lc.dof, nx * nd + l) = P.scale(std::max(0.0, lc.depth), true) * lc.s;
+  }
   Eigen::Map<MatX> HinvB(ws.HinvB.data(), n, k);
   HinvB = Mf.solve(B);  // M~^-1 B
   Eigen::Map<MatX> Q(ws.Q.data(), k, k);
   auto c = ws.c.head(k);
-  if (sm.pd && !s_.mdp_effective_metric) {
+  if ((sm.pd || sm.damped) && !s_.mdp_effective_metric) {
     Eigen::Map<MatX> HMB(ws.HMB.data(), n, k);
     HMB.noalias() = sm.H * HinvB;  // H M~^-1 B
     Q.noalias() = h * h * (HinvB.transpose() * HMB);
@@ -145,10 +184,11 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   auto lb = ws.lb.head(k);
   lb.setZero();
   for (int x = 0; x < nx; ++x) ws.groups[x] = {x * nd, nd};
+  for (int l = 0; l < nl; ++l) ws.groups[nx + l] = {nx * nd + l, 1};
   static const MatX kNoRows;
   static const VecX kEmpty;
   const DenseQpRef p{Q, c, kNoRows, kEmpty, kNoRows, kEmpty, lb, kEmpty,
-                     std::span<const DenseQp::Group>(ws.groups.data(), size_t(nx))};
+                     std::span<const DenseQp::Group>(ws.groups.data(), size_t(nx + nl))};
   QpResult& r = ws.r;
   const QpStatus qs = ws.qp.solve(p, r, d.qp_active.empty() ? nullptr : &d.qp_active);
   st.iterations = r.iterations;

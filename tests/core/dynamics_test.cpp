@@ -3,13 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "core/crba.h"
+#include "core/error.h"
 #include "core/forward_dynamics.h"
 #include "core/inertia.h"
 #include "core/kinematics.h"
 #include "core/rnea.h"
+#include "tests/support/malloc_guard.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
@@ -195,4 +198,45 @@ TEST_CASE("dynamics: per-link mass scales equal the same functions on the scaled
     // and the scales matter
     CHECK(!close(H, (crba(m, q, Hs), Hs)));
   }
+}
+
+TEST_CASE("dynamics: crba / rnea / nonlinear_effects with caller scratch are bit-identical and allocate nothing",
+          "[dynamics][alloc]") {
+  std::mt19937 rng(11);
+  const Model m = tree_model(rng);
+  const int n = m.n_q;
+  const VecX q = rand_vec(rng, n, 1.0), qd = rand_vec(rng, n, 2.0), qdd = rand_vec(rng, n, 3.0);
+  std::vector<double> scale(size_t(m.n_link));
+  for (double& s : scale) s = 0.5 + std::uniform_real_distribution<double>(0, 1)(rng);
+  CrbaScratch cs(m);
+  RneaScratch rs(m);
+  MatX H(n, n);
+  VecX tau(n), nle(n);
+  for (const double* ms : {static_cast<const double*>(nullptr), static_cast<const double*>(scale.data())}) {
+    MatX H_ref;
+    crba(m, q, H_ref, ms);
+    VecX tau_ref;
+    rnea<double>(m, q, qd, qdd, tau_ref, ms);
+    const VecX nle_ref = nonlinear_effects(m, q, qd, ms);
+    test::MallocCounter mc;
+    crba(m, q, H, cs, ms);
+    rnea(m, q, qd, qdd, tau, rs, ms);
+    nonlinear_effects(m, q, qd, nle, rs, ms);
+    const long allocations = mc.count();
+    CHECK(allocations == 0);
+    CHECK(H == H_ref);
+    CHECK(tau == tau_ref);
+    CHECK(nle == nle_ref);
+  }
+  // scratch of another model is refused
+  ModelSpec one;
+  LinkSpec l;
+  l.name = "a";
+  l.joint = JointType::Hinge;
+  l.mass = 1;
+  l.inertia = Mat3::Identity();
+  one.links.push_back(l);
+  const Model small = Model::finalize(one);
+  CHECK_THROWS_AS(crba(m, q, H, *std::make_unique<CrbaScratch>(small)), InvalidArgument);
+  CHECK_THROWS_AS(rnea(m, q, qd, qdd, tau, *std::make_unique<RneaScratch>(small)), InvalidArgument);
 }
