@@ -100,18 +100,6 @@ std::vector<Vec3> tangent_directions(const Vec3& n, int k) {
   return t;
 }
 
-namespace {
-// J (3 x n_q) of the core point of geom g on link j (world: 0); core_local in the link frame.
-void core_jacobian(const Model& m, const Kinematics& kin, int g, int j, const Vec3& core_local, MatX& J) {
-  if (j < 0) {
-    J.setZero();
-    return;
-  }
-  const Vec3& x = m.geom_type[g] == GeomType::Sphere ? m.geom_pos[g] : core_local;
-  point_jacobian(m, kin, j, point_position(kin, j, x), J);
-}
-}  // namespace
-
 NeContacts::NeContacts(const Model& m, int n_dirs)
     : set(m), frames(size_t(m.max_contacts)), Ja(MatX::Zero(3, m.n_q)), Jb(MatX::Zero(3, m.n_q)) {
   for (ContactFrame& f : frames) {
@@ -131,14 +119,7 @@ void NeContacts::update(const Model& m, const Kinematics& kin, const VecX& theta
     f.phi = -c.depth;
     f.n = c.n;
     tangent_directions(c.n, n_dirs, f.t);
-    // J = J_a(c_a) - J_b(c_b) as contact_core_jacobians, with a sphere's core placed from its
-    // geom pose (the centre, a material point) instead of the stored ca_local / cb_local: the same
-    // point up to the round-off of pos -+ depth/2 n, which Lemke's basis choice on a degenerate
-    // contact set (40 coplanar points, chain_slope) amplified to millimetres. So a legacy contact
-    // point gives exactly the legacy sphere x plane Jacobian and the shipped scenes' numbers.
-    core_jacobian(m, kin, c.geom_a, c.link_a, c.ca_local, Ja);
-    core_jacobian(m, kin, c.geom_b, c.link_b, c.cb_local, Jb);
-    f.J = Ja - Jb;
+    contact_core_jacobians(m, kin, c, Ja, Jb, f.J);  // J = J_a(c_a) - J_b(c_b)
   }
 }
 

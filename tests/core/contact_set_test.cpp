@@ -147,6 +147,7 @@ TEST_CASE("contact set: update collects geom contacts and joint limits without a
   CHECK(cs.lim[0].s == -1);
   CHECK(std::abs(cs.lim[0].depth - 0.05) < 1e-15);
   CHECK(cs.n_con == 1);  // the point 0.5 below the hinge, 0.41 below the origin: penetrating
+  CHECK(cs.con[0].ca_local == m.geom_pos[m.sphere_geom_adr]);  // a sphere's core is exactly its centre
   // within a margin of 0.1 the slider's lower stop (0.09 away) is reported too, with depth -0.09
   cs.update(m, kin, th, 0.1);
   REQUIRE(cs.n_lim == 2);
