@@ -1,5 +1,10 @@
 // What one PBD/PBFD timestep holds constant (theta_n, theta_{n-1}, tau, dt) and the
-// per-rollout scratch the objectives reuse (spec pbfd.md §3, §4).
+// per-rollout scratch the objectives reuse (spec pbfd.md §3, §4). Contacts come from the
+// collision stage through the contact set (core/contact_set.h), run once per iterate with margin
+// 0: every geom pair (contact points on planes, spheres, capsules, boxes, between two moving links
+// or against the world) enters the terms through its sphere-swept cores, the joint limits as
+// joint-space contacts (solvers/joint_terms.h). On a radius-0 point against a plane the cores are
+// the point and the plane, and the terms reduce to pbfd.md's sphere x plane formulas.
 #pragma once
 #include <vector>
 
