@@ -68,6 +68,50 @@ inline FrictionForce pbfd_friction(const Vec3& u, double d, const Vec3& n, const
   return ff;
 }
 
+// Turning normal (contact_set.h: kappa != 0, n = (c_a - c_b)/|c_a - c_b| follows the core line).
+// With x = c_a - c_b, y = x - x(theta_n), eta = n . y and u = P_t y, the normal turns as
+// dn = kappa P_t dx, so u moves by du = s P_t dx - kappa n u^T dx with s = 1 - kappa eta, while
+// dd = -n^T dx still (x is along n). The functions above hold n fixed (kappa = 0: plane and face
+// normals, exact there); these add what the turning changes, derived from e(u(x), d(x)):
+//   grad_x e = grad_p e - kappa eta a u,                          a = (beta+1)|u|^(beta-1) d^(gamma+1)
+//   hess_x e = s^2 a S - s m (u n^T + n u^T) + q n n^T
+//              - kappa [a s (u n^T + n u^T) + kappa a u u^T + c P_t]
+// with S = P_t + (beta-1) u^ u^T (the "slip" matrix), m = (beta+1)(gamma+1)|u|^(beta-1) d^gamma,
+// q = gamma(gamma+1)|u|^(beta+1) d^(gamma-1), c = (gamma+1)|u|^(beta+1) d^gamma. PBFD's force is the
+// tangential part of -grad_x e, f = s f_par (so Eq. 13 = Eq. 6 minus f* on every contact, D7), with
+//   df/dx = s df_par/dp + s kappa (eta a S + a n u^T) + kappa a u (s n + kappa u)^T.
+// kappa = 0 leaves every value untouched (the callers skip these then).
+
+/// grad_p e, hess_p e of t -> grad_x e, hess_x e for a turning normal (above).
+inline void add_normal_turning(TangentialEnergy& t, const Vec3& u, double d, const Vec3& n, double kappa,
+                               double eta, const ContactParams& cp) {
+  const double b = cp.beta, g = cp.gamma, un = u.norm(), s = 1 - kappa * eta;
+  const Mat3 Pt = Mat3::Identity() - n * n.transpose();
+  const double ub1 = std::pow(un, b - 1), ubp1 = std::pow(un, b + 1);
+  const double dg = std::pow(d, g), dg1 = std::pow(d, g + 1);
+  const double a = (b + 1) * ub1 * dg1, mm = (b + 1) * (g + 1) * dg * ub1, c = (g + 1) * ubp1 * dg;
+  Mat3 S = Pt;
+  if (b != 1 && un > 0) S += (b - 1) * (u / un) * (u / un).transpose();
+  const Mat3 un_sym = u * n.transpose() + n * u.transpose();
+  t.grad -= kappa * eta * a * u;
+  // hess_p e = a S - m (u n^T + n u^T) + q n n^T: replace the first two by their s-scaled forms
+  t.hess += (s * s - 1) * a * S - (s - 1) * mm * un_sym -
+            kappa * (a * s * un_sym + kappa * a * u * u.transpose() + c * Pt);
+}
+
+/// f_par, df_par/dp of ff -> the force s f_par and its x-derivative for a turning normal (above).
+inline void add_normal_turning(FrictionForce& ff, const Vec3& u, double d, const Vec3& n, double kappa,
+                               double eta, const ContactParams& cp) {
+  const double b = cp.beta, g = cp.gamma, un = u.norm(), s = 1 - kappa * eta;
+  const Mat3 Pt = Mat3::Identity() - n * n.transpose();
+  const double a = (b + 1) * std::pow(un, b - 1) * std::pow(d, g + 1);
+  Mat3 S = Pt;
+  if (b != 1 && un > 0) S += (b - 1) * (u / un) * (u / un).transpose();
+  ff.df_dp = s * ff.df_dp + s * kappa * (eta * a * S + a * n * u.transpose()) +
+             kappa * a * u * (s * n + kappa * u).transpose();
+  ff.f *= s;
+}
+
 /// Spurious normal push f* = (gamma+1)|u|^(beta+1) d^gamma n that PBFD drops (pbfd.md §4.4).
 inline Vec3 spurious_normal_force(const Vec3& u, double d, const Vec3& n, const ContactParams& cp) {
   return (cp.gamma + 1) * std::pow(u.norm(), cp.beta + 1) * std::pow(d, cp.gamma) * n;

@@ -19,13 +19,15 @@ void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
   if (tau.size() == 0) in.tau.setZero(m.n_q);
   else in.tau = tau;
   in.cp = cp;
-  // anchor = 2 T(theta_n) - T(theta_{n-1}); ws.kin holds theta_n afterwards
+  // anchor = 2 T(theta_n) - T(theta_{n-1}); ws.kin_n keeps theta_n for the slip (contact_slip)
   forward_kinematics(m, theta_nm1, ws.kin_a);
-  forward_kinematics(m, theta_n, ws.kin);
-  make_inertia_anchor(ws.kin, ws.kin_a, 1.0, in.anchor);
+  forward_kinematics(m, theta_n, ws.kin_n);
+  make_inertia_anchor(ws.kin_n, ws.kin_a, 1.0, in.anchor);
   in.centre_n.resize(m.spheres.size());
   for (size_t s = 0; s < m.spheres.size(); ++s)
-    in.centre_n[s] = point_position(ws.kin, m.spheres[s].link, m.spheres[s].centre);
+    in.centre_n[s] = point_position(ws.kin_n, m.spheres[s].link, m.spheres[s].centre);
+  in.theta_n = theta_n;
+  in.theta_pred = 2 * theta_n - theta_nm1;
   in.pd = false;  // no servo unless set_step_pd adds one (gain buffers keep their size)
 }
 

@@ -1,8 +1,14 @@
 // What one PBD/PBFD timestep holds constant (theta_n, theta_{n-1}, tau, dt) and the
-// per-rollout scratch the objectives reuse (spec pbfd.md §3, §4).
+// per-rollout scratch the objectives reuse (spec pbfd.md §3, §4). Contacts come from the
+// collision stage through the contact set (core/contact_set.h), run once per iterate with margin
+// 0: every geom pair (contact points on planes, spheres, capsules, boxes, between two moving links
+// or against the world) enters the terms through its sphere-swept cores, the joint limits as
+// joint-space contacts (solvers/joint_terms.h). On a radius-0 point against a plane the cores are
+// the point and the plane, and the terms reduce to pbfd.md's sphere x plane formulas.
 #pragma once
 #include <vector>
 
+#include "core/contact_set.h"
 #include "core/data.h"
 #include "core/inertia.h"
 #include "solvers/lm.h"
@@ -18,12 +24,15 @@ struct PbdStepInput {
   ContactParams cp;
   const double* mass_scale = nullptr;  ///< (n_link) the rollout's link mass scales (core/inertia.h), null = 1
   InertiaAnchor anchor;           ///< 2 T(theta_n) - T(theta_{n-1}) per link
-  std::vector<Vec3> centre_n;     ///< (n_sphere) sphere centres at theta_n (p_n)
+  /// (n_sphere) legacy contact-point centres at theta_n. The reference reads slip from the contact
+  /// set (kin_n); this stays for the team form's step constants (PbfdStepConst, pbfd_residual_team.h).
+  std::vector<Vec3> centre_n;
+  VecX theta_pred;                ///< (n_q) theta~ = 2 theta_n - theta_{n-1} (armature term)
   // backward-Euler stable PD (nmdp.md §9, pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
   // - K_d ((theta - theta_n)/dt - theta_dot_bar), targets at t_{n+1}; pd = false: no servo
   VecX kp, kd;                    ///< (n_q) gains
   VecX theta_bar, theta_dot_bar;  ///< (n_q) targets at the end of the step
-  VecX theta_n;                   ///< (n_q) configuration at the start of the step
+  VecX theta_n;                   ///< (n_q) configuration at the start of the step (always set)
   bool pd = false;                ///< the servo is active this step (set_step_pd)
   bool has_pd() const { return pd; }
 };
@@ -32,17 +41,24 @@ struct PbdStepInput {
 /// allocates once it exists.
 struct PbdWorkspace : Workspace {
   explicit PbdWorkspace(const Model& m)
-      : kin(m), kin_a(m), J(3, m.n_q), Jt_n(m.n_q), JtH(m.n_q, 3), r(m.n_q), Jr(m.n_q, m.n_q), lm(m.n_q) {
+      : kin(m), kin_a(m), kin_n(m), cs(m), Ja(3, m.n_q), Jb(3, m.n_q), J(3, m.n_q), Jt_n(m.n_q),
+        JtH(m.n_q, 3), JtP(m.n_q, 3), r(m.n_q), Jr(m.n_q, m.n_q), lm(m.n_q) {
     in.anchor.R.resize(m.n_link);
     in.anchor.t.resize(m.n_link);
     in.centre_n.resize(m.spheres.size());
     in.tau.resize(m.n_q);
+    in.theta_n.resize(m.n_q);
+    in.theta_pred.resize(m.n_q);
   }
   Kinematics kin;    ///< at the current iterate
-  Kinematics kin_a;  ///< scratch for theta_n / theta_{n-1}
-  MatX J;            ///< (3 x n_q) point Jacobian
+  Kinematics kin_a;  ///< scratch for theta_{n-1}
+  Kinematics kin_n;  ///< at theta_n (make_step_input): the slip's reference placement
+  ContactSet cs;     ///< contacts and joint limits at the current iterate (update_contacts)
+  MatX Ja, Jb;       ///< (3 x n_q) core Jacobians of a contact's two links
+  MatX J;            ///< (3 x n_q) J = Ja - Jb
   VecX Jt_n;         ///< (n_q) J^T n of a contact
   MatX JtH;          ///< (n_q x 3) J^T times a 3 x 3 contact matrix
+  MatX JtP;          ///< (n_q x 3) scratch of add_contact_curvature
   VecX r;            ///< (n_q) PBFD residual (Eq. 13)
   MatX Jr;           ///< (n_q x n_q) its Jacobian
   LmWorkspace lm;    ///< LM's iterates and matrices
@@ -59,27 +75,30 @@ void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
 /// gains, theta_n and the targets at t_end (the step's end time); an inactive servo clears it.
 void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double t_end, PbdStepInput& in);
 
-/// Calls f(c, d, n, u) for every (sphere, plane) pair in penetration (d > 0), with ws.J set to
-/// the Jacobian of the sphere centre c. u = P_t (c - c_n). Needs forward_kinematics in ws.kin.
+/// The contact set at the iterate theta (forward_kinematics in ws.kin done): collide() and the
+/// joint limits with margin 0, once per iterate; only depth > 0 contributes to a term.
+inline void update_contacts(const Model& m, const VecX& theta, PbdWorkspace& ws) {
+  ws.cs.update(m, ws.kin, theta, 0.0);
+}
+
+/// Calls f(c, u) for every geom contact of ws.cs in penetration (c.depth > 0), with ws.Ja, ws.Jb
+/// and ws.J = Ja - Jb the core Jacobians (contact_set.h) and u the slip since theta_n
+/// (contact_slip(kin, kin_n, c), pbfd.md §4.3). Needs update_contacts at the iterate in ws.kin.
 template <class F>
-void for_each_active_contact(const Model& m, const PbdStepInput& in, PbdWorkspace& ws, F&& f) {
-  for (size_t s = 0; s < m.spheres.size(); ++s) {
-    const ContactSphere& sp = m.spheres[s];
-    const Vec3 c = point_position(ws.kin, sp.link, sp.centre);
-    bool have_J = false;
-    for (const Plane& pl : m.planes) {
-      const double d = -sphere_plane_phi(c, sp.radius, pl.normal, pl.offset);
-      if (!(d > 0)) continue;
-      if (!have_J) {
-        point_jacobian(m, ws.kin, sp.link, c, ws.J);
-        have_J = true;
-      }
-      const Vec3& n = pl.normal;
-      const Vec3 dc = c - in.centre_n[s];
-      const Vec3 u = dc - n * n.dot(dc);
-      f(sp.link, c, d, n, u);
-    }
+void for_each_active_contact(const Model& m, PbdWorkspace& ws, F&& f) {
+  for (int i = 0; i < ws.cs.n_con; ++i) {
+    const Contact& c = ws.cs.con[size_t(i)];
+    if (!(c.depth > 0)) continue;
+    contact_core_jacobians(m, ws.kin, c, ws.Ja, ws.Jb, ws.J);
+    f(c, contact_slip(ws.kin, ws.kin_n, c));
   }
+}
+
+/// n . y for contact c, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (the slip's u = P_t y):
+/// what a turning normal (kappa != 0) adds to the tangential terms (contact_terms.h).
+inline double contact_normal_slip(const Kinematics& kin, const Kinematics& kin_n, const Contact& c) {
+  const Vec3 y = (contact_core_a(kin, c) - contact_core_a(kin_n, c)) - (contact_core_b(kin, c) - contact_core_b(kin_n, c));
+  return c.n.dot(y);
 }
 
 }  // namespace bigstep

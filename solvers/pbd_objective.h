@@ -7,18 +7,22 @@ namespace bigstep {
 
 enum class HessianKind { None, Exact, GaussNewton };
 
-/// E(theta) = I + V - theta^T tau + U_pd + P_perp + C_par P_par. Value only (kinematics, no derivatives).
+/// E(theta) = I + V - theta^T tau + U_pd + P_perp + C_par P_par + armature + damping + limits
+/// (joint_terms.h). Value only (kinematics and the contact set at theta in ws, no derivatives).
 double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws);
 
 /// E, grad E and (kind != None) the model matrix B at theta.
 void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& theta,
                             PbdWorkspace& ws, double& E, VecX& grad, MatX* B, HessianKind kind);
 
-/// Normal contact: grad += -C_perp d^alpha J^T n; Hess += C_perp alpha d^(alpha-1) J^T n n^T J,
-/// and when exact, Hess += -C_perp d^alpha (n . d^2p). Shared by Eq. 6 and Eq. 13 (§4.2).
-/// Jt_n: (n_q) scratch.
-void add_normal_contact(const Model& m, const Kinematics& kin, int link, const MatX& J, double d,
-                        const Vec3& n, const ContactParams& cp, VecX& grad, MatX* Hess, bool exact, VecX& Jt_n);
+/// Normal contact c (depth d = c.depth > 0, J = ws.J its core Jacobian, pbfd.md §4.2 on the
+/// contact set's cores): P = C_perp/(alpha+1) d^(alpha+1),
+///   grad += -C_perp d^alpha J^T n,
+///   Hess += C_perp alpha d^(alpha-1) (J^T n)(J^T n)^T                        (PSD part, both kinds)
+///         + C_perp d^alpha hess depth   (exact only: -n . d^2(c_a - c_b) - kappa J^T P_t J).
+/// Shared by Eq. 6 and Eq. 13. Uses ws.Ja, ws.Jb, ws.J, ws.Jt_n, ws.JtP.
+void add_normal_contact(const Model& m, const Contact& c, const ContactParams& cp, PbdWorkspace& ws, VecX& grad,
+                        MatX* Hess, bool exact);
 
 /// Stable-PD potential of Eq. 6 (pbfd.md §4.1, nmdp.md §9), 0 without a servo:
 ///   U(theta) = 1/2 (theta - theta_bar)^T K_p (theta - theta_bar) + 1/(2 dt) (theta - theta_n)^T K_d (theta - theta_n)

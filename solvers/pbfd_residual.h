@@ -4,7 +4,8 @@
 
 namespace bigstep {
 
-/// r = grad I + grad V - tau - tau_pd(theta) + grad P_perp - C_par sum_p J_p^T f_par_p  (n_q;
+/// r = grad I + grad V - tau - tau_pd(theta) + grad P_perp - C_par sum_p J_p^T f_par_p + the armature,
+/// damping and limit gradients (joint_terms.h)  (n_q;
 /// tau_pd = 0 without a servo, pbd_context.h), and when
 /// Jr != nullptr the exact (non-symmetric) Jacobian dr/dtheta (n_q x n_q).
 void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws,

@@ -83,6 +83,17 @@ std::string team_engine_methods() {
   return s + " only";
 }
 
+const char* team_unsupported(const Model& m) {
+  // explicit geoms come first in the geom list, before the converted contact points and planes
+  if (m.sphere_geom_adr > 0) return "model.geoms (only contact points on planes)";
+  if (m.n_limit > 0) return "joint limits (links[i].range)";
+  for (int k = 0; k < m.n_q; ++k) {
+    if (m.dof_damping[size_t(k)] != 0) return "joint damping (links[i].damping)";
+    if (m.dof_armature[size_t(k)] != 0) return "joint armature (links[i].armature)";
+  }
+  return nullptr;
+}
+
 std::string optimizer_names(uint32_t mask, const char* sep) {
   std::string s;
   for (Optimizer o : {Optimizer::Lm, Optimizer::JtjLm, Optimizer::Lbfgs})

@@ -61,6 +61,12 @@ const SolverEntry& find_solver(const std::string& name, const char* key = "integ
 /// The methods with a team engine, for messages: "integrator.type=pbfd with optimizer jtj_lm only".
 std::string team_engine_methods();
 
+/// What of m the team (GPU-form) engines cannot simulate yet, or nullptr when they can: they
+/// implement contact points (legacy `contacts` spheres) on planes only, without joint limits,
+/// damping or armature (pbfd_residual_team.h). The one check every team / CUDA engine builder
+/// calls; lift a clause here when the team form gains the term.
+const char* team_unsupported(const Model& m);
+
 /// The optimizers in mask joined by sep ("jtj_lm or lbfgs").
 std::string optimizer_names(uint32_t mask, const char* sep = " or ");
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "envs/batch_engines.h"
+#include "solvers/registry.h"
 
 using namespace bigstep;
 
@@ -28,6 +29,17 @@ std::vector<double> actions(int K, int n, int step) {
     for (int i = 6; i < n; ++i) tau[size_t(k) * n + i] = 0.4 * std::sin(0.3 * step + 0.7 * k + i);
   return tau;
 }
+
+// K rollouts initialised from the scene (init_batch)
+struct Initial {
+  StateBatch b;
+  RolloutParamTable p;
+  Initial(const Scene& sc, int K) : b(K, sc.model.n_q) {
+    BatchOptions opt;
+    opt.rollouts = K;
+    init_batch(sc, opt, b, p);
+  }
+};
 
 struct Run {
   StateBatch b;
@@ -95,11 +107,9 @@ TEST_CASE("batch engines: a non-finite action flags its rollout only", "[batch][
 
 TEST_CASE("batch engines: free-running scheduling refuses per-step actions, naming the key", "[batch][team]") {
   const Scene sc = chain("team", {"batch.schedule=rollout"});
-  StateBatch b(2, sc.model.n_q);
-  RolloutParamTable p;
-  BatchOptions opt;
-  opt.rollouts = 2;
-  init_batch(sc, opt, b, p);
+  Initial init(sc, 2);
+  StateBatch& b = init.b;
+  RolloutParamTable& p = init.p;
   const auto engine = make_batch_engine(sc, BackendChoice{}, b, p);
   const std::vector<double> tau = actions(2, sc.model.n_q, 0);
   CHECK_THROWS_WITH(engine->step(b, p, tau.data()), Catch::Contains("batch.schedule") && Catch::Contains("lockstep"));
@@ -172,4 +182,25 @@ TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference 
   reset_rollouts(chain("team"), opt, fresh, {0});
   CHECK((VecX(fresh.row(fresh.theta, 0)) - e0).norm() > 1e-4);
   CHECK_THROWS_WITH(reset_rollouts(chain("team"), opt, fresh, {3}), Catch::Contains("rollout index = 3"));
+}
+
+TEST_CASE("batch engines: the team engine refuses what its form does not implement, naming it", "[batch][team]") {
+  // joint damping, armature and limits are reference-only until the team form gains them
+  // (solvers/registry.h team_unsupported); the reference engine takes the same scene
+  const std::pair<std::string, std::string> cases[] = {
+      {"model.links[1].damping=0.1", "damping"},
+      {"model.links[2].armature=0.01", "armature"},
+      {"model.links[3].range=[-0.5, 0.5]", "limits"},
+  };
+  for (const auto& [set, word] : cases) {
+    INFO(set);
+    Scene sc = chain("team", {set});  // a range enables the limit
+    const Initial init(sc, 2);
+    CHECK_THROWS_WITH(make_batch_engine(sc, BackendChoice{}, init.b, init.p),
+                      Catch::Contains("batch.engine=team") && Catch::Contains(word));
+    sc.engine = "reference";
+    CHECK_NOTHROW(make_batch_engine(sc, BackendChoice{}, init.b, init.p));
+  }
+  // the unchanged scene is accepted
+  CHECK(team_unsupported(chain("team").model) == nullptr);
 }

@@ -7,6 +7,7 @@
 
 #include "solvers/pbd_objective.h"
 #include "solvers/pbfd_residual.h"
+#include "tests/support/pbd_eval.h"
 #include "tests/support/random_models.h"
 
 using namespace bigstep;
@@ -132,19 +133,6 @@ ContactParams params(double beta = 1, double gamma = 1, double c_par = -1) {
 
 const double kExponents[][2] = {{1, 1}, {1.5, 2}, {1.3, 1.7}};
 constexpr double kDt = 0.01;
-
-VecX energy_grad(const Model& m, const PbdStepInput& in, const VecX& th, PbdWorkspace& ws) {
-  double E;
-  VecX g;
-  pbd_energy_derivatives(m, in, th, ws, E, g, nullptr, HessianKind::None);
-  return g;
-}
-
-VecX residual(const Model& m, const PbdStepInput& in, const VecX& th, PbdWorkspace& ws) {
-  VecX r;
-  pbfd_residual(m, in, th, ws, r, nullptr);
-  return r;
-}
 
 }  // namespace
 

@@ -85,7 +85,8 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     }
     int active = 0;  // the comparison must cover contact terms with slip
     forward_kinematics(m, th[k], ws.kin);
-    for_each_active_contact(m, in, ws, [&](int, const Vec3&, double, const Vec3&, const Vec3& u) { active += u.norm() > 0; });
+    update_contacts(m, th[k], ws);
+    for_each_active_contact(m, ws, [&](const Contact&, const Vec3& u) { active += u.norm() > 0; });
     INFO("rollout " << k << " active " << active << " spheres " << m.spheres.size());
     REQUIRE(active > 0);
     Flat flat;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "envs/batch.h"
+#include "solvers/pbd_step.h"
 #include "tests/support/malloc_guard.h"
 
 using namespace bigstep;
@@ -60,6 +61,70 @@ TEST_CASE("no allocation in a step: PBD and PBFD (LM, JTJ-LM) on every scene", "
       c.config = cfg;
       INFO(cfg << " " << c.integrator);
       CHECK(allocations_per_step(c) == 0);
+    }
+}
+
+TEST_CASE("no allocation in a step: PBD and PBFD with geoms, a joint limit, damping and armature", "[alloc]") {
+  // a floating ball (sphere geom) resting into a world box, with a hinged arm carrying a sphere
+  // that touches the box too; the hinge is past its upper stop and damped, with armature
+  ModelSpec spec;
+  LinkSpec ball, arm;
+  ball.name = "ball";
+  ball.joint = JointType::Floating;
+  ball.mass = 1;
+  ball.inertia = 0.004 * Mat3::Identity();
+  arm.name = "arm";
+  arm.parent = 0;
+  arm.joint = JointType::Hinge;
+  arm.axis = Vec3::UnitY();
+  arm.t_o = Vec3(0.15, 0, 0);
+  arm.mass = 0.5;
+  arm.com = Vec3(0.1, 0, 0);
+  arm.inertia = 0.002 * Mat3::Identity();
+  arm.limited = true;
+  arm.range[0] = -0.1;
+  arm.range[1] = 0.1;
+  arm.damping = 0.5;
+  arm.armature = 0.01;
+  spec.links = {ball, arm};
+  GeomSpec sphere, tip, box;
+  sphere.type = GeomType::Sphere;
+  sphere.link = 0;
+  sphere.size[0] = 0.1;
+  tip.type = GeomType::Sphere;
+  tip.link = 1;
+  tip.pos = Vec3(0.1, 0, 0);
+  tip.size[0] = 0.1;
+  box.type = GeomType::Box;
+  box.link = -1;
+  box.size = Vec3(1, 1, 0.1);
+  spec.geoms = {sphere, tip, box};
+  const Model m = Model::finalize(spec);
+  for (Formulation f : {Formulation::Pbd, Formulation::Pbfd})
+    for (Optimizer o : {Optimizer::Lm, Optimizer::JtjLm}) {
+      if (f == Formulation::Pbfd && o == Optimizer::Lm) continue;
+      INFO(formulation_name(f) << "+" << optimizer_name(o));
+      PbdSettings s;
+      s.formulation = f;
+      s.optimizer = o;
+      s.contact.c_par = 1e4;
+      const PbdIntegrator integ(m, s);
+      Data d = integ.make_data();
+      d.theta = VecX::Zero(m.n_q);
+      d.theta[2] = 0.195;
+      d.theta[6] = 0.15;  // past the upper stop
+      d.theta_prev = d.theta;
+      d.theta_prev[0] -= 0.003;  // sliding: friction active
+      const RolloutParams p = integ.default_params();
+      StepControl u;
+      for (int k = 0; k < 3; ++k) integ.step(d, u, p);  // warm-up
+      long worst = 0;
+      for (int k = 0; k < 3; ++k) {
+        test::MallocCounter mc;
+        integ.step(d, u, p);
+        worst = std::max(worst, mc.count());
+      }
+      CHECK(worst == 0);
     }
 }
 
