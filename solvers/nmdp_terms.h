@@ -8,6 +8,19 @@
 // with theta_dot = (theta - theta_-)/h, theta_ddot = (theta_dot - theta_dot_-)/h (§3, B2),
 // h = alpha dt_last, and B(theta) column (x, i) = J_x^T v_x^i, v_x^i = k_c s(d_x)(n + mu t^i).
 // The NE-MDP baseline (§8) builds its B(theta_-) with the same polytope functions.
+//
+// Contacts (issue 10): the candidate set C of a (sub)step is the contact set at theta_-
+// (core/contact_set.h: collide() over the model's geoms, legacy points and planes included, plus
+// the joint limits). A geom contact x acts through its sphere-swept cores: J_x = J_a(c_a) -
+// J_b(c_b), so contact between two moving links puts +f on a and -f on b, and d_x(theta) =
+// max(0, r_a + r_b - n . (c_a - c_b)) with n and t held for the substep (§4 "n, t frozen"). A
+// joint stop (DOF k, direction s) is a frictionless candidate of its kind: one weight, generalised
+// force s e_k k_c s(d), d = lo - theta_k or theta_k - hi (core/joint_limit.h).
+// Joint terms (agreed formulas, a_k armature, b_k damping; both added to G and A, a also to K):
+//   NE:  H -> H + diag(a), so G += a theta_ddot;  damping implicit at the (sub)step end: G += b theta_dot
+//   PBD: G += a (theta - theta~)/h^2 + b theta_dot  (theta~ = (1 + alpha) theta_- - alpha theta_--,
+//        the gradient of 1/2 a (theta - theta~)^2/h^2 + 1/2 b (theta - theta_-)^2/h)
+// core/rnea does not include armature (it is added here); if it ever does, drop it here.
 #pragma once
 #include <vector>
 
