@@ -963,3 +963,56 @@ TEST_CASE("armature: a hinge under constant torque accelerates at tau / (I + a)"
     CHECK(v_pbd == Approx(exact).epsilon(I == 0 ? 1e-9 : 1e-3));
   }
 }
+
+TEST_CASE("contact set: a ball dropped on a ball resting on a world box: two moving bodies stack without tunnelling",
+          "[nmdp][contact]") {
+  // two planar links (x, z, ry) with ball geoms (r 0.1, 1 kg) above a world box (top at z = 0);
+  // the upper ball lands on the lower one (sphere-sphere between two moving links, x = 0: the
+  // normal stays vertical), the lower one carries both on the box
+  ModelSpec spec;
+  for (const char* name : {"lower", "upper"}) {
+    LinkSpec b;
+    b.name = name;
+    b.joint = JointType::Planar;
+    b.mass = 1.0;
+    b.inertia = Vec3::Constant(0.004).asDiagonal();
+    spec.links.push_back(b);
+  }
+  for (int j : {0, 1}) {
+    GeomSpec g;
+    g.link = j;
+    g.type = GeomType::Sphere;
+    g.size = Vec3(0.1, 0, 0);
+    spec.geoms.push_back(g);
+  }
+  GeomSpec box;
+  box.link = -1;
+  box.type = GeomType::Box;
+  box.pos = Vec3(0, 0, -0.25);
+  box.size = Vec3(1, 1, 0.25);
+  spec.geoms.push_back(box);
+  const Model m = Model::finalize(spec);
+  REQUIRE(m.max_contacts == 3);
+  const VecX th0 = (VecX(6) << 0, 0.1, 0, 0, 0.45, 0).finished();
+  for (NmdpForm form : kForms) {
+    const double dt = 0.01;
+    NmdpIntegrator integ(m, plain_settings(dt, form));
+    const Run r = run(integ, th0, VecX::Zero(6), dt, 1.5);
+    double gap_min = INFINITY, z_min = INFINITY;
+    for (const VecX& th : r.theta) {
+      gap_min = std::min(gap_min, th[4] - th[1]);
+      z_min = std::min(z_min, th[1]);
+    }
+    const VecX& th = r.theta.back();
+    const double vz = (th[4] - r.theta[r.theta.size() - 2][4]) / dt;
+    INFO(nmdp_form_name(form) << ": centre gap min " << gap_min << ", lower z min " << z_min << ", end "
+                              << th.transpose() << ", upper vz " << vz);
+    CHECK(r.failed == 0);
+    CHECK(gap_min >= 0.2 - 0.04);        // the balls overlap by at most their impact depth
+    CHECK(z_min >= 0.1 - 0.04);          // and the lower one stays on the box
+    CHECK(th[4] - th[1] <= 0.2);         // resting on it, not above
+    CHECK(std::abs(vz) <= 1e-3);
+    CHECK(std::abs(th[0]) < 1e-9);       // symmetric: no sideways motion
+    CHECK(std::abs(th[3]) < 1e-9);
+  }
+}
