@@ -54,7 +54,95 @@ double pgm_tol_G(const Model& m, const PgmSettings& s, const double* mass_scale)
   return s.tol_G > 0 ? s.tol_G : 1e-9 * std::max(1.0, weight(m, mass_scale));
 }
 
-Pgm::Pgm(const NmdpProblem& P) : qp_(std::max(1, P.n_w()), std::max(1, P.n_w() + P.n_contacts())) {}
+Pgm::Pgm(const NmdpProblem& P) : qp_(std::max(1, P.n_w()), std::max(1, P.n_w() + P.n_contacts())) {
+  // every buffer at its largest size (all weights active), so that a step allocates nothing
+  const int n = P.model().n_q, nw = std::max(1, P.n_w()), m_max = std::max(1, P.n_w() + P.n_contacts());
+  G_.setZero(n);
+  Gn_.setZero(n);
+  dth_.setZero(n);
+  g_K_.setZero(n);
+  theta_new_.setZero(n);
+  theta_c_.setZero(n);
+  w_c_.setZero(nw);
+  y_.setZero(nw);
+  A_.setZero(n, n);
+  Q_K_.setZero(n, n);
+  B_.setZero(n, P.n_w());
+  Ba_.setZero(n, nw);
+  S_.setZero(n, nw);
+  QS_.setZero(n, nw);
+  P_.setZero(nw, nw);
+  c_.setZero(nw);
+  wa_.setZero(nw);
+  lb_.setZero(nw);
+  lu_.compute(MatX::Identity(n, n));
+  rc_v_.setZero(n);
+  rc_s_.setZero(n);
+  rc_old_.setZero(n);
+  rc_t_.setZero(n);
+  qp_res_.x.setZero(nw);
+  qp_res_.u.setZero(m_max);
+  qp_res_.active.reserve(size_t(m_max));
+  warm_.reserve(size_t(m_max));
+  cols_.reserve(size_t(nw));
+  warm_cols_.reserve(size_t(nw));
+  groups_.reserve(size_t(P.n_contacts()));
+}
+
+// Reciprocal condition number of A_ from its LU (lu_), as Eigen's PartialPivLU::rcond() computes
+// it (Higham's 1-norm estimate of inv(A), Eigen/src/Core/ConditionEstimator.h, same iteration
+// and exits) but over preallocated vectors: Eigen's version builds temporaries on every call.
+double Pgm::lu_rcond() {
+  const int n = int(A_.rows());
+  if (n == 0) return INFINITY;
+  double a_norm = 0;  // ||A||_1 = max column sum of |A|
+  for (int j = 0; j < n; ++j) a_norm = std::max(a_norm, A_.col(j).cwiseAbs().sum());
+  if (a_norm == 0) return 0;
+  if (n == 1) return 1;
+  const MatX& LU = lu_.matrixLU();
+  VecX &v = rc_v_, &sg = rc_s_, &old = rc_old_, &t = rc_t_;
+  auto solve = [&](VecX& x) {  // x <- A^-1 x
+    t.noalias() = lu_.permutationP() * x;
+    LU.triangularView<Eigen::UnitLower>().solveInPlace(t);
+    LU.triangularView<Eigen::Upper>().solveInPlace(t);
+    x = t;
+  };
+  auto solve_t = [&](VecX& x) {  // x <- A^-T x
+    LU.triangularView<Eigen::Upper>().transpose().solveInPlace(x);
+    LU.triangularView<Eigen::UnitLower>().transpose().solveInPlace(x);
+    t.noalias() = lu_.permutationP().transpose() * x;
+    x = t;
+  };
+  v.setConstant(1.0 / n);
+  solve(v);
+  double lower = v.lpNorm<1>();
+  double old_lower = lower;
+  Eigen::Index imax = -1, old_imax = -1;
+  for (int k = 0; k < 4; ++k) {
+    for (int i = 0; i < n; ++i) sg[i] = v[i] < 0 ? -1.0 : 1.0;
+    if (k > 0 && sg == old) break;
+    v = sg;
+    solve_t(v);
+    v.cwiseAbs().maxCoeff(&imax);
+    if (imax == old_imax) break;
+    v.setZero();
+    v[imax] = 1;
+    solve(v);
+    lower = v.lpNorm<1>();
+    if (lower <= old_lower) break;
+    old = sg;
+    old_imax = imax;
+    old_lower = lower;
+  }
+  double alt = 1;
+  for (int i = 0; i < n; ++i) {
+    v[i] = alt * (1.0 + double(i) / double(n - 1));
+    alt = -alt;
+  }
+  solve(v);
+  const double inv_norm = std::max(lower, 2 * v.lpNorm<1>() / (3.0 * n));
+  return inv_norm == 0 ? 0.0 : (1.0 / inv_norm) / a_norm;
+}
 
 ProjectOutcome Pgm::project(NmdpProblem& P, VecX& theta, const VecX& w, PgmMode mode, bool line_search,
                             double tol_G, double rcond_min, int n_proj, int& newton, double& G_norm) {
@@ -68,7 +156,7 @@ ProjectOutcome Pgm::project(NmdpProblem& P, VecX& theta, const VecX& w, PgmMode 
     if (!A_.allFinite()) return ProjectOutcome::NonFinite;
     Eigen::PartialPivLU<MatX>& lu = lu_;
     lu.compute(A_);
-    if (!(lu.rcond() >= rcond_min)) return ProjectOutcome::Singular;
+    if (!(lu_rcond() >= rcond_min)) return ProjectOutcome::Singular;
     dth_ = lu.solve(G_);
     dth_ = -dth_;
     ++newton;
@@ -104,7 +192,7 @@ ProjectOutcome Pgm::project(NmdpProblem& P, VecX& theta, const VecX& w, PgmMode 
 PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& theta, VecX& w,
                      const PgmObserver& obs) {
   const Model& m = P.model();
-  const int n = m.n_q, n_w = P.n_w(), V = P.polytope().n_dirs;
+  const int n = m.n_q, n_w = P.n_w();
   const double tol_G = pgm_tol_G(m, s, P.mass_scale());
   PgmResult r;
   // lines 1-3: the contact-free step (w = 0)
@@ -119,24 +207,28 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
   r.K = K_cur;
   r.gamma = gamma;
   std::vector<int>& cols = cols_;  // active weights: candidates with a non-zero polytope, or w_x != 0
-  cols.reserve(size_t(n_w));
   VecX& theta_c = theta_c_;
   VecX& w_c = w_c_;
-  VecX y;
   for (int k = 1; k <= s.k_max; ++k) {
     r.iterations = k;
-    // line 5: search direction QP at (theta, w)
+    // line 5: search direction QP at (theta, w); one simplex group per active candidate (V
+    // weights for a geom contact, 1 for a joint-limit stop)
     const std::vector<NmdpContact>& cs = P.contacts(theta);
     cols.clear();
+    groups_.clear();
     for (int x = 0; x < P.n_contacts(); ++x) {
-      if (cs[x].s > 0 || (w.segment(x * V, V).array() != 0).any())
-        for (int i = 0; i < V; ++i) cols.push_back(x * V + i);
+      const NmdpContact& c = cs[x];
+      if (c.s > 0 || (w.segment(c.off, c.nv).array() != 0).any()) {
+        groups_.push_back({int(cols.size()), c.nv});
+        for (int i = 0; i < c.nv; ++i) cols.push_back(c.off + i);
+      }
     }
     const int na = int(cols.size());
     w_c = w;
     if (na > 0) {
+      // packed maps over the max-size buffers (the layout of freshly sized matrices): no allocation
       P.B(theta, B_);
-      MatX Ba(n, na);
+      Eigen::Map<MatX> Ba(Ba_.data(), n, na), S(S_.data(), n, na), QS(QS_.data(), n, na), Pm(P_.data(), na, na);
       for (int c = 0; c < na; ++c) Ba.col(c) = B_.col(cols[c]);
       P.A(theta, w, s.mode, A_);
       if (!A_.allFinite()) {
@@ -146,38 +238,60 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
       }
       Eigen::PartialPivLU<MatX>& lu = lu_;
       lu.compute(A_);
-      if (!(lu.rcond() >= s.rcond_min)) {
+      if (!(lu_rcond() >= s.rcond_min)) {
         r.outcome = PgmOutcome::ProjectionFailed;
         r.project = ProjectOutcome::Singular;
         return r;
       }
-      S_ = -lu.solve(Ba);  // S = A^-1 grad_w G, grad_w G = -B
+      S.noalias() = lu.solve(Ba);
+      S = -S;  // S = A^-1 grad_w G, grad_w G = -B
       P.K_derivatives(theta, g_K_, Q_K_);
-      P_.noalias() = S_.transpose() * Q_K_ * S_;
-      P_ = 0.5 * (P_ + P_.transpose());
-      double sigma = s.gamma_scaling == GammaScaling::Diag ? P_.diagonal().maxCoeff() : 1.0;
+      QS.noalias() = Q_K_ * S;
+      Pm.noalias() = S.transpose() * QS;
+      for (int i = 0; i < na; ++i)  // symmetrize in place: 0.5 (P + P^T)
+        for (int j = i + 1; j < na; ++j) Pm(i, j) = Pm(j, i) = 0.5 * (Pm(i, j) + Pm(j, i));
+      double sigma = s.gamma_scaling == GammaScaling::Diag ? Pm.diagonal().maxCoeff() : 1.0;
       if (!(sigma > 0)) sigma = 1.0;  // S^T Q S = 0: nothing couples w to K, dw = 0 below
-      P_.diagonal().array() += 2 * sigma / gamma;
+      Pm.diagonal().array() += 2 * sigma / gamma;
       // QP in y = w_a + dw (qp_dense's simplex rows are sum y <= 1):
       // 1/2 dw^T P dw + q^T dw = 1/2 y^T P y + (q - P w_a)^T y + const, q = -S^T g_K
-      VecX wa(na);
+      auto wa = wa_.head(na);
       for (int c = 0; c < na; ++c) wa[c] = w[cols[c]];
-      qp_data_.Q = P_;
-      qp_data_.c = -S_.transpose() * g_K_ - P_ * wa;
-      qp_data_.lb = VecX::Zero(na);
-      qp_data_.ub.resize(0);
-      qp_data_.simplex.clear();
-      for (int c = 0; c < na; c += V) qp_data_.simplex.push_back({c, V});
+      auto cq = c_.head(na);
+      cq.noalias() = -S.transpose() * g_K_;
+      cq.noalias() -= Pm * wa;
+      auto lb = lb_.head(na);
+      lb.setZero();
       const bool same_cols = cols == warm_cols_;
-      const QpStatus qs = qp_.solve(qp_data_, qp_res_, same_cols && !warm_.empty() ? &warm_ : nullptr);
+      const std::vector<int>* warm = same_cols && !warm_.empty() ? &warm_ : nullptr;
+      QpStatus qs;
+      QpResult& res = qp_res_;
+      if (obs) {
+        // observers get the QP as a DenseQp (tests of ND5 check its KKT residual)
+        qp_data_.Q = Pm;
+        qp_data_.c = cq;
+        qp_data_.lb = lb;
+        qp_data_.ub.resize(0);
+        qp_data_.simplex.assign(groups_.begin(), groups_.end());
+        qs = qp_.solve(qp_data_, obs_res_, warm);
+        res.x.head(na) = obs_res_.x;
+        res.active = obs_res_.active;
+      } else {
+        static const MatX kNoRows;
+        static const VecX kEmpty;
+        const DenseQpRef p{Pm, cq, kNoRows, kEmpty, kNoRows, kEmpty, lb, kEmpty,
+                           std::span<const DenseQp::Group>(groups_.data(), groups_.size())};
+        qs = qp_.solve(p, res, warm);
+      }
       if (qs != QpStatus::Solved) {
         warm_.clear();
         r.outcome = PgmOutcome::QpFailed;
         return r;
       }
-      warm_ = qp_res_.active;
+      warm_ = res.active;
       warm_cols_ = cols;
-      y = qp_res_.x.cwiseMax(0.0);  // exact-zero bounds; the QP meets them to rounding
+      auto y = y_.head(na);
+      y = res.x.head(na).cwiseMax(0.0);  // exact-zero bounds; the QP meets them to rounding
       for (int c = 0; c < na; ++c) w_c[cols[c]] = y[c];
     }
     // lines 6-8: project back onto G = 0, warm start at theta
@@ -198,7 +312,7 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
     it.theta = &theta_c;
     it.w = &w_c;
     it.qp = na > 0 ? &qp_data_ : nullptr;
-    it.qp_result = na > 0 ? &qp_res_ : nullptr;
+    it.qp_result = na > 0 ? &obs_res_ : nullptr;
     // lines 9-10: reject, shrink the step (gamma divides the proximal weight, B1)
     if (K_new > K_cur) {
       if (obs) obs(it);

@@ -87,14 +87,20 @@ class Pgm {
   }
 
  private:
+  double lu_rcond();  // rcond of A_ from lu_ (Eigen's estimate, no allocation)
+
   QpWorkspace qp_;
-  DenseQp qp_data_;
-  QpResult qp_res_;
+  DenseQp qp_data_;    // the QP as observers see it (filled only with an observer)
+  QpResult qp_res_;    // sized for the largest QP (all weights active)
+  QpResult obs_res_;   // with an observer: the result of qp_data_
   std::vector<int> warm_, warm_cols_;
+  std::vector<DenseQp::Group> groups_;  // simplex rows of the active candidates
+  // every buffer sized at construction for all weights active; packed maps over them per QP
   VecX G_, Gn_, dth_, g_K_;
-  MatX A_, B_, S_, Q_K_, P_;
-  // reused across calls so that same-size factorizations and vectors do not allocate again
+  MatX A_, B_, Ba_, S_, QS_, Q_K_, P_;
+  VecX c_, wa_, lb_, y_;
   Eigen::PartialPivLU<MatX> lu_;
+  VecX rc_v_, rc_s_, rc_old_, rc_t_;  // lu_rcond scratch
   VecX theta_new_, theta_c_, w_c_;
   std::vector<int> cols_;
 };

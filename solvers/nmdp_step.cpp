@@ -102,7 +102,8 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
   }
   carry.valid = false;  // consumed (or stale); set again when this frame succeeds
   NmdpStepInput& in = ws.in;
-  in.tau = u.tau.size() ? u.tau : VecX::Zero(n);
+  if (u.tau.size()) in.tau = u.tau;
+  else in.tau.setZero(n);  // (a conditional expression would build a temporary VecX)
   if (pd) {
     in.kp = u.pd->kp;
     in.kd = u.pd->kd;

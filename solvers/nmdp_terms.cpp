@@ -29,8 +29,13 @@ double MdpPolytope::dscale(double d) const {
 
 MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent, const double* mass_scale) {
   MdpPolytope P;
-  // k_c = W / (N_s d_ref^3), N_s = half of the contact points (those expected to carry the weight)
-  const double n_s = std::max(1.0, 0.5 * double(m.spheres.size()));
+  // k_c = W / (N_s d_ref^3), N_s = half of the contact points (those expected to carry the weight).
+  // Without explicit geoms the contact points are the legacy spheres (the shipped scenes' value);
+  // with explicit geoms (geoms before sphere_geom_adr) it is half of max_contacts, the most
+  // contacts the collision stage can report (a box face down on a plane: 8 -> N_s = 4).
+  const bool legacy = m.sphere_geom_adr == 0;
+  const double n_points = legacy ? double(m.spheres.size()) : double(m.max_contacts);
+  const double n_s = std::max(1.0, 0.5 * n_points);
   P.k_c = s.k_c > 0 ? s.k_c : weight(m, mass_scale) / (n_s * std::pow(s.d_ref, 3));
   P.zeta_s = s.zeta * std::pow(s.d_ref, 3);
   P.mu = s.mu;
@@ -54,13 +59,46 @@ void mdp_columns(const MdpPolytope& P, const MatX& J, double scale, const Vec3& 
 // ---------------------------------------------------------------------------------------
 
 NmdpProblem::NmdpProblem(const Model& m, const MdpPolytope& poly, NmdpForm form, AccelDenominator accel,
-                         double ghost_distance)
+                         double ghost_distance, double candidate_margin)
     : m_(m), poly_(poly), form_(form), accel_(accel), ghost_distance_(ghost_distance),
-      n_pairs_(int(m.spheres.size() * m.planes.size())), kin_(m), kin_a_(m) {
-  for (const Plane& pl : m.planes) tangents_.push_back(tangent_directions(pl.normal, poly.n_dirs));
-  pairs_.resize(n_pairs_);
-  for (auto& c : pairs_) c.J.setZero(3, m.n_q);
-  ghost_.assign(n_pairs_, 0);
+      candidate_margin_(candidate_margin), n_slots_(m.max_contacts + m.n_limit),
+      n_w_(m.max_contacts * poly.n_dirs + m.n_limit), set_(m), kin_(m), kin_a_(m), rnea_ws_(m) {
+  BIGSTEP_CHECK_ARG(std::isfinite(candidate_margin) && candidate_margin >= 0, "nmdp candidate_margin",
+                    candidate_margin, "must be finite and >= 0");
+  // slots: geom contacts (V weights each), then joint-limit stops (1 weight each)
+  const int n = m.n_q;
+  pairs_.resize(size_t(n_slots_));
+  for (int x = 0; x < n_slots_; ++x) {
+    NmdpContact& c = pairs_[x];
+    const bool geom = x < m.max_contacts;
+    c.nv = geom ? poly.n_dirs : 1;
+    c.off = geom ? x * poly.n_dirs : m.max_contacts * poly.n_dirs + (x - m.max_contacts);
+    if (geom) {
+      c.t.assign(size_t(poly.n_dirs), Vec3::Zero());
+      c.J.setZero(3, n);
+      c.Ja.setZero(3, n);
+      c.Jb.setZero(3, n);
+    }
+  }
+  // scratch of G, A, K and their derivatives
+  qd_.setZero(n);
+  qdd_.setZero(n);
+  tmp_.setZero(n);
+  tmp2_.setZero(n);
+  g0_.setZero(n);
+  w0_.setZero(n_w_);
+  theta_.setZero(n);
+  theta_dot_m_.setZero(n);
+  theta_tilde_.setZero(n);
+  JtP_.setZero(n, 3);
+  const size_t L = size_t(m.n_link);
+  Rd_.assign(L, Mat3::Zero());
+  td_.assign(L, Vec3::Zero());
+  WR_.assign(L * n, Mat3::Zero());
+  Wt_.assign(L * n, Vec3::Zero());
+  path_.reserve(size_t(n));
+  Om_.reserve(size_t(n));
+  for (auto* v : {&dT_, &Ud_, &Ua_, &Qd_, &Y_}) v->reserve(size_t(n));
 }
 
 void NmdpProblem::set_step(const NmdpStepInput& in) {
@@ -75,20 +113,43 @@ void NmdpProblem::set_step(const NmdpStepInput& in) {
                     "nmdp step pd", in.kp.size(), "gains and targets need n_q entries");
   in_ = in;
   theta_dot_m_ = (in.theta_m - in.theta_mm) / in.dt_last;
+  const double alpha = in.h / in.dt_last;
+  theta_tilde_ = (1 + alpha) * in.theta_m - alpha * in.theta_mm;
   // anchors: K pulls towards T(theta_-); I_alpha towards (1 + alpha) T(theta_-) - alpha T(theta_--)
   forward_kinematics(m_, in.theta_m, kin_a_);
   forward_kinematics(m_, in.theta_mm, kin_);
-  anchor_K_ = make_inertia_anchor(kin_a_, kin_a_, 0.0);
-  anchor_I_ = make_inertia_anchor(kin_a_, kin_, in.h / in.dt_last);
-  // ghost forces only near the surfaces at theta_-, fixed for this substep (see header)
-  for (size_t s = 0; s < m_.spheres.size(); ++s) {
-    const ContactSphere& sp = m_.spheres[s];
-    const Vec3 c = point_position(kin_a_, sp.link, sp.centre);
-    for (size_t p = 0; p < m_.planes.size(); ++p) {
-      const Plane& pl = m_.planes[p];
-      const double phi = sphere_plane_phi(c, sp.radius, pl.normal, pl.offset);
-      ghost_[s * m_.planes.size() + p] = poly_.zeta_s > 0 && phi <= ghost_distance_;
-    }
+  make_inertia_anchor(kin_a_, kin_a_, 0.0, anchor_K_);
+  make_inertia_anchor(kin_a_, kin_, in.h / in.dt_last, anchor_I_);
+  // the candidate set C of this substep (nmdp.md §4): collide() and the joint limits at theta_-.
+  // Cores, normals and tangents are held for the substep; depths follow theta through the cores
+  // (contact_core_depth, n held: nmdp.md §4 "n, t frozen"). With the default margin every pair is
+  // a candidate, as the legacy sphere x plane loops had (same order: sphere-major), so a point that
+  // starts the substep far above the ground still stops within it. A held normal of a pair whose
+  // normal follows its core line (kappa > 0: sphere-sphere, ...) is the linearization of the
+  // distance at theta_-, good while the pair moves little sideways against 1/kappa within a substep.
+  set_.update(m_, kin_a_, in.theta_m, candidate_margin_);
+  for (NmdpContact& c : pairs_) {
+    c.valid = false;
+    c.d = c.s = c.ds = 0;
+  }
+  // ghost forces only near the surfaces at theta_- (phi = -depth <= ghost_distance), fixed for
+  // this substep (see header)
+  for (int i = 0; i < set_.n_con; ++i) {
+    const Contact& k = set_.con[i];
+    NmdpContact& c = pairs_[i];
+    c.valid = true;
+    c.dof = -1;
+    c.n = k.n;
+    tangent_directions(k.n, poly_.n_dirs, c.t);
+    c.ghost = poly_.zeta_s > 0 && -k.depth <= ghost_distance_;
+  }
+  for (int i = 0; i < set_.n_lim; ++i) {
+    const LimitContact& l = set_.lim[i];
+    NmdpContact& c = pairs_[m_.max_contacts + i];
+    c.valid = true;
+    c.dof = l.dof;
+    c.sgn = l.s;
+    c.ghost = poly_.zeta_s > 0 && -l.depth <= ghost_distance_;
   }
   have_kin_ = have_deriv_ = false;
 }
@@ -101,22 +162,19 @@ void NmdpProblem::update(const VecX& theta, bool derivatives) {
     theta_ = theta;
     forward_kinematics(m_, theta, kin_);
     have_deriv_ = false;
-    const size_t n_pl = m_.planes.size();
-    for (size_t s = 0; s < m_.spheres.size(); ++s) {
-      const ContactSphere& sp = m_.spheres[s];
-      const Vec3 c = point_position(kin_, sp.link, sp.centre);
-      for (size_t p = 0; p < n_pl; ++p) {
-        const Plane& pl = m_.planes[p];
-        NmdpContact& x = pairs_[s * n_pl + p];
-        x.link = sp.link;
-        x.c = c;
-        x.n = pl.normal;
-        x.d = std::max(0.0, -sphere_plane_phi(c, sp.radius, pl.normal, pl.offset));
-        x.s = poly_.scale(x.d, ghost_[s * n_pl + p]);
-        x.ds = poly_.dscale(x.d);
-        if (x.s > 0) point_jacobian(m_, kin_, sp.link, c, x.J);
-        else x.J.setZero();
-      }
+    // depth(theta) of each candidate: geom contacts through their cores (n held), limit stops
+    // lo - theta_k / theta_k - hi; the cap k_c s(d) and, for geoms, J = J_a(c_a) - J_b(c_b)
+    for (int x = 0; x < n_slots_; ++x) {
+      NmdpContact& c = pairs_[x];
+      if (!c.valid) continue;
+      const bool geom = c.dof < 0;
+      const double depth = geom ? contact_core_depth(kin_, set_.con[x]) : limit_depth(c, theta);
+      c.d = std::max(0.0, depth);
+      c.s = poly_.scale(c.d, c.ghost);
+      c.ds = poly_.dscale(c.d);
+      if (!geom) continue;
+      if (c.s > 0) contact_core_jacobians(m_, kin_, set_.con[x], c.Ja, c.Jb, c.J);
+      else c.J.setZero();
     }
     have_kin_ = true;
   }
@@ -131,26 +189,66 @@ const std::vector<NmdpContact>& NmdpProblem::contacts(const VecX& theta) {
   return pairs_;
 }
 
+double NmdpProblem::limit_depth(const NmdpContact& c, const VecX& theta) const {
+  // lower stop (s = +1): lo - theta_k; upper (s = -1): theta_k - hi (core/joint_limit.h)
+  const int k = c.dof;
+  return c.sgn > 0 ? m_.dof_range[2 * k] - theta[k] : theta[k] - m_.dof_range[2 * k + 1];
+}
+
 void NmdpProblem::B(const VecX& theta, MatX& B) {
   update(theta, false);
   const int V = poly_.n_dirs;
   B.setZero(m_.n_q, n_w());
-  const size_t n_pl = m_.planes.size();
-  for (int x = 0; x < n_pairs_; ++x) {
-    const NmdpContact& c = pairs_[x];
-    if (c.s > 0) mdp_columns(poly_, c.J, c.s, c.n, tangents_[x % n_pl], B.middleCols(x * V, V));
+  for (const NmdpContact& c : pairs_) {
+    if (!(c.s > 0)) continue;
+    if (c.dof < 0) mdp_columns(poly_, c.J, c.s, c.n, c.t, B.middleCols(c.off, V));
+    else B(c.dof, c.off) = c.sgn * c.s;  // a stop's generalised force s e_k k_c s(d), frictionless
   }
 }
 
 void NmdpProblem::vertices(const VecX& theta, int x, MatX& V, std::vector<Mat3>& dV_dX) {
   update(theta, false);
   const NmdpContact& c = pairs_[x];
-  const std::vector<Vec3>& t = tangents_[x % m_.planes.size()];
+  BIGSTEP_CHECK_ARG(x >= 0 && x < m_.max_contacts, "vertices x", x, "must be a geom slot (< max_contacts)");
+  const std::vector<Vec3>& t = c.t;
   V.resize(3, poly_.n_dirs);
   mdp_vertices(poly_, c.s, c.n, t, V);
   dV_dX.resize(poly_.n_dirs);
   // d v^i / dX = k_c s'(d) (n + mu t^i) (dd/dX),  dd/dX = -n^T where d > 0
   for (int i = 0; i < poly_.n_dirs; ++i) dV_dX[i] = -c.ds * (c.n + poly_.mu * t[i]) * c.n.transpose();
+}
+
+void NmdpProblem::add_joint_terms(const VecX& theta, VecX* G, MatX* A) const {
+  // armature a_k (extra inertia on DOF k, a_k added to H_kk) and damping b_k (implicit -b_k
+  // theta_dot_k at the end of the (sub)step), the agreed formulas in each form:
+  //   NE  (§5): G += a theta_ddot + b theta_dot,          A += diag(a / (h hd) + b / h)
+  //   PBD (§6): G += a (theta - theta~) / hd^2 + b theta_dot,  A += diag(a / hd^2 + b / h)
+  // theta~ = (1 + alpha) theta_- - alpha theta_-- is I_alpha's anchor (hd = inertia_dt()), so
+  // (theta - theta~)/h^2 = (theta_dot - theta_dot_-)/h: both forms apply the same a theta_ddot.
+  if (!m_.has_damping_armature) return;
+  const double h = in_.h;
+  const double hd = form_ == NmdpForm::Ne ? (accel_ == AccelDenominator::Recommended ? h : in_.dt_last) : 0.0;
+  const double id = inertia_dt();
+  for (int k = 0; k < m_.n_q; ++k) {
+    const double a = m_.dof_armature[k], b = m_.dof_damping[k];
+    if (a == 0 && b == 0) continue;
+    const double qd = (theta[k] - in_.theta_m[k]) / h;
+    if (G) {
+      const double acc = form_ == NmdpForm::Ne ? a * (qd - theta_dot_m_[k]) / hd
+                                               : a * (theta[k] - theta_tilde_[k]) / (id * id);
+      (*G)[k] += acc + b * qd;
+    }
+    if (A) (*A)(k, k) += (form_ == NmdpForm::Ne ? a / (h * hd) : a / (id * id)) + b / h;
+  }
+}
+
+void NmdpProblem::sub_torque(const VecX& theta, VecX& G) const {
+  // G -= tau(theta) without a temporary
+  G -= in_.tau;
+  if (in_.kp.size() == 0) return;
+  for (int k = 0; k < m_.n_q; ++k)
+    G[k] += in_.kp[k] * (theta[k] - in_.theta_bar[k]) +
+            in_.kd[k] * ((theta[k] - in_.theta_m[k]) / in_.h - in_.theta_dot_bar[k]);
 }
 
 VecX NmdpProblem::torque(const VecX& theta) const {
@@ -187,7 +285,8 @@ void NmdpProblem::velocity_frames(const VecX& theta, std::vector<Mat3>& Rd, std:
   update(theta, true);
   const int n = m_.n_q, L = m_.n_link;
   const double h = in_.h;
-  const VecX qd = (theta - in_.theta_m) / h;
+  VecX& qd = qd_;
+  qd = (theta - in_.theta_m) / h;
   Rd.assign(L, Mat3::Zero());
   td.assign(L, Vec3::Zero());
   WR.assign(size_t(L) * n, Mat3::Zero());
@@ -225,21 +324,31 @@ double NmdpProblem::K(const VecX& theta) {
   double K = kinetic(theta);
   if (servo_metric_ && in_.kp.size() != 0) {
     // + 1/2 sum_i (K_p + K_d / h)_i (theta - theta_-)_i^2  (see set_servo_metric)
-    const VecX d = theta - in_.theta_m;
-    K += 0.5 * ((in_.kp.array() + in_.kd.array() / in_.h) * d.array().square()).sum();
+    for (int i = 0; i < m_.n_q; ++i) {
+      const double d = theta[i] - in_.theta_m[i];
+      K += 0.5 * (in_.kp[i] + in_.kd[i] / in_.h) * d * d;
+    }
   }
   return K;
 }
 
 double NmdpProblem::kinetic(const VecX& theta) {
+  // armature: 1/2 sum_k a_k theta_dot_k^2 (H + diag(a) is the mass matrix), both forms
+  double Ka = 0;
+  if (m_.has_damping_armature)
+    for (int k = 0; k < m_.n_q; ++k) {
+      const double qd = (theta[k] - in_.theta_m[k]) / in_.h;
+      Ka += 0.5 * m_.dof_armature[k] * qd * qd;
+    }
   if (form_ == NmdpForm::Pbd) {
     update(theta, false);
-    return inertia_value(m_, kin_, anchor_K_, in_.h, ms_);
+    return inertia_value(m_, kin_, anchor_K_, in_.h, ms_) + Ka;
   }
   // 1/2 sum_j <T_dot_j, T_dot_j>_j = 1/2 theta_dot^T H theta_dot
   update(theta, true);
-  const VecX qd = (theta - in_.theta_m) / in_.h;
-  double K = 0;
+  VecX& qd = qd_;
+  qd = (theta - in_.theta_m) / in_.h;
+  double K = Ka;
   Mat3 R;
   Vec3 t;
   for (int j = 0; j < m_.n_link; ++j) {
@@ -251,10 +360,19 @@ double NmdpProblem::kinetic(const VecX& theta) {
 
 void NmdpProblem::K_derivatives(const VecX& theta, VecX& g, MatX& Q) {
   kinetic_derivatives(theta, g, Q);
+  // armature: g += a theta_dot / h, Q += diag(a) / h^2 (d theta_dot / d theta = I / h)
+  if (m_.has_damping_armature)
+    for (int k = 0; k < m_.n_q; ++k) {
+      const double a = m_.dof_armature[k];
+      g[k] += a * (theta[k] - in_.theta_m[k]) / (in_.h * in_.h);
+      Q(k, k) += a / (in_.h * in_.h);
+    }
   if (servo_metric_ && in_.kp.size() != 0) {
-    const VecX c = in_.kp.array() + in_.kd.array() / in_.h;
-    g.array() += c.array() * (theta - in_.theta_m).array();
-    Q.diagonal() += c;
+    for (int i = 0; i < m_.n_q; ++i) {
+      const double c = in_.kp[i] + in_.kd[i] / in_.h;
+      g[i] += c * (theta[i] - in_.theta_m[i]);
+      Q(i, i) += c;
+    }
   }
 }
 
@@ -270,8 +388,10 @@ void NmdpProblem::kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q) {
     return;
   }
   // g_K,k = sum_j <W_kj, T_dot_j>_j;  Q_K,kl = sum_j <W_kj, W_lj>_j  (Gauss-Newton, B11)
-  std::vector<Mat3> Rd, WR;
-  std::vector<Vec3> td, Wt;
+  std::vector<Mat3>& Rd = Rd_;
+  std::vector<Mat3>& WR = WR_;
+  std::vector<Vec3>& td = td_;
+  std::vector<Vec3>& Wt = Wt_;
   velocity_frames(theta, Rd, td, WR, Wt);
   Q.setZero(n, n);
   for (int j = 0; j < m_.n_link; ++j) {
@@ -291,30 +411,49 @@ void NmdpProblem::kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q) {
 // ---------------------------------------------------------------------------------------
 
 Vec3 NmdpProblem::weighted_direction(int x, const VecX& w) const {
-  const int V = poly_.n_dirs;
-  const std::vector<Vec3>& t = tangents_[x % m_.planes.size()];
+  const NmdpContact& c = pairs_[x];
   Vec3 u = Vec3::Zero();
-  for (int i = 0; i < V; ++i) u += w[x * V + i] * (pairs_[x].n + poly_.mu * t[i]);
+  for (int i = 0; i < c.nv; ++i) u += w[c.off + i] * (c.n + poly_.mu * c.t[i]);
   return u;
 }
 
 void NmdpProblem::add_contact_force(const VecX& w, VecX& G) {
-  // f_x = sum_i w_x,i v_x^i = k_c s(d) u_x
-  for (int x = 0; x < n_pairs_; ++x) {
+  // geom: f_x = sum_i w_x,i v_x^i = k_c s(d) u_x on a (and -f_x on b): G -= J^T f_x;
+  // stop: G_k -= s k_c s(d) w_x
+  for (int x = 0; x < n_slots_; ++x) {
     const NmdpContact& c = pairs_[x];
-    if (c.s > 0) G.noalias() -= c.J.transpose() * (c.s * weighted_direction(x, w));
+    if (!(c.s > 0)) continue;
+    if (c.dof >= 0) G[c.dof] -= c.sgn * c.s * w[c.off];
+    else G.noalias() -= c.J.transpose() * (c.s * weighted_direction(x, w));
   }
 }
 
+void NmdpProblem::add_dv_term(int x, const VecX& w, double sign, MatX& A) {
+  // sign * J_x^T (d f_x/dX) J_x with d f_x/dX = -k_c s'(d) u_x n^T (geom, n held), and for a stop
+  // d(s e_k k_c s(d) w)/d theta_k = s k_c s'(d) w (-s) = -k_c s'(d) w
+  const NmdpContact& c = pairs_[x];
+  if (!(c.ds > 0)) return;
+  if (c.dof >= 0) {
+    A(c.dof, c.dof) -= sign * c.ds * w[c.off];
+    return;
+  }
+  tmp_.noalias() = c.J.transpose() * weighted_direction(x, w);
+  tmp2_.noalias() = c.J.transpose() * c.n;
+  A.noalias() -= (sign * c.ds) * tmp_ * tmp2_.transpose();
+}
+
 void NmdpProblem::add_contact_jacobian(const VecX& w, bool with_dv, MatX& A) {
-  // d(B w)/dtheta = sum_x [ M(f_x) + J_x^T (d f_x/dX) J_x ],  d f_x/dX = -k_c s'(d) u_x n^T
-  for (int x = 0; x < n_pairs_; ++x) {
+  // d(B w)/dtheta = sum_x [ M(f_x) + J_x^T (d f_x/dX) J_x ]; A -= that. M(f) is the second
+  // derivative of both cores (force f on a, -f on b); a stop is linear in theta (no M term)
+  for (int x = 0; x < n_slots_; ++x) {
     const NmdpContact& c = pairs_[x];
     if (!(c.s > 0)) continue;
-    const Vec3 u = weighted_direction(x, w);
-    if (u.isZero(0)) continue;
-    add_point_hessian(m_, kin_, c.link, c.J, c.s * u, -1.0, A);
-    if (with_dv && c.ds > 0) A.noalias() += c.ds * (c.J.transpose() * u) * (c.n.transpose() * c.J);
+    if (c.dof < 0) {
+      const Vec3 u = weighted_direction(x, w);
+      if (u.isZero(0)) continue;
+      add_contact_point_hessian(m_, kin_, set_.con[x], c.Ja, c.Jb, c.s * u, -1.0, A);
+    }
+    if (with_dv) add_dv_term(x, w, -1.0, A);
   }
 }
 
@@ -323,28 +462,26 @@ void NmdpProblem::G(const VecX& theta, const VecX& w, VecX& G) {
   const int n = m_.n_q;
   if (form_ == NmdpForm::Ne) {
     update(theta, false);
-    const VecX qd = (theta - in_.theta_m) / in_.h;
+    qd_ = (theta - in_.theta_m) / in_.h;
     const double hd = accel_ == AccelDenominator::Recommended ? in_.h : in_.dt_last;
-    const VecX qdd = (qd - theta_dot_m_) / hd;
-    rnea<double>(m_, theta, qd, qdd, G, ms_);  // H theta_ddot + c + grad V
+    qdd_ = (qd_ - theta_dot_m_) / hd;
+    if (G.size() != n) G.resize(n);
+    rnea(m_, theta, qd_, qdd_, G, rnea_ws_, ms_);  // H theta_ddot + c + grad V (caller scratch)
   } else {
     update(theta, true);
     G.setZero(n);
     add_inertia_gradient(m_, kin_, anchor_I_, inertia_dt(), G, ms_);
     add_gravity_derivatives(m_, kin_, G, nullptr, ms_);
   }
-  G -= torque(theta);
+  add_joint_terms(theta, &G, nullptr);
+  sub_torque(theta, G);
   add_contact_force(w, G);
 }
 
 namespace {
 
 // A direction-like pair (M, v) of pbfd.md §2.3 (a pose derivative) and the operations on it.
-struct Pair {
-  Mat3 R = Mat3::Zero();
-  Vec3 t = Vec3::Zero();
-  Pair& operator+=(const Pair& o) { R += o.R; t += o.t; return *this; }
-};
+using Pair = detail::PosePair;
 Pair operator*(double a, const Pair& p) { return {a * p.R, a * p.t}; }
 Pair operator+(const Pair& a, const Pair& b) { return {a.R + b.R, a.t + b.t}; }
 // left action of a 3x3 matrix: a |> (M, v) = ([w_a]x M, w_a x v) is apply(skew(w_a), .)
@@ -352,7 +489,7 @@ Pair apply(const Mat3& L, const Pair& p) { return {L * p.R, L * p.t}; }
 
 }  // namespace
 
-void NmdpProblem::ne_inertial_jacobian(MatX& A) const {
+void NmdpProblem::ne_inertial_jacobian(MatX& A) {
   // d/dtheta_l of G_k = sum_j <d_k T_j, T_ddot_j>_j + ... with theta_dot = (theta - theta_-)/h,
   // theta_ddot = (theta_dot - theta_dot_-)/hd (nmdp.md §5.2, moment form):
   //   A_kl = sum_j <d_k T_j, d_l T_j / (h hd) + 2/h P^l + R^l + S^l>_j + <d_kl T_j, T_ddot_j>_j
@@ -367,12 +504,19 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) const {
   //   Q_{>=l} = Q_{>l} + qd_l Omega_l (U_{>l} + U_{>=l}),  M_{<l+1} = M_{<l} + qd_l (2 Wbar_{<l} + qd_l Omega_l) Omega_l
   const int n = m_.n_q;
   const double h = in_.h, hd = accel_ == AccelDenominator::Recommended ? h : in_.dt_last;
-  const VecX qd = (theta_ - in_.theta_m) / h;
-  const VecX qdd = (qd - theta_dot_m_) / hd;
+  VecX& qd = qd_;
+  VecX& qdd = qdd_;
+  qd = (theta_ - in_.theta_m) / h;
+  qdd = (qd - theta_dot_m_) / hd;
   A.setZero(n, n);
-  std::vector<int> path;
-  std::vector<Pair> dT, Ud, Ua, Qd, Y;
-  std::vector<Mat3> Om;
+  // scratch reserved to n_q at construction
+  std::vector<int>& path = path_;
+  std::vector<Pair>& dT = dT_;
+  std::vector<Pair>& Ud = Ud_;
+  std::vector<Pair>& Ua = Ua_;
+  std::vector<Pair>& Qd = Qd_;
+  std::vector<Pair>& Y = Y_;
+  std::vector<Mat3>& Om = Om_;
   for (int j = 0; j < m_.n_link; ++j) {
     path.clear();
     for (int k = 0; k < n; ++k)
@@ -442,35 +586,44 @@ void NmdpProblem::A(const VecX& theta, const VecX& w, PgmMode mode, MatX& A) {
     A.setZero(n, n);
     add_inertia_hessian(m_, kin_, anchor_I_, inertia_dt(), A, ms_);
   }
-  VecX gV = VecX::Zero(n);
-  add_gravity_derivatives(m_, kin_, gV, &A, ms_);
+  tmp_.setZero(n);
+  add_gravity_derivatives(m_, kin_, tmp_, &A, ms_);
+  add_joint_terms(theta, nullptr, &A);
   // -d tau/d theta = diag(K_p + K_d / h)  (§9)
-  if (in_.kp.size() != 0) A.diagonal() += (in_.kp.array() + in_.kd.array() / in_.h).matrix();
+  if (in_.kp.size() != 0)
+    for (int i = 0; i < n; ++i) A(i, i) += in_.kp[i] + in_.kd[i] / in_.h;
   add_contact_jacobian(w, mode == PgmMode::Fo, A);
 }
 
 void NmdpProblem::contact_dv_term(const VecX& theta, const VecX& w, MatX& T) {
   update(theta, false);
   T.setZero(m_.n_q, m_.n_q);
-  for (int x = 0; x < n_pairs_; ++x) {
-    const NmdpContact& c = pairs_[x];
-    if (c.s > 0 && c.ds > 0)
-      T.noalias() -= c.ds * (c.J.transpose() * weighted_direction(x, w)) * (c.n.transpose() * c.J);
-  }
+  for (int x = 0; x < n_slots_; ++x)
+    if (pairs_[x].s > 0) add_dv_term(x, w, 1.0, T);
 }
 
 double NmdpProblem::merit0(const VecX& theta) {
   if (form_ == NmdpForm::Ne) {
-    VecX g;
-    G(theta, VecX::Zero(n_w()), g);
-    return 0.5 * g.squaredNorm();
+    w0_.setZero(n_w());
+    G(theta, w0_, g0_);
+    return 0.5 * g0_.squaredNorm();
   }
   update(theta, false);
   double E = inertia_value(m_, kin_, anchor_I_, inertia_dt(), ms_) + gravity_value(m_, kin_, ms_) - theta.dot(in_.tau);
+  if (m_.has_damping_armature) {
+    // 1/2 sum a (theta - theta~)^2 / hd^2 + 1/2 sum b (theta - theta_-)^2 / h (gradient: add_joint_terms)
+    const double id = inertia_dt();
+    for (int k = 0; k < m_.n_q; ++k) {
+      const double e = theta[k] - theta_tilde_[k], r = theta[k] - in_.theta_m[k];
+      E += 0.5 * m_.dof_armature[k] * e * e / (id * id) + 0.5 * m_.dof_damping[k] * r * r / in_.h;
+    }
+  }
   if (in_.kp.size() != 0) {
     // gradient K_p (theta - theta_bar) + K_d ((theta - theta_-)/h - theta_dot_bar) = -tau_pd
-    const VecX e = theta - in_.theta_bar;
-    const VecX r = theta - in_.theta_m - in_.h * in_.theta_dot_bar;
+    VecX& e = tmp_;
+    VecX& r = tmp2_;
+    e = theta - in_.theta_bar;
+    r = theta - in_.theta_m - in_.h * in_.theta_dot_bar;
     E += 0.5 * (in_.kp.array() * e.array().square()).sum() + 0.5 / in_.h * (in_.kd.array() * r.array().square()).sum();
   }
   return E;

@@ -8,10 +8,25 @@
 // with theta_dot = (theta - theta_-)/h, theta_ddot = (theta_dot - theta_dot_-)/h (§3, B2),
 // h = alpha dt_last, and B(theta) column (x, i) = J_x^T v_x^i, v_x^i = k_c s(d_x)(n + mu t^i).
 // The NE-MDP baseline (§8) builds its B(theta_-) with the same polytope functions.
+//
+// Contacts (issue 10): the candidate set C of a (sub)step is the contact set at theta_-
+// (core/contact_set.h: collide() over the model's geoms, legacy points and planes included, plus
+// the joint limits). A geom contact x acts through its sphere-swept cores: J_x = J_a(c_a) -
+// J_b(c_b), so contact between two moving links puts +f on a and -f on b, and d_x(theta) =
+// max(0, r_a + r_b - n . (c_a - c_b)) with n and t held for the substep (§4 "n, t frozen"). A
+// joint stop (DOF k, direction s) is a frictionless candidate of its kind: one weight, generalised
+// force s e_k k_c s(d), d = lo - theta_k or theta_k - hi (core/joint_limit.h).
+// Joint terms (agreed formulas, a_k armature, b_k damping; both added to G and A, a also to K):
+//   NE:  H -> H + diag(a), so G += a theta_ddot;  damping implicit at the (sub)step end: G += b theta_dot
+//   PBD: G += a (theta - theta~)/h^2 + b theta_dot  (theta~ = (1 + alpha) theta_- - alpha theta_--,
+//        the gradient of 1/2 a (theta - theta~)^2/h^2 + 1/2 b (theta - theta_-)^2/h)
+// core/rnea does not include armature (it is added here); if it ever does, drop it here.
 #pragma once
 #include <vector>
 
+#include "core/contact_set.h"
 #include "core/inertia.h"
+#include "core/rnea.h"
 #include "solvers/ne_contact.h"
 #include "solvers/stable_pd.h"
 
@@ -72,26 +87,52 @@ struct NmdpStepInput {
   VecX theta_bar, theta_dot_bar;  ///< PD targets at the substep end time (n_q)
 };
 
-/// One contact candidate (sphere s, plane p), x = s * n_planes + p, evaluated at a theta.
+/// One contact candidate of a (sub)step, evaluated at a theta. Candidates are fixed for the
+/// (sub)step (nmdp.md §4 "fixed set C"): a geom contact of the contact set at theta_- (its cores,
+/// normal n and tangents frozen), or a joint-limit stop (frictionless, one weight). Slots: unit x
+/// owns the weights w[off .. off + nv); geom slots x < max_contacts (nv = V), limit slots after
+/// them (nv = 1); a slot without a candidate this substep has s = 0 and its weights stay 0.
 struct NmdpContact {
-  int link = 0;
-  Vec3 c;         ///< world sphere centre (the contact point c - r n moves like it)
-  Vec3 n;         ///< plane normal
-  double d = 0;   ///< penetration depth max(0, -phi)
-  double s = 0;   ///< k_c s(d) (with the ghost cap when it applies)
-  double ds = 0;  ///< d(k_c s)/dd
-  MatX J;         ///< (3 x n_q) point Jacobian
+  bool valid = false;   ///< a candidate this substep
+  int dof = -1;         ///< joint-limit stop: DOF k (-1: a geom contact)
+  double sgn = 0;       ///< limit: s (+1 lower stop, pushes theta_k up; -1 upper)
+  int off = 0, nv = 0;  ///< weight columns w[off .. off + nv)
+  Vec3 n = Vec3::UnitZ();  ///< geom: normal from b to a, held for the substep
+  std::vector<Vec3> t;  ///< geom: tangents t^i (V), held for the substep
+  bool ghost = false;   ///< zeta_s applies (depth(theta_-) >= -ghost_distance)
+  double d = 0;         ///< penetration depth max(0, depth(theta))
+  double s = 0;         ///< k_c s(d) (with the ghost cap when it applies)
+  double ds = 0;        ///< d(k_c s)/dd
+  MatX J, Ja, Jb;       ///< geom: (3 x n_q) J = J_a(c_a) - J_b(c_b) and its two parts
 };
+
+namespace detail {
+/// A direction-like pair (M, v) of pbfd.md §2.3 (a pose derivative): ne_inertial_jacobian's scratch.
+struct PosePair {
+  Mat3 R = Mat3::Zero();
+  Vec3 t = Vec3::Zero();
+  PosePair& operator+=(const PosePair& o) {
+    R += o.R;
+    t += o.t;
+    return *this;
+  }
+};
+}  // namespace detail
 
 /// The NMDP problem of one rollout: model, polytope, form and one substep's constants, with the
 /// evaluations PGM needs. Caches kinematics of the last theta; not thread-safe.
 class NmdpProblem {
  public:
+  /// candidate_margin: collide() margin at theta_- that makes a pair a candidate (default: every
+  /// pair, as the legacy sphere x plane loops had; see set_step).
   NmdpProblem(const Model& m, const MdpPolytope& poly, NmdpForm form,
-              AccelDenominator accel = AccelDenominator::Recommended, double ghost_distance = 0);
+              AccelDenominator accel = AccelDenominator::Recommended, double ghost_distance = 0,
+              double candidate_margin = kEveryPair);
+  static constexpr double kEveryPair = 1e300;
 
-  /// Sets the (sub)step constants. Ghost forces (zeta_s) apply this substep to the candidates
-  /// with phi(theta_-) <= ghost_distance (fixed per substep so v stays smooth in theta).
+  /// Sets the (sub)step constants and fixes the candidates: ContactSet::update at theta_-.
+  /// Ghost forces (zeta_s) apply this substep to the candidates with phi(theta_-) <=
+  /// ghost_distance (fixed per substep so v stays smooth in theta).
   void set_step(const NmdpStepInput& in);
   const NmdpStepInput& step() const { return in_; }
   NmdpForm form() const { return form_; }
@@ -105,17 +146,22 @@ class NmdpProblem {
     poly_.k_c = k_c;
   }
   const double* mass_scale() const { return ms_; }
-  int n_contacts() const { return n_pairs_; }
-  int n_w() const { return n_pairs_ * poly_.n_dirs; }  ///< m = sum_x V_x (contact-major order)
+  /// Candidate slots: max_contacts geom slots, then n_limit limit slots (NmdpContact).
+  int n_contacts() const { return n_slots_; }
+  /// m = max_contacts V + n_limit (slot-major order; fixed, so w never reallocates).
+  int n_w() const { return n_w_; }
+  /// Geom contacts and limit stops that are candidates this substep.
+  int n_geom_candidates() const { return set_.n_con; }
+  int n_limit_candidates() const { return set_.n_lim; }
+  /// The contact set found at theta_- (set_step).
+  const ContactSet& contact_set() const { return set_; }
 
   /// Contact candidates at theta (d, scale, Jacobian).
   const std::vector<NmdpContact>& contacts(const VecX& theta);
-  /// Tangent directions t^i of plane p.
-  const std::vector<Vec3>& tangents(int plane) const { return tangents_[plane]; }
 
   /// B(theta) (n_q x m).
   void B(const VecX& theta, MatX& B);
-  /// Polytope vertices of candidate x at theta (3 x V) and dv^i/dX = -k_c s'(d)(n + mu t^i) n^T.
+  /// Polytope vertices of geom candidate x at theta (3 x V) and dv^i/dX = -k_c s'(d)(n + mu t^i) n^T.
   void vertices(const VecX& theta, int x, MatX& V, std::vector<Mat3>& dV_dX);
 
   /// tau(theta) = tau_const - K_p (theta - theta_bar) - K_d ((theta - theta_-)/h - theta_dot_bar).
@@ -156,7 +202,11 @@ class NmdpProblem {
   double inertia_dt() const;  // denominator sqrt(h hd) of I_alpha
   double kinetic(const VecX& theta);                                  // K without the servo term
   void kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q);
-  void ne_inertial_jacobian(MatX& A) const;  // d(H theta_ddot + c)/dtheta at theta_ (needs derivatives)
+  void ne_inertial_jacobian(MatX& A);  // d(H theta_ddot + c)/dtheta at theta_ (needs derivatives)
+  double limit_depth(const NmdpContact& x, const VecX& theta) const;  // depth of a limit stop
+  void add_joint_terms(const VecX& theta, VecX* G, MatX* A) const;    // armature, damping
+  void sub_torque(const VecX& theta, VecX& G) const;                  // G -= tau(theta)
+  void add_dv_term(int x, const VecX& w, double sign, MatX& A);       // A -= sign J^T (df/dX) J
 
   const Model& m_;
   MdpPolytope poly_;
@@ -165,17 +215,27 @@ class NmdpProblem {
   double ghost_distance_;
   bool servo_metric_ = false;
   const double* ms_ = nullptr;  // link mass scales of the current rollout
-  int n_pairs_;
-  std::vector<std::vector<Vec3>> tangents_;  // (n_planes) x V
+  double candidate_margin_;
+  int n_slots_, n_w_;
   NmdpStepInput in_;
   VecX theta_dot_m_;                 // (theta_- - theta_--)/dt_last
-  std::vector<uint8_t> ghost_;       // (n_pairs)
+  VecX theta_tilde_;                 // (1 + alpha) theta_- - alpha theta_--: armature's anchor (PBD)
   InertiaAnchor anchor_I_, anchor_K_;
+  ContactSet set_;                   // candidates found at theta_- (set_step)
   // cache at theta_
   Kinematics kin_, kin_a_;
   VecX theta_;
   bool have_kin_ = false, have_deriv_ = false;
-  std::vector<NmdpContact> pairs_;
+  std::vector<NmdpContact> pairs_;   // (n_slots)
+  // scratch sized at construction (no allocation in a step)
+  VecX qd_, qdd_, tmp_, tmp2_, g0_, w0_;
+  MatX JtP_;
+  std::vector<Mat3> Rd_, WR_;
+  std::vector<Vec3> td_, Wt_;
+  std::vector<int> path_;
+  std::vector<Mat3> Om_;
+  std::vector<detail::PosePair> dT_, Ud_, Ua_, Qd_, Y_;
+  RneaScratch rnea_ws_;  // the NE form's H theta_ddot + c + grad V without allocation
 };
 
 }  // namespace bigstep

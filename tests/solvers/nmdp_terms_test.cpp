@@ -33,6 +33,17 @@ struct ContactScene {
   int n_ghost = 0; // candidates with d = 0 but a ghost cap
 };
 
+// k_c with k_c d^3 ~ W at d = 2 cm; ghost cap zeta_s = 0.1 (2 cm)^3; mu 0.6, V = 4
+MdpPolytope fd_polytope(const Model& m) {
+  NeSettings ne;
+  ne.mu = 0.6;
+  ne.friction_directions = 4;
+  ne.d_ref = 0.02;
+  ne.k_c = m.weight() / std::pow(0.02, 3);
+  ne.zeta = 0.1;
+  return make_mdp_polytope(m, ne);
+}
+
 ContactScene contact_scene(uint32_t seed) {
   ContactScene sc;
   RandomModelOptions opt;
@@ -62,13 +73,7 @@ ContactScene contact_scene(uint32_t seed) {
   sc.m = Model::finalize(sc.rm.spec);
   const int nq = sc.m.n_q;
   // k_c with k_c d^3 ~ W at d = 2 cm; ghost cap zeta_s = 0.1 (2 cm)^3 within 10 cm of the plane
-  NeSettings ne;
-  ne.mu = 0.6;
-  ne.friction_directions = 4;
-  ne.d_ref = 0.02;
-  ne.k_c = sc.m.weight() / std::pow(0.02, 3);
-  ne.zeta = 0.1;
-  sc.poly = make_mdp_polytope(sc.m, ne);
+  sc.poly = fd_polytope(sc.m);
   sc.in.h = kStep;
   sc.in.dt_last = 1.5 * kStep;  // alpha = 2/3: exercises alpha != 1
   sc.in.theta_m = sc.th - uniform_vecx(rng, nq, -0.02, 0.02);
@@ -78,7 +83,7 @@ ContactScene contact_scene(uint32_t seed) {
   sc.in.kd = uniform_vecx(rng, nq, 0, 5);
   sc.in.theta_bar = sc.th + uniform_vecx(rng, nq, -0.1, 0.1);
   sc.in.theta_dot_bar = uniform_vecx(rng, nq, -1, 1);
-  sc.w = uniform_vecx(rng, int(sc.m.spheres.size()) * ne.friction_directions, 0, 0.3);
+  sc.w = uniform_vecx(rng, int(sc.m.spheres.size()) * sc.poly.n_dirs, 0, 0.3);
   // the intended contact classes, checked independently of the library
   forward_kinematics(sc.m, sc.th, kin);
   for (const ContactSphere& sp : sc.m.spheres) {
@@ -252,7 +257,7 @@ TEST_CASE("ND4: A-bar = A minus exactly the dv/dX term; A-bar is the Jacobian wi
       const auto& cs = P.contacts(sc.th);
       for (int x = 0; x < P.n_contacts(); ++x) {
         Vec3 f = Vec3::Zero();
-        for (int i = 0; i < V; ++i) f += sc.w[x * V + i] * cs[x].s * (cs[x].n + sc.poly.mu * P.tangents(0)[i]);
+        for (int i = 0; i < V; ++i) f += sc.w[x * V + i] * cs[x].s * (cs[x].n + sc.poly.mu * cs[x].t[i]);
         f0.push_back(f);
       }
       const MatX Abar_fd = fd_jacobian(
@@ -320,7 +325,7 @@ TEST_CASE("ND4: dv/dX vs central differences of the vertices", "[nmdp][ND4][fd]"
       // d v^i/dX = -k_c s'(d) (n + mu t^i) n^T at d > 0 (spec formula, B6 exponent 3)
       const auto& c = P.contacts(sc.th)[x];
       if (c.d > 0)
-        CHECK(rel_err(dV[0], -sc.poly.k_c * 3 * c.d * c.d * (c.n + sc.poly.mu * P.tangents(0)[0]) * c.n.transpose()) < 1e-14);
+        CHECK(rel_err(dV[0], -sc.poly.k_c * 3 * c.d * c.d * (c.n + sc.poly.mu * c.t[0]) * c.n.transpose()) < 1e-14);
     }
   }
 }
@@ -363,4 +368,169 @@ TEST_CASE("polytope: k_c default W / (N_s d_ref^3) and zeta_s = zeta d_ref^3", "
   CHECK(P.scale(0.0, false) == 0.0);
   CHECK(P.scale(0.0, true) == Approx(P.k_c * P.zeta_s).epsilon(1e-15));
   CHECK(P.dscale(0.0) == 0.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contact set candidates (issue 10): two moving links, a world box, a joint stop, damping and
+// armature. Every new term of G has its derivative in A; central differences check them all.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// A floating ball (r 0.1) resting in the crook of a hinge pendulum's sphere (r 0.1, two moving
+// links, normal along the centre line: kappa > 0) and on a world box (sphere-box face), the
+// pendulum 0.02 rad past its upper stop and its sphere 0.02 m into the box; damping and armature
+// on every DOF of the hinge. Depths 0.02: far from the d = 0 kink compared with the FD step.
+struct GeomScene {
+  Model m;
+  VecX th;
+  NmdpStepInput in;
+  MdpPolytope poly;
+};
+
+GeomScene geom_scene(uint32_t seed) {
+  GeomScene sc;
+  ModelSpec spec;
+  LinkSpec ball;
+  ball.name = "ball";
+  ball.joint = JointType::Floating;
+  ball.mass = 1.0;
+  ball.inertia = Vec3::Constant(0.004).asDiagonal();
+  LinkSpec pend;
+  pend.name = "pendulum";
+  pend.joint = JointType::Hinge;
+  pend.axis = Vec3::UnitY();
+  pend.mass = 2.0;
+  pend.com = Vec3(0, 0, -0.5);
+  pend.inertia = Vec3::Constant(0.01).asDiagonal();
+  pend.limited = true;
+  pend.range[0] = -0.5;
+  pend.range[1] = 0.5;
+  pend.damping = 0.7;
+  pend.armature = 0.3;
+  spec.links = {ball, pend};
+  GeomSpec gb;
+  gb.link = 0;
+  gb.type = GeomType::Sphere;
+  gb.size = Vec3(0.1, 0, 0);
+  GeomSpec gp = gb;
+  gp.link = 1;
+  gp.pos = Vec3(0, 0, -0.5);
+  const double q = 0.52;  // 0.02 past the upper stop
+  const Vec3 P(-0.5 * std::sin(q), 0, -0.5 * std::cos(q));   // R_y(q) (0, 0, -0.5)
+  const Vec3 B = P + Vec3(0.18, 0, 0);  // ball centre: 0.02 into the pendulum sphere and the box
+  GeomSpec box;
+  box.link = -1;
+  box.type = GeomType::Box;
+  box.size = Vec3(1, 1, 0.2);
+  box.pos = Vec3(0, 0, P.z() - 0.08 - 0.2);  // top 0.02 above the pendulum sphere's bottom
+  spec.geoms = {gb, gp, box};
+  spec.gravity = Vec3(0, 0, -9.81);
+  sc.m = Model::finalize(spec);
+  REQUIRE(sc.m.n_q == 7);
+  REQUIRE(sc.m.n_limit == 1);
+  Rng rng(seed);
+  sc.th = VecX::Zero(7);
+  sc.th.head(3) = B;
+  sc.th.segment(3, 3) = uniform_vecx(rng, 3, -0.3, 0.3);
+  sc.th[6] = q;
+  sc.poly = fd_polytope(sc.m);
+  const int nq = sc.m.n_q;
+  sc.in.h = kStep;
+  sc.in.dt_last = 1.5 * kStep;
+  sc.in.theta_m = sc.th - uniform_vecx(rng, nq, -0.002, 0.002);
+  sc.in.theta_mm = sc.in.theta_m - uniform_vecx(rng, nq, -0.02, 0.02);
+  sc.in.tau = uniform_vecx(rng, nq, -2, 2);
+  return sc;
+}
+
+}  // namespace
+
+TEST_CASE("contact set candidates: two moving links, a world box, a joint stop, damping, armature: A vs FD of G",
+          "[nmdp][ND4][fd][contact]") {
+  for (uint32_t seed : kSeeds)
+    for (NmdpForm form : kForms)
+      for (AccelDenominator acc : {AccelDenominator::Recommended, AccelDenominator::Literal}) {
+        GeomScene sc = geom_scene(seed);
+        NmdpProblem P(sc.m, sc.poly, form, acc, 0.1);
+        P.set_step(sc.in);
+        // ball-box, pendulum-box (world b), ball-pendulum (two links), the pendulum's upper stop
+        REQUIRE(P.n_geom_candidates() == 3);
+        REQUIRE(P.n_limit_candidates() == 1);
+        const auto& cs = P.contacts(sc.th);
+        int n_pen = 0, n_two = 0;
+        for (int x = 0; x < P.n_contacts(); ++x) n_pen += cs[x].valid && cs[x].d > 0.019;
+        for (int i = 0; i < P.n_geom_candidates(); ++i) n_two += P.contact_set().con[i].link_b >= 0;
+        CHECK(n_pen == 4);
+        CHECK(n_two == 1);
+        Rng rng(seed + 5);
+        const VecX w = uniform_vecx(rng, P.n_w(), 0, 0.3);
+        MatX A, A0, Abar, T;
+        P.A(sc.th, w, PgmMode::Fo, A);
+        auto G_of = [&](const VecX& ww) {
+          return [&P, ww](const VecX& x) {
+            VecX G;
+            P.G(x, ww, G);
+            return G;
+          };
+        };
+        INFO("seed " << seed << " form " << nmdp_form_name(form) << " literal " << (acc == AccelDenominator::Literal));
+        CHECK(rel_err(A, fd_jacobian(G_of(w), sc.th, kH)) < fd_tol());
+        // the contact part alone, and the joint terms alone (w = 0 against a model without them)
+        P.A(sc.th, VecX::Zero(P.n_w()), PgmMode::Fo, A0);
+        const MatX Ac_fd = fd_jacobian(
+            [&](const VecX& x) {
+              VecX Gw, G0;
+              P.G(x, w, Gw);
+              P.G(x, VecX::Zero(P.n_w()), G0);
+              return VecX(Gw - G0);
+            },
+            sc.th, kH);
+        CHECK(rel_err(A - A0, Ac_fd) < fd_tol());
+        CHECK(rel_err(A0, fd_jacobian(G_of(VecX::Zero(P.n_w())), sc.th, kH)) < fd_tol());
+        // ZO drops exactly the dv/dX terms (geoms and the stop)
+        P.A(sc.th, w, PgmMode::Zo, Abar);
+        P.contact_dv_term(sc.th, w, T);
+        CHECK(T.norm() > 1e-3 * A.norm());
+        CHECK(rel_err(Abar, A + T) < 1e-13);
+        // grad_w G = -B (G is affine in w)
+        MatX B;
+        P.B(sc.th, B);
+        CHECK(rel_err(-B, fd_jacobian(
+                              [&](const VecX& ww) {
+                                VecX G;
+                                P.G(sc.th, ww, G);
+                                return G;
+                              },
+                              w, 1e-3)) < 1e-9);
+        // g_K, with the armature's 1/2 a theta_dot^2
+        VecX g;
+        MatX Q;
+        P.K_derivatives(sc.th, g, Q);
+        CHECK(rel_err(g, fd_gradient([&](const VecX& x) { return P.K(x); }, sc.th, kH)) < fd_tol());
+        if (form == NmdpForm::Pbd) {
+          // merit0's gradient is G(theta, 0), with the armature and damping energies
+          VecX G0;
+          P.G(sc.th, VecX::Zero(P.n_w()), G0);
+          CHECK(rel_err(G0, fd_gradient([&](const VecX& x) { return P.merit0(x); }, sc.th, kH)) < fd_tol());
+        }
+      }
+}
+
+TEST_CASE("contact set candidates: a joint stop pushes along s e_k; damping and armature in G", "[nmdp][contact]") {
+  GeomScene sc = geom_scene(11);
+  for (NmdpForm form : kForms) {
+    NmdpProblem P(sc.m, sc.poly, form, AccelDenominator::Recommended, 0.1);
+    P.set_step(sc.in);
+    // the stop's column: only DOF 6 (the hinge), along s = -1 (upper stop), k_c s(d) long
+    MatX B;
+    P.B(sc.th, B);
+    const NmdpContact& stop = P.contacts(sc.th)[sc.m.max_contacts];
+    REQUIRE(stop.dof == 6);
+    CHECK(stop.sgn == -1.0);
+    CHECK(stop.d == Approx(0.02).epsilon(1e-12));
+    VecX col = VecX::Zero(sc.m.n_q);
+    col[6] = -sc.poly.k_c * (std::pow(0.02, 3) + sc.poly.zeta_s);
+    CHECK(rel_err(B.col(stop.off), col) < 1e-12);
+  }
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <vector>
 #include <memory>
 
 #include "core/inertia.h"
@@ -739,4 +740,279 @@ TEST_CASE("mdp_metric: a servo extending a leg lifts the torso (effective) or pu
         CHECK(foot_depth >= 0.05);
       }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shipped scenes: the contact set (collide() at theta_-) reproduces the legacy sphere x plane
+// candidates. Golden end states recorded with the legacy loops (commit 754c6eb); every shipped
+// contact is a radius-0 point on a plane, so the numbers must not move (1e-9 relative).
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+VecX shipped_run(const char* cfg, const char* integrator, double dt, int steps) {
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/" + cfg,
+                              {std::string("integrator.type=") + integrator, "integrator.dt=" + std::to_string(dt)});
+  const auto integ = make_integrator(sc);
+  Data d = integ->make_data();
+  d.theta = sc.theta0;
+  d.theta_prev = sc.theta0 - sc.settings.dt * sc.theta_dot0;
+  const RolloutParams p = integ->default_params();
+  StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, 0.0};
+  for (int s = 0; s < steps; ++s) {
+    u.t = s * sc.settings.dt;
+    integ->step(d, u, p);
+  }
+  return d.theta;
+}
+}  // namespace
+
+TEST_CASE("shipped scenes: NMDP end states unchanged by the contact set (golden, 1e-9 relative)", "[nmdp][golden]") {
+  struct G {
+    const char* cfg;
+    const char* integ;
+    double dt;
+    int steps;
+    std::vector<double> theta;  // end state with the legacy loops (754c6eb)
+  };
+  const G runs[] = {
+      {"box_slide.yaml", "nmdp_ne", 0.01, 40,
+       {0.098007498946346028, 0.094526495685544595, 0.001371388280989284}},
+      {"box_slide.yaml", "nmdp_pbd", 0.01, 40,
+       {0.098007499235262863, 0.09452649688808118, 0.0013713838375570499}},
+      {"chain_slope.yaml", "nmdp_ne", 0.01, 40,
+       {-2.2486521987504529, 1.2662403138492908e-16, 1.3159308446454576, -7.8320039094263535e-16, 0.52379285480071969, -1.5419889551622394e-16, 7.1820598001728909e-16, -0.00022651465469903731, 6.3047652883050678e-17, 4.4254356158712691e-05, -1.3045113342296706e-16, -4.9615997569762634e-05, -3.425365156167048e-17, 0.00023954073648612613, 3.8205774198695909e-16}},
+      {"chain_slope.yaml", "nmdp_pbd", 0.01, 40,
+       {-2.2486522860132463, 1.0333523734867915e-16, 1.3159308950971309, -4.9350089857338614e-16, 0.52379285513346141, -2.3112880051241238e-16, 3.5520963680171968e-16, -0.0002265150563361782, 2.0850659591362585e-16, 4.4254156983513747e-05, -1.8436390141834801e-16, -4.9615593096518599e-05, 8.7330900628085473e-17, 0.00023954071269505513, -1.5816898733986893e-16}},
+      {"chain_floating_ground.yaml", "nmdp_ne", 0.01, 40,
+       {4.3339096563286984e-29, 0, 0.19557999999999209, 0, 4.0333666119841182e-16, 0, 0, -5.4267127799452267e-15, 0, 1.872321548474834e-14, 0, -2.9132142389237865e-14, 0, 3.0061884983991723e-14, 0}},
+      {"quadruped_spider.yaml", "nmdp_ne", 0.02, 25,
+       {-3.2209737694906596e-18, 8.9363586918630045e-19, 0.22831851287617325, 6.9400412518029801e-17, -9.3124544835427023e-18, 4.7604276946733938e-17, 0.5373946841795344, 1.3739641944738181, -2.3297048512392604, 0.5373946841795344, 1.3739641944738181, -2.3297048512392604, 0.5373946841795344, 1.3739641944738181, -2.3297048512392604, 0.5373946841795344, 1.3739641944738181, -2.3297048512392604}},
+      {"quadruped_spider.yaml", "nmdp_pbd", 0.02, 25,
+       {-1.3669304631290424e-16, 2.4190541940157915e-16, 0.22831862621423535, 1.2826697145397141e-17, 2.8240003496402706e-18, 3.5667651799150087e-17, 0.53739389756006251, 1.3739644262159978, -2.3297048183808093, 0.53739389756006239, 1.373964426215998, -2.3297048183808093, 0.53739389756006251, 1.3739644262159978, -2.3297048183808093, 0.53739389756006251, 1.373964426215998, -2.3297048183808093}},
+  };
+  for (const G& g : runs) {
+    const VecX th = shipped_run(g.cfg, g.integ, g.dt, g.steps);
+    const VecX ref = Eigen::Map<const VecX>(g.theta.data(), Eigen::Index(g.theta.size()));
+    INFO(g.cfg << " " << g.integ);
+    REQUIRE(th.size() == ref.size());
+    CHECK((th - ref).norm() <= 1e-9 * ref.norm());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contact set (issue 10): geom contacts between a moving ball and a world box, joint stops,
+// damping and armature in NMDP's NE and PBD forms
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// Planar link (x, z, ry) carrying a ball geom (r 0.1, 1 kg), and a world box with its top at z = 0.
+Model ball_over_box() {
+  ModelSpec spec;
+  LinkSpec b;
+  b.name = "ball";
+  b.joint = JointType::Planar;
+  b.mass = 1.0;
+  b.inertia = Vec3::Constant(0.004).asDiagonal();
+  spec.links = {b};
+  GeomSpec ball;
+  ball.link = 0;
+  ball.type = GeomType::Sphere;
+  ball.size = Vec3(0.1, 0, 0);
+  GeomSpec box;
+  box.link = -1;
+  box.type = GeomType::Box;
+  box.pos = Vec3(0, 0, -0.25);
+  box.size = Vec3(1, 1, 0.25);
+  spec.geoms = {ball, box};
+  return Model::finalize(spec);
+}
+
+// One DOF: a slider along x (gravity along z does no work) or a hinge about z (none either).
+Model one_dof(JointType type, double mass, const Mat3& inertia, double damping, double armature) {
+  ModelSpec spec;
+  LinkSpec l;
+  l.name = "l";
+  l.joint = type;
+  l.axis = type == JointType::Prismatic ? Vec3::UnitX() : Vec3::UnitZ();
+  l.mass = mass;
+  l.inertia = inertia;
+  l.damping = damping;
+  l.armature = armature;
+  spec.links = {l};
+  return Model::finalize(spec);
+}
+
+NmdpSettings plain_settings(double dt, NmdpForm form) {
+  NmdpSettings s;
+  s.contact.dt = dt;
+  s.contact.friction_directions = 2;
+  s.form = form;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("contact set: a ball geom dropped on a world box comes to rest on top without tunnelling",
+          "[nmdp][contact]") {
+  const Model m = ball_over_box();
+  // N_s rule with explicit geoms: half of max_contacts (1 here), at least 1
+  CHECK(make_mdp_polytope(m, NeSettings{}).k_c == Approx(m.weight() / std::pow(5e-3, 3)).epsilon(1e-14));
+  const VecX th0 = (VecX(3) << 0.05, 0.5, 0).finished(), v0 = (VecX(3) << 0.3, 0, 0).finished();
+  for (NmdpForm form : kForms)
+    for (PgmMode mode : kModes) {
+      const double dt = 0.01;
+      NmdpSettings s = plain_settings(dt, form);
+      s.pgm.mode = mode;
+      NmdpIntegrator integ(m, s);
+      const Run r = run(integ, th0, v0, dt, 1.5);
+      double z_min = INFINITY;
+      for (const VecX& th : r.theta) z_min = std::min(z_min, th[1]);
+      const VecX& th = r.theta.back();
+      const double vz = (th[1] - r.theta[r.theta.size() - 2][1]) / dt;
+      INFO(nmdp_form_name(form) << " " << pgm_mode_name(mode) << ": z_min " << z_min << ", z_end " << th[1]
+                                << ", vz " << vz << ", substeps " << r.substeps);
+      CHECK(r.failed == 0);
+      // sinkage: at most the impact depth of a 2.8 m/s impact at 10 ms (nmdp.md §4: the MDP never
+      // pushes out), far from tunnelling (the box is 0.5 m thick)
+      CHECK(z_min >= 0.1 - 0.03);
+      CHECK(th[1] <= 0.1 - 0.99 * 5e-3);          // held by k_c d^3 >= m g: d >= d_ref
+      CHECK(std::abs(vz) <= 1e-3);                 // at rest
+      CHECK(std::abs(th[0]) < 1.0);                // still over the box
+    }
+}
+
+TEST_CASE("joint stop: a pendulum swinging into a hinge stop stays within its range", "[nmdp][contact][limit]") {
+  ModelSpec spec;
+  LinkSpec l;
+  l.name = "pendulum";
+  l.joint = JointType::Hinge;
+  l.axis = Vec3::UnitY();
+  l.mass = 1.0;
+  l.com = Vec3(0, 0, -0.5);
+  l.inertia = Vec3::Constant(0.01).asDiagonal();
+  l.limited = true;
+  l.range[0] = -0.4;
+  l.range[1] = 0.4;
+  spec.links = {l};
+  const Model m = Model::finalize(spec);
+  const VecX th0 = VecX::Zero(1), v0 = VecX::Constant(1, 3.0);  // reaches 0.4 at ~0.15 s
+  for (NmdpForm form : kForms)
+    for (PgmMode mode : kModes) {
+      const double dt = 0.01;
+      NmdpSettings s = plain_settings(dt, form);
+      s.pgm.mode = mode;
+      NmdpIntegrator integ(m, s);
+      const Run r = run(integ, th0, v0, dt, 2.0);
+      double th_max = -INFINITY, th_min = INFINITY;
+      for (const VecX& th : r.theta) {
+        th_max = std::max(th_max, th[0]);
+        th_min = std::min(th_min, th[0]);
+      }
+      INFO(nmdp_form_name(form) << " " << pgm_mode_name(mode) << ": max " << th_max << ", min " << th_min);
+      CHECK(r.failed == 0);
+      // the stop holds within its depth cap: k_c d^3 stops an impact of 1/2 I w^2 ~ 1.2 J within
+      // ~0.02 rad (k_c = W / d_ref^3, d_ref = 5e-3); without the stop it would swing to ~1.4 rad
+      CHECK(th_max >= 0.4);
+      CHECK(th_max <= 0.4 + 0.03);
+      CHECK(th_min >= -0.4 - 0.03);
+    }
+}
+
+TEST_CASE("damping: a 1-DOF slider decays by the backward-Euler factor 1 / (1 + b h / (m + a))", "[nmdp][damping]") {
+  const double mass = 1.5, b = 2.0, a = 0.5, v0 = 1.0;
+  const Model m = one_dof(JointType::Prismatic, mass, Mat3::Identity() * 0.01, b, a);
+  for (NmdpForm form : kForms)
+    for (double dt : {0.01, 0.05}) {
+      NmdpIntegrator integ(m, plain_settings(dt, form));
+      const int N = 20;
+      const Run r = run(integ, VecX::Zero(1), VecX::Constant(1, v0), dt, N * dt);
+      // (m + a)(v_{n+1} - v_n)/h = -b v_{n+1}  =>  v_{n+1} = v_n / (1 + b h / (m + a))
+      const double f = 1.0 / (1.0 + b * dt / (mass + a));
+      const double v = (r.theta[N][0] - r.theta[N - 1][0]) / dt;
+      INFO(nmdp_form_name(form) << " dt " << dt << ": v " << v << " exact " << v0 * std::pow(f, N));
+      CHECK(r.failed == 0);
+      CHECK(v == Approx(v0 * std::pow(f, N)).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("armature: a hinge under constant torque accelerates at tau / (I + a)", "[nmdp][armature]") {
+  const double a = 0.3, tau = 0.7, dt = 0.02;
+  const int N = 25;
+  // end velocity after N steps from rest
+  auto spin = [&](const Model& m, NmdpForm form) {
+    NmdpIntegrator integ(m, plain_settings(dt, form));
+    VecX th_n = VecX::Zero(1), th_nm1 = VecX::Zero(1), th_next;
+    const VecX t = VecX::Constant(1, tau);
+    for (int i = 0; i < N; ++i) {
+      REQUIRE(integ.step(th_n, th_nm1, t, th_next).converged());
+      th_nm1 = th_n;
+      th_n = th_next;
+    }
+    return (th_n[0] - th_nm1[0]) / dt;
+  };
+  for (double I : {0.2, 0.0}) {
+    const Model m = one_dof(JointType::Hinge, 1.0, Vec3(0.1, 0.1, I).asDiagonal(), 0.0, a);
+    const double exact = N * dt * tau / (I + a);
+    const double v_ne = spin(m, NmdpForm::Ne), v_pbd = spin(m, NmdpForm::Pbd);
+    INFO("I " << I << ": NE " << v_ne << ", PBD " << v_pbd << ", exact " << exact);
+    // NE: (H + a) theta_ddot = tau exactly (backward Euler of a constant acceleration)
+    CHECK(v_ne == Approx(exact).epsilon(1e-9));
+    // PBD: the armature term a (theta - theta~)/h^2 is exact, the link's rotational inertia
+    // (pbfd.md Eq. 6 on rotation matrices) is chordal: O(step angle^2) slower (seen 4.8e-4 here)
+    CHECK(v_pbd == Approx(exact).epsilon(I == 0 ? 1e-9 : 1e-3));
+  }
+}
+
+TEST_CASE("contact set: a ball dropped on a ball resting on a world box: two moving bodies stack without tunnelling",
+          "[nmdp][contact]") {
+  // two planar links (x, z, ry) with ball geoms (r 0.1, 1 kg) above a world box (top at z = 0);
+  // the upper ball lands on the lower one (sphere-sphere between two moving links, x = 0: the
+  // normal stays vertical), the lower one carries both on the box
+  ModelSpec spec;
+  for (const char* name : {"lower", "upper"}) {
+    LinkSpec b;
+    b.name = name;
+    b.joint = JointType::Planar;
+    b.mass = 1.0;
+    b.inertia = Vec3::Constant(0.004).asDiagonal();
+    spec.links.push_back(b);
+  }
+  for (int j : {0, 1}) {
+    GeomSpec g;
+    g.link = j;
+    g.type = GeomType::Sphere;
+    g.size = Vec3(0.1, 0, 0);
+    spec.geoms.push_back(g);
+  }
+  GeomSpec box;
+  box.link = -1;
+  box.type = GeomType::Box;
+  box.pos = Vec3(0, 0, -0.25);
+  box.size = Vec3(1, 1, 0.25);
+  spec.geoms.push_back(box);
+  const Model m = Model::finalize(spec);
+  REQUIRE(m.max_contacts == 3);
+  const VecX th0 = (VecX(6) << 0, 0.1, 0, 0, 0.45, 0).finished();
+  for (NmdpForm form : kForms) {
+    const double dt = 0.01;
+    NmdpIntegrator integ(m, plain_settings(dt, form));
+    const Run r = run(integ, th0, VecX::Zero(6), dt, 1.5);
+    double gap_min = INFINITY, z_min = INFINITY;
+    for (const VecX& th : r.theta) {
+      gap_min = std::min(gap_min, th[4] - th[1]);
+      z_min = std::min(z_min, th[1]);
+    }
+    const VecX& th = r.theta.back();
+    const double vz = (th[4] - r.theta[r.theta.size() - 2][4]) / dt;
+    INFO(nmdp_form_name(form) << ": centre gap min " << gap_min << ", lower z min " << z_min << ", end "
+                              << th.transpose() << ", upper vz " << vz);
+    CHECK(r.failed == 0);
+    CHECK(gap_min >= 0.2 - 0.04);        // the balls overlap by at most their impact depth
+    CHECK(z_min >= 0.1 - 0.04);          // and the lower one stays on the box
+    CHECK(th[4] - th[1] <= 0.2);         // resting on it, not above
+    CHECK(std::abs(vz) <= 1e-3);
+    CHECK(std::abs(th[0]) < 1e-9);       // symmetric: no sideways motion
+    CHECK(std::abs(th[3]) < 1e-9);
+  }
 }
