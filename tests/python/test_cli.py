@@ -281,3 +281,20 @@ def test_body_sinking_through_terrain_fails_the_run(bigstep, tmp_path):
     # the same scene with its contact stiffness is not flagged
     bigstep("run", CONFIG, "--set", "integrator.duration=0.3", "--out", tmp_path / "ok", "--quiet", check=0)
     assert json.loads((tmp_path / "ok" / "summary.json").read_text())["penetrated"] is False
+
+
+@pytest.mark.parametrize("integrator,dt", [("pbfd", 0.01), ("pbd", 0.01), ("ne_lcp", 0.002), ("ne_mdp", 0.002),
+                                           ("nmdp_ne", 0.01), ("nmdp_pbd", 0.01)])
+def test_geoms_limits_scene_every_integrator(bigstep, tmp_path, integrator, dt):
+    """configs/arm_ball_geoms.yaml: the damped arm swings into its 0.6 rad stop and rests there, the
+    ball (r = 0.08 m, released with its centre at 0.6 m) lands on the world box (top at 0.2 m): at rest
+    its centre is at 0.28 m minus the method's contact depth (penalty sqrt(m g / C_perp) = 7 mm for
+    PBD/PBFD; NE-MDP keeps the depth its impact pressed in, ~2 cm), never through the box."""
+    bigstep("run", "configs/arm_ball_geoms.yaml", "--set", f"integrator.type={integrator}", "--set",
+            f"integrator.dt={dt}", "--out", tmp_path, "--quiet", check=0)
+    rows = list(csv.DictReader(open(tmp_path / "trajectory.csv")))
+    arm = [float(r["arm.angle"]) for r in rows]
+    z = [0.6 + float(r["ball.z"]) for r in rows]  # ball centre height
+    assert max(arm) < 0.6 + 0.05 and abs(arm[-1] - 0.6) < 0.02
+    assert min(z) > 0.28 - 0.03 and 0.28 - 0.025 < z[-1] < 0.28 + 1e-3
+    assert abs(z[-1] - z[-10]) < 1e-3  # at rest
