@@ -23,9 +23,14 @@ void contact_core_jacobians(const Model& m, const Kinematics& kin, const Contact
                             Eigen::Ref<MatX> Jb, Eigen::Ref<MatX> J) {
   if (c.link_a >= 0) point_jacobian(m, kin, c.link_a, contact_core_a(kin, c), Ja);
   else Ja.setZero();
-  if (c.link_b >= 0) point_jacobian(m, kin, c.link_b, contact_core_b(kin, c), Jb);
-  else Jb.setZero();
-  J = Ja - Jb;
+  // against the world (every terrain contact): J = Ja, no zero Jb to build and subtract
+  if (c.link_b < 0) {
+    Jb.setZero();
+    J.noalias() = Ja;
+    return;
+  }
+  point_jacobian(m, kin, c.link_b, contact_core_b(kin, c), Jb);
+  J.noalias() = Ja - Jb;
 }
 
 Vec3 contact_slip(const Kinematics& kin, const Kinematics& kin_n, const Contact& c) {
