@@ -82,7 +82,7 @@ int inspect_command(const std::vector<std::string>& args) {
   j["n_q"] = m.n_q;
   j["gravity"] = vec(m.gravity);
   for (int l = 0; l < m.n_link; ++l) {
-    const LinkSpec& s = m.links[l];
+    const LinkSpec s = m.link_spec(l);
     j["links"].push_back({{"name", s.name}, {"parent", s.parent}, {"joint", joint_type_name(s.joint)},
                           {"R_o", mat(s.R_o)}, {"t_o", vec(s.t_o)}, {"mass", s.mass}, {"com", vec(s.com)},
                           {"inertia", mat(s.inertia)}, {"dof_adr", m.link_dof_adr[l]},

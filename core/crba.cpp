@@ -24,7 +24,7 @@ void crba(const Model& m, const VecX& q, MatX& H, CrbaScratch& ws, const double*
   for (int j = 0; j < m.n_link; ++j) Ic[j] = spatial_inertia_world(m, j, ws.kin.R[j], ws.kin.t[j], mass_scale);
   // backward pass: composite inertias
   for (int j = m.n_link - 1; j >= 0; --j)
-    if (m.links[j].parent >= 0) Ic[m.links[j].parent] += Ic[j];
+    if (m.link_parent[j] >= 0) Ic[m.link_parent[j]] += Ic[j];
   H.setZero(m.n_q, m.n_q);
   for (int l = 0; l < m.n_q; ++l) {
     const int j = m.dof_link[l];

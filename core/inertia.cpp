@@ -5,9 +5,8 @@ namespace bigstep {
 
 double moment_product(const Model& m, int j, const Mat3& A, const Vec3& a, const Mat3& B,
                       const Vec3& b, const double* mass_scale) {
-  const LinkSpec& l = m.links[j];
   const double tr = (A * m.link_S[j]).cwiseProduct(B).sum();  // tr(A S B^T)
-  const double v = tr + l.mass * (a.dot(B * l.com) + b.dot(A * l.com) + a.dot(b));
+  const double v = tr + m.link_mass[j] * (a.dot(B * m.link_com[j]) + b.dot(A * m.link_com[j]) + a.dot(b));
   return mass_scale ? mass_scale[j] * v : v;  // linear in (m_j, S_j)
 }
 
@@ -94,16 +93,16 @@ void add_inertia_hessian(const Model& m, const Kinematics& kin, const InertiaAnc
 double gravity_value(const Model& m, const Kinematics& kin, const double* ms) {
   double V = 0;
   for (int j = 0; j < m.n_link; ++j)
-    V -= link_scale(ms, j) * m.links[j].mass * m.gravity.dot(point_position(kin, j, m.links[j].com));
+    V -= link_scale(ms, j) * m.link_mass[j] * m.gravity.dot(point_position(kin, j, m.link_com[j]));
   return V;
 }
 
 void add_gravity_derivatives(const Model& m, const Kinematics& kin, VecX& grad, MatX* Hess, const double* ms) {
   // Jacobian columns of each link's COM computed on the fly (no 3 x n_q temporary)
   for (int j = 0; j < m.n_link; ++j) {
-    const double mj = link_scale(ms, j) * m.links[j].mass;
+    const double mj = link_scale(ms, j) * m.link_mass[j];
     if (mj == 0) continue;
-    const Vec3 p = point_position(kin, j, m.links[j].com);
+    const Vec3 p = point_position(kin, j, m.link_com[j]);
     for (int k = 0; k < m.n_q; ++k)
       if (m.moves(k, j)) grad[k] -= mj * point_jacobian_column(m, kin, k, p).dot(m.gravity);
     if (Hess) add_point_hessian(m, kin, j, p, m.gravity, -mj, *Hess);
@@ -113,7 +112,7 @@ void add_gravity_derivatives(const Model& m, const Kinematics& kin, VecX& grad, 
 Vec3 centre_of_mass(const Model& m, const Kinematics& kin, const double* ms) {
   Vec3 c = Vec3::Zero();
   for (int j = 0; j < m.n_link; ++j)
-    c += link_scale(ms, j) * m.links[j].mass * point_position(kin, j, m.links[j].com);
+    c += link_scale(ms, j) * m.link_mass[j] * point_position(kin, j, m.link_com[j]);
   const double M = total_mass(m, ms);
   return M > 0 ? Vec3(c / M) : c;
 }

@@ -12,12 +12,11 @@ Kinematics::Kinematics(const Model& m)
 
 void forward_kinematics(const Model& m, const VecX& theta, Kinematics& kin) {
   for (int j = 0; j < m.n_link; ++j) {
-    const LinkSpec& l = m.links[j];
     // start from the parent pose, apply the constant joint offset
-    Mat3 R = l.parent < 0 ? Mat3::Identity() : kin.R[l.parent];
-    Vec3 t = l.parent < 0 ? Vec3::Zero() : kin.t[l.parent];
-    t = R * l.t_o + t;
-    R = R * l.R_o;
+    Mat3 R = m.link_parent[j] < 0 ? Mat3::Identity() : kin.R[m.link_parent[j]];
+    Vec3 t = m.link_parent[j] < 0 ? Vec3::Zero() : kin.t[m.link_parent[j]];
+    t = R * m.link_t_o[j] + t;
+    R = R * m.link_R_o[j];
     // elementary DOFs in composition order
     for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
       kin.w[k] = R * m.dof_axis[k];

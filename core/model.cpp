@@ -39,6 +39,35 @@ int joint_dof_count(JointType t) {
   return 0;
 }
 
+LinkSpec Model::link_spec(int j) const {
+  LinkSpec l;
+  l.name = link_name[j];
+  l.parent = link_parent[j];
+  l.joint = link_joint[j];
+  l.R_o = link_R_o[j];
+  l.t_o = link_t_o[j];
+  l.axis = link_axis[j];
+  l.mass = link_mass[j];
+  l.com = link_com[j];
+  l.inertia = link_inertia[j];
+  if (link_dof_num[j] > 0) {
+    const int k = link_dof_adr[j];
+    l.limited = dof_limited[k] != 0;
+    l.range[0] = dof_range[2 * k];
+    l.range[1] = dof_range[2 * k + 1];
+    l.limit_stiffness = dof_limit_k[k];
+    l.damping = dof_damping[k];
+    l.armature = dof_armature[k];
+  }
+  return l;
+}
+
+std::vector<LinkSpec> Model::link_specs() const {
+  std::vector<LinkSpec> out;
+  for (int j = 0; j < n_link; ++j) out.push_back(link_spec(j));
+  return out;
+}
+
 Mat3 second_moment(double m, const Vec3& c, const Mat3& I_c) {
   return 0.5 * I_c.trace() * Mat3::Identity() - I_c + m * c * c.transpose();
 }
@@ -161,7 +190,7 @@ bool may_touch(const Model& m, int i, int j) {
   const int li = m.geom_link[i], lj = m.geom_link[j];
   if (li == lj) return false;  // same link, or both on the world
   // parent-child links; the world is nobody's parent here (ground contact stays)
-  if (li >= 0 && lj >= 0 && (m.links[li].parent == lj || m.links[lj].parent == li)) return false;
+  if (li >= 0 && lj >= 0 && (m.link_parent[li] == lj || m.link_parent[lj] == li)) return false;
   for (const auto& [e1, e2] : m.exclude)
     if ((e1 == li && e2 == lj) || (e1 == lj && e2 == li)) return false;
   return true;
@@ -240,9 +269,8 @@ Model Model::finalize(const ModelSpec& spec) {
   Model m;
   m.n_link = int(spec.links.size());
   BIGSTEP_CHECK_ARG(m.n_link > 0, "links", "[]", "a model needs at least one link");
-  m.links = spec.links;
   for (int j = 0; j < m.n_link; ++j) {
-    LinkSpec& l = m.links[j];
+    LinkSpec l = spec.links[j];
     const std::string f = detail::concat("links[", j, "] (", l.name, ")");
     BIGSTEP_CHECK_ARG(l.parent >= -1 && l.parent < j, f + ".parent", l.parent,
                       "must name an earlier link or the world (links are parent-before-child)");
@@ -279,6 +307,15 @@ Model Model::finalize(const ModelSpec& spec) {
                       "must be finite and >= 0");
     BIGSTEP_CHECK_ARG(std::isfinite(l.armature) && l.armature >= 0, f + ".armature", l.armature,
                       "must be finite and >= 0");
+    m.link_name.push_back(l.name);
+    m.link_parent.push_back(l.parent);
+    m.link_joint.push_back(l.joint);
+    m.link_R_o.push_back(l.R_o);
+    m.link_t_o.push_back(l.t_o);
+    m.link_axis.push_back(l.axis);
+    m.link_mass.push_back(l.mass);
+    m.link_com.push_back(l.com);
+    m.link_inertia.push_back(l.inertia);
     m.link_S.push_back(second_moment(l.mass, l.com, l.inertia));
     m.total_mass += l.mass;
 
@@ -313,7 +350,7 @@ Model Model::finalize(const ModelSpec& spec) {
   // ancestry: DOF k moves link j when k's link is j or an ancestor of j
   m.dof_anc.assign(size_t(m.n_q) * m.n_link, 0);
   for (int j = 0; j < m.n_link; ++j)
-    for (int a = j; a >= 0; a = m.links[a].parent)
+    for (int a = j; a >= 0; a = m.link_parent[a])
       for (int k = m.link_dof_adr[a]; k < m.link_dof_adr[a] + m.link_dof_num[a]; ++k)
         m.dof_anc[size_t(k) * m.n_link + j] = 1;
 

@@ -104,7 +104,16 @@ class Model {
   int n_link = 0;  ///< number of links L
   int n_q = 0;     ///< number of generalized coordinates D = dim(theta)
 
-  std::vector<LinkSpec> links;          ///< (n_link)
+  // links (flat, MuJoCo's body_* habit); link_spec(j) gives one back as a LinkSpec
+  std::vector<std::string> link_name;   ///< (n_link)
+  std::vector<int> link_parent;         ///< (n_link) parent link, -1 = world
+  std::vector<JointType> link_joint;    ///< (n_link) joint to the parent
+  std::vector<Mat3> link_R_o;           ///< (n_link x 9) joint frame orientation in the parent frame
+  std::vector<Vec3> link_t_o;           ///< (n_link x 3) joint frame origin in the parent frame
+  std::vector<Vec3> link_axis;          ///< (n_link x 3) unit joint axis (hinge, prismatic)
+  std::vector<double> link_mass;        ///< (n_link) [kg]
+  std::vector<Vec3> link_com;           ///< (n_link x 3) centre of mass, link frame
+  std::vector<Mat3> link_inertia;       ///< (n_link x 9) inertia about the COM, link axes
   std::vector<Mat3> link_S;             ///< (n_link) second moment int rho x x^T dx, link frame (§2.4)
   std::vector<int> link_dof_adr;        ///< (n_link) first DOF of the link's joint
   std::vector<int> link_dof_num;        ///< (n_link) DOFs of the link's joint
@@ -165,6 +174,12 @@ class Model {
   Vec3 gravity = Vec3(0, 0, -9.81);
   double total_mass = 0;                ///< sum of link masses [kg]
 
+  /// Link j as a LinkSpec (its joint's range, damping, armature from its first DOF): what
+  /// finalize() was given, axis normalised. For printing and for rebuilding a ModelSpec.
+  LinkSpec link_spec(int j) const;
+  /// Every link_spec(j), parent-before-child.
+  std::vector<LinkSpec> link_specs() const;
+
   /// True when DOF k lies on the root->j path (pbfd.md §2.3 anc(j)).
   bool moves(int k, int j) const { return dof_anc[size_t(k) * n_link + j] != 0; }
   bool has_damping_armature = false;    ///< some DOF has damping or armature (else integrators skip them)
@@ -181,7 +196,7 @@ inline double link_scale(const double* mass_scale, int j) { return mass_scale ? 
 inline double total_mass(const Model& m, const double* mass_scale) {
   if (!mass_scale) return m.total_mass;
   double M = 0;
-  for (int j = 0; j < m.n_link; ++j) M += mass_scale[j] * m.links[j].mass;
+  for (int j = 0; j < m.n_link; ++j) M += mass_scale[j] * m.link_mass[j];
   return M;
 }
 /// Total weight W = (sum_j s_j m_j) |g| [N] (m.weight() when mass_scale is null).

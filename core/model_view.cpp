@@ -10,11 +10,11 @@ namespace {
 struct FieldGet {
   const Model& m;
   // links
-  int link_parent(int i, int) const { return m.links[i].parent; }
-  double link_Ro(int i, int c) const { return m.links[i].R_o(c / 3, c % 3); }
-  double link_to(int i, int c) const { return m.links[i].t_o[c]; }
-  double link_mass(int i, int) const { return m.links[i].mass; }
-  double link_com(int i, int c) const { return m.links[i].com[c]; }
+  int link_parent(int i, int) const { return m.link_parent[i]; }
+  double link_Ro(int i, int c) const { return m.link_R_o[i](c / 3, c % 3); }
+  double link_to(int i, int c) const { return m.link_t_o[i][c]; }
+  double link_mass(int i, int) const { return m.link_mass[i]; }
+  double link_com(int i, int c) const { return m.link_com[i][c]; }
   double link_S(int i, int c) const { return m.link_S[i](c / 3, c % 3); }
   int link_dof_adr(int i, int) const { return m.link_dof_adr[i]; }
   int link_dof_num(int i, int) const { return m.link_dof_num[i]; }

@@ -63,14 +63,13 @@ void rnea_pass(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecX
   Vec6T<S> a0 = Vec6T<S>::Zero();
   a0.template tail<3>() = -m.gravity.cast<S>();
   for (int j = 0; j < L; ++j) {
-    const LinkSpec& l = m.links[j];
-    const int p = l.parent;
+    const int p = m.link_parent[j];
     Mat3T<S> Rj = p < 0 ? Mat3T<S>::Identity() : R[p];
     Vec3T<S> tj = p < 0 ? Vec3T<S>::Zero() : t[p];
     Vec6T<S> vj = p < 0 ? Vec6T<S>::Zero() : v[p];
     Vec6T<S> aj = p < 0 ? a0 : a[p];
-    tj = Rj * l.t_o.cast<S>() + tj;
-    Rj = Rj * l.R_o.cast<S>();
+    tj = Rj * m.link_t_o[j].cast<S>() + tj;
+    Rj = Rj * m.link_R_o[j].cast<S>();
     for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
       const Vec3T<S> w = Rj * m.dof_axis[k].cast<S>();
       Vec6T<S>& s = Sk[k];
@@ -90,16 +89,16 @@ void rnea_pass(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecX
     v[j] = vj;
     a[j] = aj;
     const double sj = link_scale(mass_scale, j);
-    const S mass = S(sj * l.mass);
-    const Vec3T<S> c = Rj * l.com.cast<S>() + tj;
-    const Mat3T<S> Ic = Rj * (mass_scale ? Mat3(sj * l.inertia) : l.inertia).cast<S>() * Rj.transpose();
+    const S mass = S(sj * m.link_mass[j]);
+    const Vec3T<S> c = Rj * m.link_com[j].cast<S>() + tj;
+    const Mat3T<S> Ic = Rj * (mass_scale ? Mat3(sj * m.link_inertia[j]) : m.link_inertia[j]).cast<S>() * Rj.transpose();
     f[j] = inertia_apply<S>(mass, c, Ic, aj) + cross_f<S>(vj, inertia_apply<S>(mass, c, Ic, vj));
   }
   // backward pass: joint forces, accumulate onto parents
   tau.resize(m.n_q);
   for (int j = L - 1; j >= 0; --j) {
     for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) tau[k] = Sk[k].dot(f[j]);
-    if (m.links[j].parent >= 0) f[m.links[j].parent] += f[j];
+    if (m.link_parent[j] >= 0) f[m.link_parent[j]] += f[j];
   }
 }
 
@@ -168,10 +167,9 @@ void motion_subspace(const Model& m, const Kinematics& kin, MatX& S) {
 
 Eigen::Matrix<double, 6, 6> spatial_inertia_world(const Model& m, int j, const Mat3& R, const Vec3& t,
                                                   const double* mass_scale) {
-  const LinkSpec& l = m.links[j];
-  const double sj = link_scale(mass_scale, j), mass = sj * l.mass;
-  const Vec3 c = R * l.com + t;
-  const Mat3 Ic = R * (mass_scale ? Mat3(sj * l.inertia) : l.inertia) * R.transpose();
+  const double sj = link_scale(mass_scale, j), mass = sj * m.link_mass[j];
+  const Vec3 c = R * m.link_com[j] + t;
+  const Mat3 Ic = R * (mass_scale ? Mat3(sj * m.link_inertia[j]) : m.link_inertia[j]) * R.transpose();
   const Mat3 C = skew(c);
   Eigen::Matrix<double, 6, 6> I;
   I << Ic - mass * C * C, mass * C, -mass * C, mass * Mat3::Identity();

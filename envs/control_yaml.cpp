@@ -11,7 +11,7 @@ VecX parse_gains(Cfg& pd, const char* k, const Model& m) {
   const int n = m.n_q;
   std::vector<bool> actuated(n, true);
   for (int i = 0; i < n; ++i) {
-    const JointType jt = m.links[m.dof_link[i]].joint;
+    const JointType jt = m.link_joint[m.dof_link[i]];
     actuated[i] = jt != JointType::Floating && jt != JointType::Planar;
   }
   if (!pd.has(k)) pd.fail(pd.key(k), "(missing)", "required: one number for every actuated DOF or a list of n_q");
@@ -38,7 +38,7 @@ int dof_index(const Cfg& c, const std::string& k, const std::string& name, const
   for (int i = 0; i < m.n_q; ++i)
     if (m.dof_name[i] == name) return i;
   for (int j = 0; j < m.n_link; ++j)
-    if (m.links[j].name == name && m.link_dof_num[j] == 1) return m.link_dof_adr[j];
+    if (m.link_name[j] == name && m.link_dof_num[j] == 1) return m.link_dof_adr[j];
   c.fail(c.key(k), name, "no such DOF (give '<link>.angle' or the name of a one-DOF link)");
 }
 

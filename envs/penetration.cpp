@@ -22,7 +22,7 @@ Penetration PenetrationCheck::find(const Model& m, const VecX& theta) {
 
 std::string describe(const Model& m, const Penetration& p) {
   const int link = m.geom_link[p.geom_a];
-  return detail::concat(m.geom_name[p.geom_a], " (link ", link >= 0 ? m.links[link].name : "world", ") is ", p.depth,
+  return detail::concat(m.geom_name[p.geom_a], " (link ", link >= 0 ? m.link_name[link] : "world", ") is ", p.depth,
                         " m through ", m.geom_name[p.geom_b], " (limit max(", kPenetrationDepth,
                         " m, the radii) = ", p.limit, " m)");
 }

@@ -97,7 +97,7 @@ QuadrupedSeries quadruped_series(const Scene& sc, const Rollout& r) {
   Vec3 c0 = Vec3::Zero();
   for (size_t i = 0; i < r.theta.size(); ++i) {
     forward_kinematics(m, r.theta[i], k);
-    const Vec3 c = point_position(k, j, m.links[j].com);  // torso COM
+    const Vec3 c = point_position(k, j, m.link_com[j]);  // torso COM
     if (i == 0) c0 = c;
     q.t.push_back(double(i) * sc.settings.dt);
     // tilt: angle between the torso up-axis R e_z and world z (acos of R_zz, via atan2 for accuracy)

@@ -110,10 +110,10 @@ void parse_metrics(Cfg& top, Scene& sc) {
     met.fail_text(met.key("rest_time"), show(met.node()["rest_time"]),
                   detail::concat("with integrator.dt = ", sc.settings.dt, " is ", sc.rest_time / sc.settings.dt,
                                  " steps; expected at most ", kMaxSteps));
-  const std::string ml = met.str("link", sc.model.links[0].name);
+  const std::string ml = met.str("link", sc.model.link_name[0]);
   sc.metric_link = -1;
   for (int j = 0; j < sc.model.n_link; ++j)
-    if (sc.model.links[j].name == ml) sc.metric_link = j;
+    if (sc.model.link_name[j] == ml) sc.metric_link = j;
   if (sc.metric_link < 0) met.fail(met.key("link"), ml, "no such link");
   met.finish();
 }

@@ -522,7 +522,7 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) {
     for (int k = 0; k < n; ++k)
       if (m_.moves(k, j)) path.push_back(k);
     const int p = int(path.size());
-    if (p == 0 || m_.links[j].mass == 0) continue;  // a massless link adds nothing to H, c
+    if (p == 0 || m_.link_mass[j] == 0) continue;  // a massless link adds nothing to H, c
     const size_t base = size_t(j) * n;
     dT.resize(p);
     Om.resize(p);

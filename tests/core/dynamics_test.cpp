@@ -152,7 +152,7 @@ TEST_CASE("dynamics: per-link mass scales equal the same functions on the scaled
   for (int trial = 0; trial < 3; ++trial) {
     const Model m = tree_model(rng);
     std::vector<double> s(m.n_link);
-    ModelSpec spec{m.links, {}, {}, m.gravity, {}, {}};
+    ModelSpec spec{m.link_specs(), {}, {}, m.gravity, {}, {}};
     for (int j = 0; j < m.n_link; ++j) {
       s[j] = std::exp(U(rng));
       spec.links[j].mass *= s[j];

@@ -133,9 +133,9 @@ TEST_CASE("inertia: D1 point masses reduce to m/(2dt^2)|p - 2p_n + p_{n-1}|^2", 
     const Kinematics k0 = fk(m, s.th), k1 = fk(m, s.th_n), k2 = fk(m, s.th_nm1);
     double ref = 0;
     for (int j = 0; j < m.n_link; ++j) {
-      REQUIRE(m.links[j].inertia.norm() == 0);
-      const Vec3& c = m.links[j].com;
-      ref += m.links[j].mass / (2 * dt * dt) *
+      REQUIRE(m.link_inertia[j].norm() == 0);
+      const Vec3& c = m.link_com[j];
+      ref += m.link_mass[j] / (2 * dt * dt) *
              (point_position(k0, j, c) - 2 * point_position(k1, j, c) + point_position(k2, j, c))
                  .squaredNorm();
     }

@@ -141,7 +141,7 @@ TEST_CASE("kinematics: link_derivatives (twist rule) match central differences o
           },
           th);
       const double err = rel_err(analytic, fd);
-      INFO("seed " << seed << " link " << j << " (" << joint_type_name(m.links[j].joint)
+      INFO("seed " << seed << " link " << j << " (" << joint_type_name(m.link_joint[j])
                    << ") rel err " << err);
       CHECK(err < fd_tol());
     }

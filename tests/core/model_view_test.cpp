@@ -77,7 +77,7 @@ std::map<std::string, std::vector<double>> expected_fields(const Model& m) {
     o.insert(o.end(), R.data(), R.data() + 9);
   };
   for (int j = 0; j < m.n_link; ++j) {
-    const LinkSpec& l = m.links[j];
+    const LinkSpec l = m.link_spec(j);
     e["link_parent"].push_back(l.parent);
     m9(e["link_Ro"], l.R_o);
     v3(e["link_to"], l.t_o);

@@ -26,7 +26,7 @@ namespace {
 // The floating chain with damping, armature and limits on its hinges (some limits take c_perp).
 Model chain_with_dof_terms(const Model& chain) {
   ModelSpec spec;
-  spec.links = chain.links;
+  spec.links = chain.link_specs();
   spec.spheres = chain.spheres;
   spec.planes = chain.planes;
   spec.gravity = chain.gravity;

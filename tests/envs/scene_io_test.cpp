@@ -176,7 +176,7 @@ TEST_CASE("scene_io: --set overrides", "[scene_io]") {
     CHECK(sc.settings.formulation == Formulation::Pbd);
     CHECK(sc.settings.contact.c_par == 1e6);
     CHECK(sc.theta0[1] == 0.5);
-    CHECK(sc.model.links[1].mass == 2.0);
+    CHECK(sc.model.link_mass[1] == 2.0);
   }
   SECTION("no '='") {
     expect_error(kBase, {"integrator.dt"}, {"--set integrator.dt", "expected key.path=value"});
@@ -270,8 +270,8 @@ TEST_CASE("scene_io: --set model.links[0].box.mass=2 and other indexed keys", "[
   const Scene sc = load_scene_text(kBase, "test.yaml",
                                    {"model.links[0].box.mass=2", "model.links[1].mass=3", "initial.theta[1]=0.5",
                                     "model.contacts[0].points[0][2]=-0.05"});
-  CHECK(sc.model.links[0].mass == 2.0);
-  CHECK(sc.model.links[1].mass == 3.0);
+  CHECK(sc.model.link_mass[0] == 2.0);
+  CHECK(sc.model.link_mass[1] == 3.0);
   CHECK(sc.theta0[1] == 0.5);
   CHECK(sc.model.spheres[0].centre.z() == -0.05);
   // an error's key path, pasted into --set, addresses the same value

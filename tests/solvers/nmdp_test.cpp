@@ -170,8 +170,8 @@ TEST_CASE("ND1: free flight is one outer iteration with w = 0 and the exact COM 
       const double lambda_min = Eigen::SelfAdjointEigenSolver<MatX>(H).eigenvalues().minCoeff();
       MatX J_com = MatX::Zero(3, m.n_q), Jj(3, m.n_q);
       for (int j = 0; j < m.n_link; ++j) {
-        point_jacobian(m, kin, j, point_position(kin, j, m.links[j].com), Jj);
-        J_com += m.links[j].mass / m.total_mass * Jj;
+        point_jacobian(m, kin, j, point_position(kin, j, m.link_com[j]), Jj);
+        J_com += m.link_mass[j] / m.total_mass * Jj;
       }
       REQUIRE(lambda_min > 0);
       const double bound = 4 * J_com.norm() * dt * dt * tol_G / lambda_min + 64 * 2.2e-16 * 10;

@@ -162,7 +162,7 @@ TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plan
   Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/tests/data/tree_all_joints.yaml", ov);
   // add contact spheres and a tilted plane so that contact terms are active
   ModelSpec spec;
-  for (const auto& l : sc.model.links) spec.links.push_back(l);
+  for (const auto& l : sc.model.link_specs()) spec.links.push_back(l);
   for (int j = 0; j < sc.model.n_link; ++j) spec.spheres.push_back({j, Vec3(0.05, 0.02, -0.03), 0.02 * (j % 2)});
   spec.planes.push_back({Vec3(0.2, -0.1, 1).normalized(), 0.5});
   spec.gravity = sc.model.gravity;
@@ -289,7 +289,7 @@ TEST_CASE("pbfd team residual: per-DOF terms on a floating chain in contact", "[
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
                               {"contact.c_par=5e6"});
   ModelSpec spec;
-  spec.links = sc.model.links;
+  spec.links = sc.model.link_specs();
   spec.spheres = sc.model.spheres;
   spec.planes = sc.model.planes;
   spec.gravity = sc.model.gravity;
