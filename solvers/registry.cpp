@@ -85,12 +85,8 @@ std::string team_engine_methods() {
 
 const char* team_unsupported(const Model& m) {
   // explicit geoms come first in the geom list, before the converted contact points and planes
+  // (joint limits, damping and armature: pbfd_residual_team.h pbfd_dof_terms)
   if (m.sphere_geom_adr > 0) return "model.geoms (only contact points on planes)";
-  if (m.n_limit > 0) return "joint limits (links[i].range)";
-  for (int k = 0; k < m.n_q; ++k) {
-    if (m.dof_damping[size_t(k)] != 0) return "joint damping (links[i].damping)";
-    if (m.dof_armature[size_t(k)] != 0) return "joint armature (links[i].armature)";
-  }
   return nullptr;
 }
 

@@ -62,9 +62,9 @@ const SolverEntry& find_solver(const std::string& name, const char* key = "integ
 std::string team_engine_methods();
 
 /// What of m the team (GPU-form) engines cannot simulate yet, or nullptr when they can: they
-/// implement contact points (legacy `contacts` spheres) on planes only, without joint limits,
-/// damping or armature (pbfd_residual_team.h). The one check every team / CUDA engine builder
-/// calls; lift a clause here when the team form gains the term.
+/// implement contact points (legacy `contacts` spheres) on planes only, not explicit geoms; joint
+/// limits, damping and armature they do (pbfd_residual_team.h pbfd_dof_terms). The one check
+/// every team / CUDA engine builder calls; lift a clause here when the team form gains the term.
 const char* team_unsupported(const Model& m);
 
 /// The optimizers in mask joined by sep ("jtj_lm or lbfgs").

@@ -190,6 +190,33 @@ TEST_CASE("lm team: the stable-PD servo (targets set between lockstep steps) mat
   compare_with_reference(c, 20, true, DenseAlgebra::Fused, u);
 }
 
+TEST_CASE("lm team: armature, damping and joint limits match the reference", "[team][lm][dof]") {
+  // The floating chain landing with the per-DOF terms on its hinges (some limits start beyond a
+  // stop, one takes c_perp): iteration counts and trajectories as the reference, both algebras,
+  // with per-rollout mass scales and joint torques too.
+  const Case c = make_case("chain_floating_ground.yaml", 3,
+                           {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]",
+                            "model.links[1].damping=0.3", "model.links[2].armature=0.01",
+                            "model.links[3].range=[-0.01, 0.01]", "model.links[3].limit_stiffness=200",
+                            "model.links[4].range=[-0.005, 0.002]", "model.links[5].damping=0.1",
+                            "model.links[5].armature=0.004", "model.links[5].range=[-0.02, 0.003]",
+                            "model.links[5].limit_stiffness=500", "model.links[7].armature=0.002"});
+  REQUIRE(c.sc.model.n_limit > 0);
+  bool beyond = false;  // a rollout starts beyond a stop
+  for (const VecX& q : c.th0)
+    for (int i = 0; i < c.sc.model.n_q; ++i)
+      beyond |= c.sc.model.dof_limited[size_t(i)] &&
+                (q[i] < c.sc.model.dof_range[2 * size_t(i)] || q[i] > c.sc.model.dof_range[2 * size_t(i) + 1]);
+  REQUIRE(beyond);
+  compare_with_reference(c, 30, false);
+  compare_with_reference(c, 15, true, DenseAlgebra::Library);
+  Controls u;
+  u.mass_scale = per_link(c.sc.model, {0.45, 1.0, 2.6});
+  u.tau = VecX::Zero(c.sc.model.n_q);
+  for (int i = 6; i < c.sc.model.n_q; ++i) u.tau[i] = 0.3 * ((i % 3) - 1);
+  compare_with_reference(c, 20, false, DenseAlgebra::Fused, u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-DOF model terms in the team LM (pbfd_residual_team.h pbfd_dof_terms) on a 1 kg, 1 m rod
 // pendulum (hinge about +y, COM 0.5 m below; I = m c^2 = 0.25 kg m^2, m g c = 4.905 N m): the

@@ -92,12 +92,13 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     Flat flat;
     PbfdStepConst<double> c = flat.view(in);
     c.mass_scale = ls;
+    c.theta_n = in.theta_n.data();  // armature and damping read theta_n, theta_{n-1}
+    c.theta_nm1 = th_nm1[k].data();
     if (pd) {
       c.kp = in.kp.data();
       c.kd = in.kd.data();
       c.theta_bar = in.theta_bar.data();
       c.theta_dot_bar = in.theta_dot_bar.data();
-      c.theta_n = in.theta_n.data();
     }
     std::vector<double> r(m.n_q, std::nan("")), J(size_t(m.n_q) * m.n_q, std::nan(""));  // poisoned
     std::fill(scratch.begin(), scratch.end(), std::nan(""));
@@ -134,6 +135,37 @@ void chain_states(const Scene& sc, uint32_t seed, std::vector<VecX>& th_n, std::
     th_n.push_back(qn);
     th_nm1.push_back(qnm1);
   }
+}
+
+// The chain's model with damping, armature and limits on its hinges (link 0 is the floating
+// base): some hinges without armature, every other one limited to [-0.04, 0.03] (the states of
+// chain_states() lie beyond both stops), some limits taking c_perp (limit_stiffness 0).
+Model with_dof_terms(const Model& base) {
+  ModelSpec spec;
+  spec.links = base.link_specs();
+  spec.spheres = base.spheres;
+  spec.planes = base.planes;
+  spec.gravity = base.gravity;
+  for (size_t j = 1; j < spec.links.size(); ++j) {
+    LinkSpec& lk = spec.links[j];
+    lk.damping = 0.05 * double(j);
+    lk.armature = j % 3 == 0 ? 0.0 : 0.002 * double(j);
+    lk.limited = j % 2 == 1;
+    lk.range[0] = -0.04;
+    lk.range[1] = 0.03;
+    lk.limit_stiffness = j % 4 == 1 ? 0.0 : 50.0 * double(j);
+  }
+  return Model::finalize(spec);
+}
+
+// DOFs of m beyond their lower / upper stop in the states th.
+void count_stops(const Model& m, const std::vector<VecX>& th, int stops[2]) {
+  for (const VecX& q : th)
+    for (int i = 0; i < m.n_q; ++i)
+      if (m.dof_limited[size_t(i)]) {
+        stops[0] += q[i] < m.dof_range[2 * size_t(i)];
+        stops[1] += q[i] > m.dof_range[2 * size_t(i) + 1];
+      }
 }
 
 }  // namespace
@@ -184,11 +216,30 @@ TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plan
   compare(sc, th_n, th_nm1, th, 1.0, ls);  // per-link scales on every joint type
 }
 
+TEST_CASE("pbfd team residual equals the reference: armature, damping and joint limits", "[team][pbfd][dof]") {
+  // the floating chain in contact with the per-DOF terms on its hinges (both stops passed); also
+  // with per-link mass scales and the PD servo, whose damping term reads the same theta_n
+  Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml", {"contact.c_par=5e6"});
+  std::vector<VecX> th_n, th_nm1, th;
+  chain_states(sc, 12, th_n, th_nm1, th);
+  sc.model = with_dof_terms(sc.model);
+  int stops[2] = {0, 0};
+  count_stops(sc.model, th, stops);
+  REQUIRE(stops[0] > 0);
+  REQUIRE(stops[1] > 0);
+  compare(sc, th_n, th_nm1, th, 1.0);
+  compare(sc, th_n, th_nm1, th, 1.5);
+  std::vector<double> ls(sc.model.n_link);
+  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.4 + 0.23 * j;
+  compare(sc, th_n, th_nm1, th, 1.0, ls);
+  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+}
+
 
 // ---------------------------------------------------------------------------------------------
 // Per-DOF model terms (armature, damping, joint limits; pbfd_dof_terms) against self-contained
 // oracles: the agreed formulas written out by hand, and central differences for J_r. (team ==
-// reference for these terms is added once the reference residual has them.)
+// reference for these terms: the case above.)
 
 namespace {
 
@@ -288,21 +339,7 @@ TEST_CASE("pbfd team residual: per-DOF terms on a floating chain in contact", "[
   // residual on the plain chain is exactly the diagonal of the formulas; J_r by central differences
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
                               {"contact.c_par=5e6"});
-  ModelSpec spec;
-  spec.links = sc.model.link_specs();
-  spec.spheres = sc.model.spheres;
-  spec.planes = sc.model.planes;
-  spec.gravity = sc.model.gravity;
-  for (size_t j = 1; j < spec.links.size(); ++j) {  // the hinges (link 0 is the floating base)
-    LinkSpec& lk = spec.links[j];
-    lk.damping = 0.05 * double(j);
-    lk.armature = j % 3 == 0 ? 0.0 : 0.002 * double(j);
-    lk.limited = j % 2 == 1;
-    lk.range[0] = -0.04;
-    lk.range[1] = 0.03;
-    lk.limit_stiffness = j % 4 == 1 ? 0.0 : 50.0 * double(j);  // some take c_perp
-  }
-  const Model m = Model::finalize(spec);
+  const Model m = with_dof_terms(sc.model);
   const ModelArrays<double> arrays(m), arrays0(sc.model);
   const ModelView<double> mv = arrays.view(), mv0 = arrays0.view();
   PbdWorkspace ws(sc.model);
