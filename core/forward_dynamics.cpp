@@ -10,7 +10,12 @@ namespace bigstep {
 VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau, const double* mass_scale) {
   MatX H;
   crba(m, q, H, mass_scale);
-  return H.ldlt().solve(tau - nonlinear_effects(m, q, qd, mass_scale));
+  VecX f = tau - nonlinear_effects(m, q, qd, mass_scale);
+  if (m.has_damping_armature) {
+    for (int k = 0; k < m.n_q; ++k) H(k, k) += m.dof_armature[k];
+    f -= Eigen::Map<const VecX>(m.dof_damping.data(), m.n_q).cwiseProduct(qd);
+  }
+  return H.ldlt().solve(f);
 }
 
 void rnea_derivatives(const Model& m, const VecX& q, const VecX& qd, const VecX& qdd, MatX& dtau_dq,

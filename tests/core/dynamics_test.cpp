@@ -240,3 +240,27 @@ TEST_CASE("dynamics: crba / rnea / nonlinear_effects with caller scratch are bit
   CHECK_THROWS_AS(crba(m, q, H, *std::make_unique<CrbaScratch>(small)), InvalidArgument);
   CHECK_THROWS_AS(rnea(m, q, qd, qdd, tau, *std::make_unique<RneaScratch>(small)), InvalidArgument);
 }
+
+TEST_CASE("dynamics: forward dynamics adds armature to H and the damping force", "[dynamics]") {
+  // a 1 kg, 1 m rod on a hinge about y, hanging at angle q from -z: I = 1/3 kg m^2 about the hinge,
+  // gravity torque -m g (l/2) sin q; with armature a and damping b,
+  // qdd = (tau - m g (l/2) sin q - b qd) / (I + a)
+  ModelSpec s;
+  LinkSpec l;
+  l.name = "rod";
+  l.joint = JointType::Hinge;
+  l.axis = Vec3::UnitY();
+  l.mass = 1;
+  l.com = Vec3(0, 0, -0.5);
+  l.inertia = Vec3(1.0 / 12, 1.0 / 12, 0).asDiagonal();
+  l.armature = 0.2;
+  l.damping = 0.7;
+  s.links.push_back(l);
+  const Model m = Model::finalize(s);
+  VecX q(1), qd(1), tau(1);
+  q << 0.4;
+  qd << -1.3;
+  tau << 0.25;
+  const double expect = (0.25 - 9.81 * 0.5 * std::sin(0.4) - 0.7 * -1.3) / (1.0 / 3 + 0.2);
+  CHECK(std::abs(forward_dynamics(m, q, qd, tau)[0] - expect) < 1e-12);
+}
