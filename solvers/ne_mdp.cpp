@@ -71,28 +71,13 @@ struct NeMdpWorkspace : Workspace {
   QpResult r;
   int active_capacity = 0;
 };
-}  // namespace
 
-// N_s of the automatic k_c = W / (N_s d_ref^3), "half the contact points" (nmdp.md §4). A scene
-// of legacy contact points only (no explicit geoms) keeps make_mdp_polytope's count, half its
-// spheres, so the shipped scenes' k_c is unchanged. With explicit geoms a shape has no fixed
-// number of points; half of the most contacts collide() can return, m.max_contacts / 2 (>= 1),
-// plays that role (a box on a plane: 4 of its 8 corners carry the weight).
-double ne_mdp_auto_k_c(const Model& m, const NeSettings& s, const double* mass_scale) {
-  const double n_s = m.sphere_geom_adr == 0 ? std::max(1.0, 0.5 * double(m.spheres.size()))
-                                            : std::max(1.0, 0.5 * double(m.max_contacts));
-  return weight(m, mass_scale) / (n_s * std::pow(s.d_ref, 3));
-}
-
-namespace {
-// The rollout's polytope: make_mdp_polytope (shared with NMDP) with the rollout's mu and weight,
-// and the k_c rule above when the model has explicit geoms.
+// The rollout's polytope: make_mdp_polytope (shared with NMDP, which holds the automatic k_c rule)
+// with the rollout's mu and weight.
 MdpPolytope ne_mdp_polytope(const Model& m, const NeSettings& s, double mu, const double* mass_scale) {
   NeSettings s_mu = s;
   s_mu.mu = mu;
-  MdpPolytope P = make_mdp_polytope(m, s_mu, 3, mass_scale);
-  if (s.k_c == 0 && m.sphere_geom_adr != 0) P.k_c = ne_mdp_auto_k_c(m, s, mass_scale);
-  return P;
+  return make_mdp_polytope(m, s_mu, 3, mass_scale);
 }
 }  // namespace
 

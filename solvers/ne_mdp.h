@@ -7,11 +7,6 @@
 
 namespace bigstep {
 
-/// NE-MDP's automatic k_c = W / (N_s d_ref^3) (nmdp.md §4, contact.k_c = 0): N_s = half the legacy
-/// contact points when the model has no explicit geoms (make_mdp_polytope's value), else
-/// max(1, m.max_contacts / 2). mass_scale: the rollout's link mass scales, nullptr = 1.
-double ne_mdp_auto_k_c(const Model& m, const NeSettings& s, const double* mass_scale = nullptr);
-
 class NeMdpIntegrator final : public Integrator {
  public:
   NeMdpIntegrator(const Model& m, const NeSettings& s);
