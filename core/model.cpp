@@ -231,6 +231,55 @@ void build_pairs(const ModelSpec& spec, Model& m) {
     }
 }
 
+// The point-plane form of the plane pairs (model.h "point cores against planes").
+void build_point_planes(Model& m) {
+  std::vector<int> plane_of(m.n_geom, -1), first_point(m.n_geom, -1);
+  for (int g = 0; g < m.n_geom; ++g)
+    if (m.geom_type[g] == GeomType::Plane) {
+      plane_of[g] = m.n_plane++;
+      const Vec3 n = m.geom_R[g].col(2);
+      m.plane_normal.push_back(n);
+      m.plane_offset.push_back(n.dot(m.geom_pos[g]));
+    }
+  for (int q = 0; q < m.n_pair; ++q) {
+    const int a = m.pair_geom_a[q], b = m.pair_geom_b[q];
+    if (plane_of[b] < 0) {
+      ++m.n_body_pair;
+      continue;
+    }
+    if (first_point[a] < 0) {  // a's core points, as collide_*_plane visits them
+      first_point[a] = m.n_point;
+      const Vec3& p = m.geom_pos[a];
+      const Mat3& R = m.geom_R[a];
+      const Vec3& s = m.geom_size[a];
+      auto add = [&](const Vec3& x, double r) {
+        m.point_link.push_back(m.geom_link[a]);
+        m.point_pos.push_back(x);
+        m.point_radius.push_back(r);
+        ++m.n_point;
+      };
+      switch (m.geom_type[a]) {
+        case GeomType::Sphere: add(p, s[0]); break;
+        case GeomType::Capsule:
+          add(p + s[1] * R.col(2), s[0]);
+          add(p - s[1] * R.col(2), s[0]);
+          break;
+        case GeomType::Box:
+          for (int i = 0; i < 8; ++i)
+            add(p + R * Vec3((i & 1) ? s[0] : -s[0], (i & 2) ? s[1] : -s[1], (i & 4) ? s[2] : -s[2]), 0.0);
+          break;
+        case GeomType::Plane: break;  // a plane is on the world, so never a
+      }
+    }
+    const int n_core = pair_max_contacts(m.geom_type[a], GeomType::Plane);  // one contact per core point
+    for (int i = 0; i < n_core; ++i) {
+      m.point_pair_point.push_back(first_point[a] + i);
+      m.point_pair_plane.push_back(plane_of[b]);
+      ++m.n_point_pair;
+    }
+  }
+}
+
 // Actuator arrays; every field checked and named actuators[i] (name).
 void build_actuators(const ModelSpec& spec, Model& m) {
   for (size_t i = 0; i < spec.actuators.size(); ++i) {
@@ -377,6 +426,7 @@ Model Model::finalize(const ModelSpec& spec) {
 
   build_geoms(spec, m);
   build_pairs(spec, m);
+  build_point_planes(m);
   build_actuators(spec, m);
   return m;
 }

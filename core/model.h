@@ -160,6 +160,23 @@ class Model {
   int max_contacts = 0;                 ///< sum of pair_max_contacts over the pairs: what collide()
                                         ///< can return at most
 
+  // the plane pairs as point cores against planes (Model::finalize; what the team / CUDA PBFD
+  // residual reads, solvers/pbfd_residual_team.h). Every link geom in a pair with a world plane
+  // contributes its core points once, in collide()'s order: a sphere its centre (radius r), a
+  // capsule its two axis ends (+half first, radius r), a box its 8 corners (radius 0, corner i with
+  // the signs of bits 0, 1, 2 of i). A legacy scene gives exactly spheres x planes, sphere-major.
+  int n_point = 0;
+  std::vector<int> point_link;          ///< (n_point) link of the core point
+  std::vector<Vec3> point_pos;          ///< (n_point x 3) core point, link frame
+  std::vector<double> point_radius;     ///< (n_point) radius swept around it [m]
+  int n_plane = 0;                      ///< world plane geoms, in geom order
+  std::vector<Vec3> plane_normal;       ///< (n_plane x 3) unit normal n of n^T y - offset >= 0
+  std::vector<double> plane_offset;     ///< (n_plane)
+  int n_point_pair = 0;                 ///< (point, plane) rows in pair order, then core order
+  std::vector<int> point_pair_point;    ///< (n_point_pair)
+  std::vector<int> point_pair_plane;    ///< (n_point_pair)
+  int n_body_pair = 0;                  ///< pairs whose b is not a plane (no point-plane form)
+
   // actuators (core/actuation.h): n_u controls
   int n_u = 0;
   std::vector<std::string> actuator_name;      ///< (n_u)

@@ -36,12 +36,14 @@
   X(u8,   dof_limited,      n_q,      1)       /* 1 when the DOF's range is enforced */            \
   X(real, dof_range,        n_q,      2)       /* [lo, hi] */                                      \
   X(real, dof_limit_k,      n_q,      1)       /* limit penalty C, 0 = contact c_perp */           \
-  /* legacy contact points and terrain (read by the team residual) */                              \
-  X(int,  sphere_link,      n_sphere, 1)                                                           \
-  X(real, sphere_pos,       n_sphere, 3)       /* centre, link frame */                            \
-  X(real, sphere_radius,    n_sphere, 1)                                                           \
+  /* plane pairs as point cores against planes (Model "point cores"; the team residual) */         \
+  X(int,  point_link,       n_point,  1)       /* link of the core point */                        \
+  X(real, point_pos,        n_point,  3)       /* core point, link frame */                        \
+  X(real, point_radius,     n_point,  1)       /* radius swept around it */                        \
   X(real, plane_normal,     n_plane,  3)       /* unit normal n of n^T y - offset >= 0 */          \
   X(real, plane_offset,     n_plane,  1)                                                           \
+  X(int,  point_pair_point, n_point_pair, 1)   /* (point, plane) rows in pair order */            \
+  X(int,  point_pair_plane, n_point_pair, 1)                                                       \
   /* geoms (core/geom.h) */                                                                        \
   X(u8,   geom_type,        n_geom,   1)       /* GeomType */                                      \
   X(int,  geom_link,        n_geom,   1)       /* -1 = world */                                    \
@@ -64,7 +66,7 @@
 // clang-format on
 
 /// The row counts the table's fields use (the "rows" column).
-#define BIGSTEP_MODEL_SIZES(X) X(n_link) X(n_q) X(n_sphere) X(n_plane) X(n_geom) X(n_pair) X(n_u)
+#define BIGSTEP_MODEL_SIZES(X) X(n_link) X(n_q) X(n_point) X(n_plane) X(n_point_pair) X(n_geom) X(n_pair) X(n_u)
 
 namespace bigstep {
 

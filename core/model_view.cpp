@@ -28,12 +28,14 @@ struct FieldGet {
   uint8_t dof_limited(int i, int) const { return m.dof_limited[i]; }
   double dof_range(int i, int c) const { return m.dof_range[2 * size_t(i) + c]; }
   double dof_limit_k(int i, int) const { return m.dof_limit_k[i]; }
-  // legacy contact points and terrain
-  int sphere_link(int i, int) const { return m.spheres[i].link; }
-  double sphere_pos(int i, int c) const { return m.spheres[i].centre[c]; }
-  double sphere_radius(int i, int) const { return m.spheres[i].radius; }
-  double plane_normal(int i, int c) const { return m.planes[i].normal[c]; }
-  double plane_offset(int i, int) const { return m.planes[i].offset; }
+  // point cores against planes
+  int point_link(int i, int) const { return m.point_link[i]; }
+  double point_pos(int i, int c) const { return m.point_pos[i][c]; }
+  double point_radius(int i, int) const { return m.point_radius[i]; }
+  double plane_normal(int i, int c) const { return m.plane_normal[i][c]; }
+  double plane_offset(int i, int) const { return m.plane_offset[i]; }
+  int point_pair_point(int i, int) const { return m.point_pair_point[i]; }
+  int point_pair_plane(int i, int) const { return m.point_pair_plane[i]; }
   // geoms
   uint8_t geom_type(int i, int) const { return uint8_t(m.geom_type[i]); }
   int geom_link(int i, int) const { return m.geom_link[i]; }
@@ -69,8 +71,9 @@ template <class S>
 ModelArrays<S>::ModelArrays(const Model& m) {
   n_link = m.n_link;
   n_q = m.n_q;
-  n_sphere = int(m.spheres.size());
-  n_plane = int(m.planes.size());
+  n_point = m.n_point;
+  n_plane = m.n_plane;
+  n_point_pair = m.n_point_pair;
   n_geom = m.n_geom;
   n_pair = m.n_pair;
   n_u = m.n_u;

@@ -25,7 +25,7 @@ __global__ void pbfd_residual_kernel(
   S* scratch = reinterpret_cast<S*>(smem);
   const int k = blockIdx.x, L = m.n_link, D = m.n_q;
   PbfdStepConst<S> in{anchor_R + size_t(k) * L * 9, anchor_t + size_t(k) * L * 3,
-                      centre_n + size_t(k) * m.n_sphere * 3, tau + size_t(k) * D, dt, c_perp, c_par,
+                      centre_n + size_t(k) * m.n_point * 3, tau + size_t(k) * D, dt, c_perp, c_par,
                       alpha, beta, gamma};
   if (theta_n) in.theta_n = theta_n + size_t(k) * D;
   if (theta_nm1) in.theta_nm1 = theta_nm1 + size_t(k) * D;

@@ -13,7 +13,7 @@ struct PbfdBatchInput {
   int K = 0;
   std::vector<S> anchor_R;  // (K x n_link x 9)
   std::vector<S> anchor_t;  // (K x n_link x 3)
-  std::vector<S> centre_n;  // (K x n_sphere x 3)
+  std::vector<S> centre_n;  // (K x n_point x 3)
   std::vector<S> tau;       // (K x n_q)
   std::vector<S> theta;     // (K x n_q)
   // (K x n_q) theta_n and theta_{n-1} of each rollout's step: read by the armature / damping terms

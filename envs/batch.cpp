@@ -109,7 +109,12 @@ Model scale_mass(const Model& m, const double* link_scale) {
   for (int j = 0; j < m.n_link; ++j)
     BIGSTEP_CHECK_ARG(std::isfinite(link_scale[j]) && link_scale[j] > 0, detail::concat("mass scale of link ", j),
                       link_scale[j], "must be finite and > 0");
-  ModelSpec spec{m.link_specs(), m.spheres, m.planes, m.gravity, {}, m.exclude};
+  ModelSpec spec{m.link_specs(), m.spheres, m.planes, m.gravity, {}, m.exclude, {}};
+  for (int u = 0; u < m.n_u; ++u)
+    spec.actuators.push_back({m.actuator_name[u], m.actuator_dof[u], m.actuator_type[u], m.actuator_gear[u],
+                              m.actuator_ctrllimited[u] != 0,
+                              {m.actuator_ctrlrange[2 * size_t(u)], m.actuator_ctrlrange[2 * size_t(u) + 1]},
+                              m.actuator_kp[u], m.actuator_kv[u]});
   // the explicit geoms come first in the geom arrays (the legacy spheres and planes follow)
   for (int g = 0; g < m.sphere_geom_adr; ++g)
     spec.geoms.push_back({m.geom_name[g], m.geom_link[g], m.geom_type[g], m.geom_pos[g], m.geom_R[g], m.geom_size[g],

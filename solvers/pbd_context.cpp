@@ -23,9 +23,8 @@ void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
   forward_kinematics(m, theta_nm1, ws.kin_a);
   forward_kinematics(m, theta_n, ws.kin_n);
   make_inertia_anchor(ws.kin_n, ws.kin_a, 1.0, in.anchor);
-  in.centre_n.resize(m.spheres.size());
-  for (size_t s = 0; s < m.spheres.size(); ++s)
-    in.centre_n[s] = point_position(ws.kin_n, m.spheres[s].link, m.spheres[s].centre);
+  in.centre_n.resize(m.n_point);
+  for (int s = 0; s < m.n_point; ++s) in.centre_n[s] = point_position(ws.kin_n, m.point_link[s], m.point_pos[s]);
   in.theta_n = theta_n;
   in.theta_pred = 2 * theta_n - theta_nm1;
   in.pd = false;  // no servo unless set_step_pd adds one (gain buffers keep their size)

@@ -24,8 +24,8 @@ struct PbdStepInput {
   ContactParams cp;
   const double* mass_scale = nullptr;  ///< (n_link) the rollout's link mass scales (core/inertia.h), null = 1
   InertiaAnchor anchor;           ///< 2 T(theta_n) - T(theta_{n-1}) per link
-  /// (n_sphere) legacy contact-point centres at theta_n. The reference reads slip from the contact
-  /// set (kin_n); this stays for the team form's step constants (PbfdStepConst, pbfd_residual_team.h).
+  /// (n_point) the Model's point cores (point_*) at theta_n. The reference reads slip from the
+  /// contact set (kin_n); this is the team form's step constant (PbfdStepConst, pbfd_residual_team.h).
   std::vector<Vec3> centre_n;
   VecX theta_pred;                ///< (n_q) theta~ = 2 theta_n - theta_{n-1} (armature term)
   // backward-Euler stable PD (nmdp.md §9, pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
@@ -45,7 +45,7 @@ struct PbdWorkspace : Workspace {
         JtH(m.n_q, 3), JtP(m.n_q, 3), r(m.n_q), Jr(m.n_q, m.n_q), lm(m.n_q) {
     in.anchor.R.resize(m.n_link);
     in.anchor.t.resize(m.n_link);
-    in.centre_n.resize(m.spheres.size());
+    in.centre_n.resize(m.n_point);
     in.tau.resize(m.n_q);
     in.theta_n.resize(m.n_q);
     in.theta_pred.resize(m.n_q);

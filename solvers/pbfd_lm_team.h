@@ -42,7 +42,7 @@ struct LmTraj {
   S *th_n, *th_nm1, *th, *th_c, *g, *r;
   S *J, *B, *Lc;               // (D x D) row-major: J_r at the candidate, model matrix, Cholesky factor
   S *anchor_R, *anchor_t;      // (n_link x 9), (n_link x 3): step constants
-  S *centre_n;                 // (n_sphere x 3)
+  S *centre_n;                 // (n_point x 3)
   S *tau;                      // (D) constant torques of the current step      } controls of the step,
   S *theta_bar, *theta_dot_bar; // (D) PD targets at the step's end time           } contiguous (3 D)
   S *kp, *kd;                  // (D) PD gains (used when LmTeamSettings::pd)
@@ -58,7 +58,7 @@ struct LmTraj {
 template <class S>
 BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
   const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_sphere * 3 + 5 * D + n_out * D + 8 + lm_params_size(m);
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_point * 3 + 5 * D + n_out * D + 8 + lm_params_size(m);
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
@@ -80,7 +80,7 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data
   t.Lc = p; p += D * D;
   t.anchor_R = p; p += 9 * L;
   t.anchor_t = p; p += 3 * L;
-  t.centre_n = p; p += 3 * m.n_sphere;
+  t.centre_n = p; p += 3 * m.n_point;
   t.tau = p; p += D;
   t.theta_bar = p; p += D;
   t.theta_dot_bar = p; p += D;
@@ -145,9 +145,9 @@ BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& 
         for (int c = 0; c < 3; ++c) t.anchor_t[3 * j + c] = (pass == 0 ? S(0) : t.anchor_t[3 * j + c]) + coef * tj[c];
       }
       if (pass == 1)
-        for (int s = 0; s < m.n_sphere; ++s) {
-          const int j = m.sphere_link[s];
-          const hd::V3<S> c = R[j] * m.v3(m.sphere_pos, s) + tt[j];
+        for (int s = 0; s < m.n_point; ++s) {
+          const int j = m.point_link[s];
+          const hd::V3<S> c = R[j] * m.v3(m.point_pos, s) + tt[j];
           for (int a = 0; a < 3; ++a) t.centre_n[3 * s + a] = c[a];
         }
     }

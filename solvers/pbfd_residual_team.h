@@ -14,7 +14,7 @@ template <class S>
 struct PbfdStepConst {
   const S* anchor_R;   // (n_link x 9) 2 R(theta_n) - R(theta_{n-1})
   const S* anchor_t;   // (n_link x 3)
-  const S* centre_n;   // (n_sphere x 3) sphere centres at theta_n
+  const S* centre_n;   // (n_point x 3) core points at theta_n (Model point_*)
   const S* tau;        // (n_q)
   S dt, c_perp, c_par, alpha, beta, gamma;
   // per-rollout randomisation: link j's mass and inertia times mass_scale[j] (n_link, nullptr = 1;
@@ -214,40 +214,40 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
                                mj * hd::dot(g, M2 * c + v2));
       }
     }
-    // contacts: every (sphere, plane) pair in penetration (§4.2, §4.4)
-    for (int s = 0; s < m.n_sphere; ++s) {
-      const int j = m.sphere_link[s];
-      const V c = ld9(sh.R + 9 * j) * m.v3(m.sphere_pos, s) + ld3(sh.t + 3 * j);
+    // contacts: every (core point, plane) row in penetration (§4.2, §4.4); a link geom's plane pair
+    // is its core points against the plane (Model::point_pair_*), as collide() forms it
+    for (int q = 0; q < m.n_point_pair; ++q) {
+      const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
+      const int j = m.point_link[s];
+      const V c = ld9(sh.R + 9 * j) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * j);
+      const V n = m.v3(m.plane_normal, p);
+      const S d = -(hd::dot(n, c) - m.plane_offset[p] - m.point_radius[s]);
+      if (!(d > 0)) continue;
       const V Jk = Jcol(k, j, c);
-      for (int p = 0; p < m.n_plane; ++p) {
-        const V n = m.v3(m.plane_normal, p);
-        const S d = -(hd::dot(n, c) - m.plane_offset[p] - m.sphere_radius[s]);
-        if (!(d > 0)) continue;
-        const V dc = c - ld3(in.centre_n + 3 * s);
-        const V u = dc - hd::dot(n, dc) * n;
-        const S un = hd::norm(u);
-        const S da = pow(d, in.alpha);
-        const S ub1 = pow(un, in.beta - 1), dg = pow(d, in.gamma), dg1 = pow(d, in.gamma + 1);
-        const V f = (-(in.beta + 1) * ub1 * dg1) * u;  // f_par
-        const S nJk = hd::dot(n, Jk);
-        rk -= in.c_perp * da * nJk;
-        rk -= in.c_par * hd::dot(Jk, f);
-        if (!Jr) continue;
-        for (int l = 0; l < D; ++l) {
-          if (!m.moves(l, j)) continue;
-          const V Jl = Jcol(l, j, c);
-          // d^2 p / d theta_k d theta_l = omega_lo x J_hi
-          V d2p{0, 0, 0};
-          const int lo = k < l ? k : l, hi = k < l ? l : k;
-          if (m.dof_revolute[lo] && m.moves(lo, j)) d2p = hd::cross(ld3(sh.w + 3 * lo), Jcol(hi, j, c));
-          // df/dp J_l
-          const S nJl = hd::dot(n, Jl);
-          V PtJl = Jl - nJl * n;
-          if (in.beta != S(1) && un > 0) PtJl = PtJl + ((in.beta - 1) * hd::dot(u, Jl) / (un * un)) * u;
-          const V dfJl = (-(in.beta + 1) * dg1 * ub1) * PtJl + ((in.beta + 1) * (in.gamma + 1) * dg * ub1 * nJl) * u;
-          Jr[k * D + l] += in.c_perp * in.alpha * pow(d, in.alpha - 1) * nJk * nJl - in.c_perp * da * hd::dot(n, d2p) -
-                           in.c_par * (hd::dot(Jk, dfJl) + hd::dot(f, d2p));
-        }
+      const V dc = c - ld3(in.centre_n + 3 * s);
+      const V u = dc - hd::dot(n, dc) * n;
+      const S un = hd::norm(u);
+      const S da = pow(d, in.alpha);
+      const S ub1 = pow(un, in.beta - 1), dg = pow(d, in.gamma), dg1 = pow(d, in.gamma + 1);
+      const V f = (-(in.beta + 1) * ub1 * dg1) * u;  // f_par
+      const S nJk = hd::dot(n, Jk);
+      rk -= in.c_perp * da * nJk;
+      rk -= in.c_par * hd::dot(Jk, f);
+      if (!Jr) continue;
+      for (int l = 0; l < D; ++l) {
+        if (!m.moves(l, j)) continue;
+        const V Jl = Jcol(l, j, c);
+        // d^2 p / d theta_k d theta_l = omega_lo x J_hi
+        V d2p{0, 0, 0};
+        const int lo = k < l ? k : l, hi = k < l ? l : k;
+        if (m.dof_revolute[lo] && m.moves(lo, j)) d2p = hd::cross(ld3(sh.w + 3 * lo), Jcol(hi, j, c));
+        // df/dp J_l
+        const S nJl = hd::dot(n, Jl);
+        V PtJl = Jl - nJl * n;
+        if (in.beta != S(1) && un > 0) PtJl = PtJl + ((in.beta - 1) * hd::dot(u, Jl) / (un * un)) * u;
+        const V dfJl = (-(in.beta + 1) * dg1 * ub1) * PtJl + ((in.beta + 1) * (in.gamma + 1) * dg * ub1 * nJl) * u;
+        Jr[k * D + l] += in.c_perp * in.alpha * pow(d, in.alpha - 1) * nJk * nJl - in.c_perp * da * hd::dot(n, d2p) -
+                         in.c_par * (hd::dot(Jk, dfJl) + hd::dot(f, d2p));
       }
     }
     // per-DOF model terms (agreed formulas; each is diagonal: lane k adds to r_k and J_kk only)

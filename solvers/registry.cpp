@@ -84,9 +84,9 @@ std::string team_engine_methods() {
 }
 
 const char* team_unsupported(const Model& m) {
-  // explicit geoms come first in the geom list, before the converted contact points and planes
-  // (joint limits, damping and armature: pbfd_residual_team.h pbfd_dof_terms)
-  if (m.sphere_geom_adr > 0) return "model.geoms (only contact points on planes)";
+  // the team residual takes every geom against world planes as point cores (Model::point_pair_*);
+  // a pair between two links or against a world geom other than a plane has no point-plane form
+  if (m.n_body_pair > 0) return "geom pairs other than link geom vs world plane (model.geoms)";
   return nullptr;
 }
 

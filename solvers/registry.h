@@ -61,10 +61,11 @@ const SolverEntry& find_solver(const std::string& name, const char* key = "integ
 /// The methods with a team engine, for messages: "integrator.type=pbfd with optimizer jtj_lm only".
 std::string team_engine_methods();
 
-/// What of m the team (GPU-form) engines cannot simulate yet, or nullptr when they can: they
-/// implement contact points (legacy `contacts` spheres) on planes only, not explicit geoms; joint
-/// limits, damping and armature they do (pbfd_residual_team.h pbfd_dof_terms). The one check
-/// every team / CUDA engine builder calls; lift a clause here when the team form gains the term.
+/// What of m the team (GPU-form) engines cannot simulate yet, or nullptr when they can: they take
+/// every geom pair against a world plane (as point cores, Model::point_pair_*) and the joint
+/// limits, damping and armature (pbfd_residual_team.h), not pairs between two links or against a
+/// world geom other than a plane (Model::n_body_pair). The one check every team / CUDA engine
+/// builder calls; lift a clause here when the team form gains the term.
 const char* team_unsupported(const Model& m);
 
 /// The optimizers in mask joined by sep ("jtj_lm or lbfgs").

@@ -401,6 +401,52 @@ TEST_CASE("collision: sphere-box outside a face, an edge, a corner, and inside",
 // The driver on models
 // ---------------------------------------------------------------------------------------
 
+TEST_CASE("collision: the Model's point-plane table reproduces collide() on plane pairs", "[collision]") {
+  // the team residual's form of the plane pairs (model.h "point cores"): row q is the q-th contact
+  // collide() reports when every pair is within the margin; legacy spheres, boxes, capsules and
+  // sphere geoms on links, 3 planes
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    RandomModelOptions opt;
+    opt.n_spheres = 4;
+    opt.n_planes = 3;
+    RandomModel rm = random_model(seed, opt);
+    ModelSpec spec = rm.spec;
+    const GeomType types[] = {GeomType::Box, GeomType::Capsule, GeomType::Sphere, GeomType::Box};
+    for (int g = 0; g < 4; ++g) {
+      GeomSpec gs;
+      gs.link = g % int(spec.links.size());
+      gs.type = types[g];
+      gs.pos = Vec3(0.1 * g, -0.05, 0.02 * g);
+      gs.R = rpy_rotation(0.3 * g, -0.2, 0.1 + g);
+      gs.size = Vec3(0.1 + 0.01 * g, 0.2, 0.05);
+      gs.contype = 0;  // planes only (no box-capsule pair function)
+      spec.geoms.push_back(gs);
+    }
+    const Model m = Model::finalize(spec);
+    REQUIRE(m.n_body_pair == 0);
+    REQUIRE(m.n_point == 8 + 2 + 1 + 8 + 4);
+    REQUIRE(m.n_point_pair == 3 * m.n_point);
+    Rng rng(seed + 200);
+    Kinematics kin(m);
+    forward_kinematics(m, random_theta(m, rng), kin);
+    std::vector<Contact> con(m.max_contacts);
+    uint32_t status = 0;
+    const int n = collide(m, kin, 100, con.data(), int(con.size()), status);
+    REQUIRE(n == m.n_point_pair);
+    for (int q = 0; q < n; ++q) {
+      const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
+      const Contact& c = con[q];
+      const Vec3 core = point_position(kin, m.point_link[s], m.point_pos[s]);
+      INFO("seed " << seed << " row " << q << " point " << s << " plane " << p);
+      CHECK(c.link_a == m.point_link[s]);
+      CHECK(c.ra == m.point_radius[s]);
+      CHECK((point_position(kin, c.link_a, c.ca_local) - core).norm() < 1e-13);
+      CHECK((c.n - m.plane_normal[p]).norm() < 1e-15);
+      CHECK(c.depth == Approx(-(m.plane_normal[p].dot(core) - m.plane_offset[p] - m.point_radius[s])).margin(1e-13));
+    }
+  }
+}
+
 TEST_CASE("collision: legacy spheres x planes give the solvers' sphere_plane_phi", "[collision]") {
   for (uint32_t seed = 1; seed <= 5; ++seed) {
     RandomModelOptions opt;

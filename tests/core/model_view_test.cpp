@@ -99,14 +99,19 @@ std::map<std::string, std::vector<double>> expected_fields(const Model& m) {
     e["dof_range"].push_back(m.dof_range[2 * k + 1]);
     e["dof_limit_k"].push_back(m.dof_limit_k[k]);
   }
-  for (const ContactSphere& c : m.spheres) {
-    e["sphere_link"].push_back(c.link);
-    v3(e["sphere_pos"], c.centre);
-    e["sphere_radius"].push_back(c.radius);
+  // the point cores (their geometry against collide(): tests/core/collision_test.cpp)
+  for (int i = 0; i < m.n_point; ++i) {
+    e["point_link"].push_back(m.point_link[i]);
+    v3(e["point_pos"], m.point_pos[i]);
+    e["point_radius"].push_back(m.point_radius[i]);
   }
-  for (const Plane& p : m.planes) {
-    v3(e["plane_normal"], p.normal);
-    e["plane_offset"].push_back(p.offset);
+  for (int p = 0; p < m.n_plane; ++p) {
+    v3(e["plane_normal"], m.plane_normal[p]);
+    e["plane_offset"].push_back(m.plane_offset[p]);
+  }
+  for (int q = 0; q < m.n_point_pair; ++q) {
+    e["point_pair_point"].push_back(m.point_pair_point[q]);
+    e["point_pair_plane"].push_back(m.point_pair_plane[q]);
   }
   for (int g = 0; g < m.n_geom; ++g) {
     e["geom_type"].push_back(double(m.geom_type[g]));
@@ -185,8 +190,10 @@ void check_table(const Model& m) {
   CHECK(f == n_model_fields);
   CHECK(v.n_link == m.n_link);
   CHECK(v.n_q == m.n_q);
-  CHECK(v.n_sphere == int(m.spheres.size()));
+  // 8 box corners + 2 capsule ends + 1 sphere centre + the 3 contact spheres, each on 2 planes
+  CHECK(v.n_point == 8 + 2 + 1 + int(m.spheres.size()));
   CHECK(v.n_plane == int(m.planes.size()));
+  CHECK(v.n_point_pair == v.n_point * v.n_plane);
   CHECK(v.n_geom == m.n_geom);
   CHECK(v.n_pair == m.n_pair);
   // the upload loop: every field copied once, the copy's view points at equal copies

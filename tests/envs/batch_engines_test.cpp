@@ -184,9 +184,9 @@ TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference 
   CHECK_THROWS_WITH(reset_rollouts(chain("team"), opt, fresh, {3}), Catch::Contains("rollout index = 3"));
 }
 
-TEST_CASE("batch engines: the team engine takes joint terms and refuses explicit geoms, naming them", "[batch][team]") {
+TEST_CASE("batch engines: the team engine takes joint terms and plane geoms, refuses body pairs, naming them", "[batch][team]") {
   // joint damping, armature and limits are in the team form (pbfd_residual_team.h pbfd_dof_terms);
-  // explicit geoms are not (solvers/registry.h team_unsupported): the reference engine takes them
+  // contact between two links is not (solvers/registry.h team_unsupported): the reference takes it
   for (const char* set : {"model.links[1].damping=0.1", "model.links[2].armature=0.01",
                                  "model.links[3].range=[-0.5, 0.5]"}) {  // a range enables the limit
     INFO(set);
@@ -195,7 +195,16 @@ TEST_CASE("batch engines: the team engine takes joint terms and refuses explicit
     const Initial init(sc, 2);
     CHECK_NOTHROW(make_batch_engine(sc, BackendChoice{}, init.b, init.p));
   }
+  // geoms against the world plane are point cores (Model::point_pair_*); a pair between two links
+  // (the sphere on l1 touches the contact points of l3..) is not
+  const Scene plane_only = chain("team", {"model.geoms=[{type: sphere, link: l1, size: [0.03], contype: 0}]"});
+  CHECK(team_unsupported(plane_only.model) == nullptr);
+  {
+    const Initial init(plane_only, 2);
+    CHECK_NOTHROW(make_batch_engine(plane_only, BackendChoice{}, init.b, init.p));
+  }
   Scene sc = chain("team", {"model.geoms=[{type: sphere, link: l1, size: [0.03]}]"});
+  REQUIRE(sc.model.n_body_pair > 0);
   REQUIRE(team_unsupported(sc.model) != nullptr);
   const Initial init(sc, 2);
   CHECK_THROWS_WITH(make_batch_engine(sc, BackendChoice{}, init.b, init.p),

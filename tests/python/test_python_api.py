@@ -126,12 +126,12 @@ def test_model_arrays_export_every_table_field(bigstep_py):
     a = bigstep_py.model_arrays(CHAIN, overrides=over)
     assert sorted(a) == sorted(n for _, n, _, _ in table)
     n_q = 15
-    sizes = {"n_link": a["link_parent"].shape[0], "n_q": a["dof_link"].shape[0], "n_sphere": a["sphere_link"].shape[0],
-             "n_plane": a["plane_offset"].shape[0], "n_geom": a["geom_type"].shape[0],
+    sizes = {"n_link": a["link_parent"].shape[0], "n_q": a["dof_link"].shape[0], "n_point": a["point_link"].shape[0],
+             "n_plane": a["plane_offset"].shape[0], "n_point_pair": a["point_pair_point"].shape[0], "n_geom": a["geom_type"].shape[0],
              "n_pair": a["pair_geom_a"].shape[0], "n_u": a["actuator_dof"].shape[0]}
     assert sizes["n_q"] == n_q and sizes["n_link"] == 10
-    assert sizes["n_geom"] == sizes["n_sphere"] + sizes["n_plane"] > 0  # legacy points and terrain become geoms
-    assert sizes["n_pair"] == sizes["n_sphere"] * sizes["n_plane"]
+    assert sizes["n_geom"] == sizes["n_point"] + sizes["n_plane"] > 0  # legacy points and terrain become geoms
+    assert sizes["n_pair"] == sizes["n_point"] * sizes["n_plane"] == sizes["n_point_pair"]
     dtypes = {"int": np.int32, "real": np.float64, "u8": np.uint8, "u32": np.uint32}
     for kind, name, rows, cols in table:
         shape = (sizes[rows], sizes[cols] if cols in sizes else int(cols))
@@ -147,8 +147,8 @@ def test_model_arrays_export_every_table_field(bigstep_py):
     assert sizes["n_u"] == 1 and a["actuator_dof"][0, 0] == 7 and a["actuator_type"][0, 0] == 1
     assert a["actuator_kp"][0, 0] == 5 and a["actuator_gear"][0, 0] == 2
     assert np.array_equal(a["dof_anc"][7], [0, 0, 1, 1, 1, 1, 1, 1, 1, 1])  # l2's hinge moves l2..l9
-    assert np.all(a["geom_type"][:sizes["n_sphere"], 0] == 1) and np.all(a["geom_type"][sizes["n_sphere"]:, 0] == 0)
-    assert np.all(a["pair_geom_b"][:, 0] >= sizes["n_sphere"])  # the world plane is b
+    assert np.all(a["geom_type"][:sizes["n_point"], 0] == 1) and np.all(a["geom_type"][sizes["n_point"]:, 0] == 0)
+    assert np.all(a["pair_geom_b"][:, 0] >= sizes["n_point"])  # the world plane is b
     env = bigstep_py.BatchEnv(CHAIN, rollouts=1, overrides=over)
     b = env.model_arrays
     assert sorted(b) == sorted(a) and all(np.array_equal(a[n], b[n]) for n in a)

@@ -4,6 +4,9 @@
 // lockstep scheduling give identical results; a poisoned rollout fails alone.
 #include <catch2/catch.hpp>
 
+#include "core/collision.h"
+#include "solvers/registry.h"
+
 #include <cmath>
 #include <random>
 
@@ -188,6 +191,43 @@ TEST_CASE("lm team: the stable-PD servo (targets set between lockstep steps) mat
   u.pd = &c.sc.pd;
   u.mass_scale = per_link(c.sc.model, {1.0, 0.8, 1.25});
   compare_with_reference(c, 20, true, DenseAlgebra::Fused, u);
+}
+
+TEST_CASE("lm team: box, capsule and sphere geoms on the ground match the reference", "[team][lm][geom]") {
+  // explicit geoms against the terrain plane (point cores in the team form, collide() in the
+  // reference), besides the chain's contact points: iteration counts and trajectories as the
+  // reference, both algebras, with per-rollout mass scales
+  const Case c = make_case("chain_floating_ground.yaml", 3,
+                           {"initial.theta=[0, 0, 0.04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]",
+                            "model.geoms=[{link: l2, type: box, pos: [0.1, 0, -0.01], rpy: [0.2, 0, 0.3], "
+                            "size: [0.08, 0.03, 0.03], contype: 0}, {link: l4, type: capsule, pos: [0.1, 0, -0.02], "
+                            "rpy: [0, 1.5708, 0], size: [0.03, 0.07], contype: 0}, {link: l8, type: sphere, "
+                            "pos: [0.2, 0, 0], size: [0.045], contype: 0}]"});
+  REQUIRE(c.sc.model.n_point_pair == c.sc.model.n_pair - 3 + 8 + 2 + 1);  // 3 geom pairs -> 11 point rows
+  REQUIRE(team_unsupported(c.sc.model) == nullptr);
+  {  // the geoms do touch the ground along the reference trajectory
+    const Model& m = c.sc.model;
+    PbdIntegrator ref(m, c.sc.settings);
+    Kinematics kin(m);
+    std::vector<Contact> con(m.max_contacts);
+    VecX th = c.th0[0], thp = c.thm1[0], next;
+    int geom_contacts = 0;
+    for (int n = 0; n < 25; ++n) {
+      ref.step_controlled(th, thp, StepControl{c.sc.tau, nullptr, 0.0}, next);
+      thp = th;
+      th = next;
+      forward_kinematics(m, th, kin);
+      uint32_t status = 0;
+      const int nc = collide(m, kin, 0.0, con.data(), int(con.size()), status);
+      for (int i = 0; i < nc; ++i) geom_contacts += con[i].geom_a < m.sphere_geom_adr && con[i].depth > 0;
+    }
+    REQUIRE(geom_contacts > 0);
+  }
+  compare_with_reference(c, 25, false);
+  compare_with_reference(c, 12, true, DenseAlgebra::Library);
+  Controls u;
+  u.mass_scale = per_link(c.sc.model, {0.6, 1.0, 1.9});
+  compare_with_reference(c, 12, false, DenseAlgebra::Fused, u);
 }
 
 TEST_CASE("lm team: armature, damping and joint limits match the reference", "[team][lm][dof]") {

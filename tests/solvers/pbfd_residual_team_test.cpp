@@ -11,6 +11,7 @@
 #include "solvers/pbfd_residual.h"
 #include "envs/batch.h"
 #include "solvers/pbfd_residual_team.h"
+#include "solvers/registry.h"
 #include "solvers/team.h"
 #include "tests/support/tol.h"
 
@@ -87,7 +88,7 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     forward_kinematics(m, th[k], ws.kin);
     update_contacts(m, th[k], ws);
     for_each_active_contact(m, ws, [&](const Contact&, const Vec3& u) { active += u.norm() > 0; });
-    INFO("rollout " << k << " active " << active << " spheres " << m.spheres.size());
+    INFO("rollout " << k << " active " << active << " point rows " << m.n_point_pair);
     REQUIRE(active > 0);
     Flat flat;
     PbfdStepConst<double> c = flat.view(in);
@@ -235,6 +236,53 @@ TEST_CASE("pbfd team residual equals the reference: armature, damping and joint 
   compare(sc, th_n, th_nm1, th, 1.0, ls, true);
 }
 
+
+TEST_CASE("pbfd team residual equals the reference: box, capsule and sphere geoms on planes", "[team][pbfd][geom]") {
+  // explicit geoms against two world planes (the floor and a tilted one): the team form reads
+  // them as point cores (Model::point_pair_*); the reference through collide()
+  std::vector<std::string> ov{"contact.c_par=1e5", "contact.c_perp=1e5"};
+  Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/tests/data/tree_all_joints.yaml", ov);
+  ModelSpec spec;
+  spec.links = sc.model.link_specs();
+  spec.gravity = sc.model.gravity;
+  const GeomType types[] = {GeomType::Box, GeomType::Capsule, GeomType::Sphere};
+  for (int j = 0; j < sc.model.n_link; ++j) {
+    GeomSpec g;
+    g.link = j;
+    g.type = types[j % 3];
+    g.pos = Vec3(0.04, -0.02 * j, 0.03);
+    g.R = Eigen::AngleAxisd(0.4 + 0.3 * j, Vec3(1, 2, -1).normalized()).toRotationMatrix();
+    g.size = Vec3(0.05, 0.08, 0.03);
+    g.contype = 0;  // planes only
+    spec.geoms.push_back(g);
+  }
+  GeomSpec floor;
+  floor.type = GeomType::Plane;
+  spec.geoms.push_back(floor);
+  GeomSpec tilted = floor;
+  tilted.R = Eigen::AngleAxisd(0.3, Vec3(0.6, 0.8, 0)).toRotationMatrix();
+  tilted.pos = Vec3(0, 0, 0.05);
+  spec.geoms.push_back(tilted);
+  sc.model = Model::finalize(spec);
+  REQUIRE(sc.model.n_body_pair == 0);
+  REQUIRE(team_unsupported(sc.model) == nullptr);
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> U(-0.6, 0.6);
+  std::vector<VecX> th_n, th_nm1, th;
+  for (int k = 0; k < 3; ++k) {
+    VecX q(sc.model.n_q);
+    for (int i = 0; i < q.size(); ++i) q[i] = U(rng);
+    q[2] = -0.45 - 0.03 * k;  // base height (joint origin at z = 0.5): geoms reach below both planes
+    th.push_back(q);
+    th_n.push_back(q + 0.01 * VecX::Ones(q.size()) * (k + 1));
+    th_nm1.push_back(q + 0.03 * VecX::Ones(q.size()));
+  }
+  compare(sc, th_n, th_nm1, th, 1.0);
+  compare(sc, th_n, th_nm1, th, 1.5);
+  std::vector<double> ls(sc.model.n_link);
+  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.6 + 0.21 * j;
+  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Per-DOF model terms (armature, damping, joint limits; pbfd_dof_terms) against self-contained
