@@ -175,12 +175,16 @@ struct Converter {
   const MujocoImportOptions& opt;
   MujocoImport& out;
   std::vector<LinkMass> link_mass;
+  int off = 0;  // opt.disableflags: a feature MuJoCo switches off is not imported
+
+  bool enabled(int flag) const { return !(off & flag); }
+  bool constraint_enabled(int flag) const { return !(off & (mjDSBL_CONSTRAINT | flag)); }
 
   std::string where(int type, const char* kind, int id) const { return out.path + ": " + element(m, type, kind, id); }
 
   void check_model_level() {
     // elements with no bigstep counterpart
-    BIGSTEP_CHECK_ARG(m->neq == 0, where(mjOBJ_EQUALITY, "equality", 0), "(equality constraint)",
+    BIGSTEP_CHECK_ARG(m->neq == 0 || !constraint_enabled(mjDSBL_EQUALITY), where(mjOBJ_EQUALITY, "equality", 0), "(equality constraint)",
                       "equality constraints are not supported");
     BIGSTEP_CHECK_ARG(m->nflex == 0, where(mjOBJ_FLEX, "flex", 0), "(flex)", "flexes are not supported");
     BIGSTEP_CHECK_ARG(m->npair == 0, out.path + ": contact pair 0", "(<contact><pair>)",
@@ -190,8 +194,10 @@ struct Converter {
                         "tendons are not supported (MujocoImportOptions::drop_tendons drops them)");
       out.dropped.push_back(detail::concat(m->ntendon, " tendon(s), first ", element(m, mjOBJ_TENDON, "tendon", 0)));
     }
-    BIGSTEP_CHECK_ARG(!(m->opt.disableflags & mjDSBL_FILTERPARENT), out.path + ": option.flag.filterparent",
+    BIGSTEP_CHECK_ARG(enabled(mjDSBL_FILTERPARENT), out.path + ": option.flag.filterparent",
                       "disable", "bigstep always filters parent-child contacts");
+    BIGSTEP_CHECK_ARG(enabled(mjDSBL_ACTUATION) || m->nu == 0, out.path + ": option.flag.actuation", "disable",
+                      "switching the actuators off is not supported");
   }
 
   // the joints of one body as a chain of links; (R_pre, t_pre) is the body's frame before its
@@ -268,7 +274,7 @@ struct Converter {
   void set_joint_properties(int jj, const std::string& f, LinkSpec& l) {
     const int type = m->jnt_type[jj];
     const int d0 = m->jnt_dofadr[jj], nd = type == mjJNT_FREE ? 6 : type == mjJNT_BALL ? 3 : 1;
-    if (m->jnt_limited[jj]) {
+    if (m->jnt_limited[jj] && constraint_enabled(mjDSBL_LIMIT)) {
       BIGSTEP_CHECK_ARG(type == mjJNT_HINGE || type == mjJNT_SLIDE, f + ".limited", "true",
                         "limits exist for hinge and slide joints only (a ball joint's cone limit is not supported)");
       l.limited = true;
@@ -276,13 +282,13 @@ struct Converter {
     }
     const double k = m->jnt_stiffness[jj];
     const bool poly = m->jnt_stiffnesspoly[mjNPOLY * jj] != 0 || m->jnt_stiffnesspoly[mjNPOLY * jj + 1] != 0;
-    if (k != 0 || poly) {
+    if ((k != 0 || poly) && enabled(mjDSBL_SPRING)) {
       BIGSTEP_CHECK_ARG(opt.drop_joint_stiffness, f + ".stiffness", k,
                         "joint springs are not supported (MujocoImportOptions::drop_joint_stiffness drops them)");
       out.dropped.push_back(detail::concat(f, ".stiffness = ", k));
     }
     for (int d = d0; d < d0 + nd; ++d) {
-      if (m->dof_frictionloss[d] != 0) {
+      if (m->dof_frictionloss[d] != 0 && constraint_enabled(mjDSBL_FRICTIONLOSS)) {
         BIGSTEP_CHECK_ARG(opt.drop_frictionloss, f + ".frictionloss", m->dof_frictionloss[d],
                           "dry joint friction is not supported (MujocoImportOptions::drop_frictionloss drops it)");
         if (d == d0) out.dropped.push_back(detail::concat(f, ".frictionloss = ", m->dof_frictionloss[d]));
@@ -297,12 +303,12 @@ struct Converter {
     // why: bigstep adds armature and damping per Euler rate, MuJoCo per local angular velocity;
     // the two differ for 3-DOF rotations, so only hinge / slide joints may carry them
     if (nd > 1) {
-      BIGSTEP_CHECK_ARG(m->dof_damping[d0] == 0, f + ".damping", m->dof_damping[d0],
+      BIGSTEP_CHECK_ARG(m->dof_damping[d0] == 0 || !enabled(mjDSBL_DAMPER), f + ".damping", m->dof_damping[d0],
                         "damping on a ball / free joint is not supported (bigstep's would act on Euler rates)");
       BIGSTEP_CHECK_ARG(m->dof_armature[d0] == 0, f + ".armature", m->dof_armature[d0],
                         "armature on a ball / free joint is not supported (bigstep's would act on Euler rates)");
     }
-    l.damping = m->dof_damping[d0];
+    l.damping = enabled(mjDSBL_DAMPER) ? m->dof_damping[d0] : 0;
     l.armature = m->dof_armature[d0];
   }
 
@@ -445,7 +451,7 @@ struct Converter {
       a.dof = m->jnt_dofadr[jj];
       a.gear = m->actuator_gear[6 * m->actuator_outadr[i]];
       const int c = m->actuator_ctrladr[i];
-      a.ctrllimited = m->actuator_ctrllimited[c];
+      a.ctrllimited = m->actuator_ctrllimited[c] && enabled(mjDSBL_CLAMPCTRL);
       a.ctrlrange[0] = m->actuator_ctrlrange[2 * c], a.ctrlrange[1] = m->actuator_ctrlrange[2 * c + 1];
       if (m->actuator_biastype[i] == mjBIAS_NONE) {
         // motor: force = gear ctrl
@@ -480,12 +486,13 @@ struct Converter {
   void run() {
     out.nq = int(m->nq), out.nv = int(m->nv);
     out.timestep = m->opt.timestep;
-    out.spec.gravity = (m->opt.disableflags & mjDSBL_GRAVITY) ? Vec3::Zero() : vec3(m->opt.gravity);
+    off = m->opt.disableflags;
+    out.spec.gravity = enabled(mjDSBL_GRAVITY) ? vec3(m->opt.gravity) : Vec3::Zero();
     check_model_level();
     convert_bodies();
     if (opt.drop_geoms)
       out.dropped.push_back(detail::concat(m->ngeom, " geom(s) (drop_geoms)"));
-    else {
+    else if (constraint_enabled(mjDSBL_CONTACT)) {  // contacts off in MuJoCo: no geoms
       convert_geoms();
       convert_exclude();
     }
@@ -508,7 +515,7 @@ MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& o
   }
   MujocoImport out;
   out.path = path;
-  Converter{m.get(), options, out, {}}.run();
+  Converter{m.get(), options, out, {}, 0}.run();
   // validate now, so that a model bigstep cannot build fails here with the file's name
   try {
     (void)Model::finalize(out.spec);
