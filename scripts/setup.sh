@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what bigstep needs, idempotently: Debian packages (compiler, Eigen, Catch2, yaml-cpp,
 # nlohmann-json, LBFGSpp) and Python packages (numpy, matplotlib, pytest, pin; nanobind for the
-# Python module) for plots, tests and bindings.
+# Python module) for plots, tests and bindings; mujoco (libmujoco for MJCF / URDF import), gymnasium
+# and example-robot-data (the test models).
 set -euo pipefail
 need=()
 for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev python3 python3-pip python3-dev; do
@@ -16,4 +17,8 @@ PY=${PYTHON:-python3}
 if ! $PY -c "import numpy, matplotlib, pytest, pinocchio, nanobind" 2>/dev/null; then
   $PY -m pip install -q --disable-pip-version-check numpy matplotlib pytest pin nanobind 2>/dev/null ||
     $PY -m pip install -q --disable-pip-version-check --break-system-packages numpy matplotlib pytest pin nanobind
+fi
+if ! $PY -c "import mujoco, gymnasium, cmeel" 2>/dev/null || [ ! -d "$($PY -c 'import cmeel, os; print(os.path.dirname(os.path.dirname(cmeel.__file__)))' 2>/dev/null)/cmeel.prefix/share/example-robot-data" ]; then
+  $PY -m pip install -q --disable-pip-version-check mujoco gymnasium example-robot-data 2>/dev/null ||
+    $PY -m pip install -q --disable-pip-version-check --break-system-packages mujoco gymnasium example-robot-data
 fi
