@@ -72,7 +72,6 @@ void qpos_from_theta(const MujocoImport& imp, const VecX& theta, VecX& qpos) {
       case MujocoJoint::Ball: quat_from_rotation(rotation_zyx(Vec3(th[0], th[1], th[2])), q); break;
       case MujocoJoint::Free:
         q[0] = th[0], q[1] = th[1], q[2] = th[2];
-        // a free joint's quaternion keeps its sign free (w < 0 allowed); w >= 0 by convention
         quat_from_rotation(rotation_zyx(Vec3(th[3], th[4], th[5])), q + 3);
         break;
     }

@@ -70,7 +70,7 @@ struct MujocoImport {
 /// attribute for anything bigstep cannot represent; also when bigstep was built without MuJoCo.
 MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& options = {});
 
-/// qpos (nq) of theta (nv). Quaternions come out unit, with w >= 0 for ball joints.
+/// qpos (nq) of theta (nv). Quaternions come out unit with w >= 0 (q and -q are one rotation).
 void qpos_from_theta(const MujocoImport& imp, const VecX& theta, VecX& qpos);
 /// theta (nv) of qpos (nq); quaternions are normalised first; Euler angles in (-pi, pi],
 /// the middle one in [-pi/2, pi/2].
