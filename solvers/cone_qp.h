@@ -112,7 +112,9 @@ struct ConeQpIterate {
 };
 
 /// What was wrong with an input (InvalidInput): the field, the element and its value.
-enum class ConeQpField : int { None, Sizes, Workspace, H, g, A, b, lb, ub, Bounds, Cone, Mu, Disk, Rad, HNotPositiveDefinite };
+enum class ConeQpField : int {
+  None, Sizes, Workspace, Iterate, Settings, H, g, A, b, lb, ub, Bounds, Cone, Mu, Disk, Rad, HNotPositiveDefinite
+};
 
 struct ConeQpResult {
   ConeQpStatus status = ConeQpStatus::InvalidInput;
@@ -438,6 +440,15 @@ BIGSTEP_HD ConeQpResult cone_qp_solve(const ConeQpProblem<S>& p, const ConeQpSet
   using std::sqrt;
   ConeQpResult res;
   if (!validate(p, ws, res)) return res;
+  if (!it.x || !it.y) {
+    res.bad_field = ConeQpField::Iterate;
+    return res;
+  }
+  if (!(st.rho > 0 && st.sigma > 0 && st.alpha > 0 && st.alpha < 2 && st.eps_abs >= 0 && st.eps_rel >= 0 &&
+        st.eps_infeasible >= 0 && st.max_iter >= 0 && st.adapt_interval >= 0)) {
+    res.bad_field = ConeQpField::Settings;
+    return res;
+  }
   const int n = p.n, m = p.m, R = cone_qp_rows(n, m, p.n_cone, p.n_disk);
   // carve the workspace: L (n x n), then 5 vectors of n, one of m and 6 of R
   S* s = ws.s;
@@ -578,6 +589,8 @@ inline std::string cone_qp_input_error(const ConeQpResult& r) {
     case ConeQpField::None: field = "none"; break;
     case ConeQpField::Sizes: field = "n"; expect = "n >= 1 and m, n_cone, n_disk >= 0"; break;
     case ConeQpField::Workspace: field = "workspace"; expect = "cone_qp_scalars() scalars and cone_qp_ints() ints"; break;
+    case ConeQpField::Iterate: field = "iterate"; expect = "x (n) and y (cone_qp_rows) buffers"; break;
+    case ConeQpField::Settings: field = "settings"; expect = "rho, sigma > 0, alpha in (0, 2), tolerances and counts >= 0"; break;
     case ConeQpField::H: field = "H"; expect = "given and finite"; break;
     case ConeQpField::g: field = "g"; expect = "given and finite"; break;
     case ConeQpField::A: field = "A"; expect = "given (m > 0) and finite"; break;

@@ -666,6 +666,13 @@ TEST_CASE("cone_qp: bad input is named (host) and reported without throwing (ker
   h.lb = {0, 1, 0};
   h.ub = {1, 0, 1};
   CHECK(message(h).find("cone_qp.lb - ub[1] = 1") == 0);
+  ConeQpSettings<double> st = tight();
+  st.alpha = 2;
+  std::vector<double> x3(3), y3(c.rows());
+  ConeQpIterate<double> it3{x3.data(), y3.data(), 0.0, false};
+  c.disk.clear();
+  c.rad.clear();
+  CHECK_THROWS_WITH(qp.solve(c.prob(), it3, st), Catch::Contains("cone_qp.settings"));
   Instance big = projection_instance({1, 3, 4, 5}, 0.5);
   CHECK(message(big).find("cone_qp.sizes") == 0);
   // the kernel entry point reports InvalidInput with the field instead of throwing
