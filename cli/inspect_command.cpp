@@ -7,6 +7,7 @@
 #include "core/crba.h"
 #include "core/error.h"
 #include "core/rnea.h"
+#include "envs/mujoco_import.h"
 #include "envs/scene.h"
 
 namespace bigstep {
@@ -49,7 +50,8 @@ int inspect_command(const std::vector<std::string>& args) {
     if (a == "--help" || a == "-h") {
       std::printf("usage: bigstep inspect CONFIG [--set key=value]... [--states N] [--seed S]\n"
                   "Prints the finalized model (links, DOFs) and CRBA H / RNEA tau at N seeded random\n"
-                  "states (q, qd, qdd uniform in [-1, 1]) as JSON on stdout. N in [0, %ld] (default %d),\n"
+                  "states (q, qd, qdd uniform in [-1, 1]) as JSON on stdout; for an MJCF / URDF model also\n"
+                  "each state's MuJoCo qpos / qvel and the joint map. N in [0, %ld] (default %d),\n"
                   "S in [0, 2^32) (default %u).\n", kMaxStates, kDefaultStates, kDefaultSeed);
       return 0;
     } else if (a == "--set" && has_value) {
@@ -91,6 +93,13 @@ int inspect_command(const std::vector<std::string>& args) {
   for (int k = 0; k < m.n_q; ++k)
     j["dofs"].push_back({{"link", m.dof_link[k]}, {"revolute", bool(m.dof_revolute[k])},
                          {"axis", vec(m.dof_axis[k])}, {"name", m.dof_name[k]}});
+  if (sc.imported) {  // where each MuJoCo joint's qpos / qvel entries and bigstep DOFs are
+    const MujocoImport& imp = *sc.imported;
+    j["mujoco"] = {{"file", imp.path}, {"nq", imp.nq}, {"nv", imp.nv}, {"timestep", imp.timestep}};
+    for (const MujocoJointMap& jm : imp.joints)
+      j["mujoco"]["joints"].push_back({{"name", jm.name}, {"qpos_adr", jm.qpos_adr}, {"qvel_adr", jm.qvel_adr},
+                                       {"theta_adr", jm.theta_adr}, {"link", jm.link}});
+  }
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> U(-1, 1);
   for (int s = 0; s < states; ++s) {
@@ -101,7 +110,15 @@ int inspect_command(const std::vector<std::string>& args) {
     MatX H;
     crba(m, q, H);
     rnea<double>(m, q, qd, qdd, tau);
-    j["states"].push_back({{"q", vec(q)}, {"qd", vec(qd)}, {"qdd", vec(qdd)}, {"H", mat(H)}, {"tau", vec(tau)}});
+    nlohmann::ordered_json st{{"q", vec(q)}, {"qd", vec(qd)}, {"qdd", vec(qdd)}, {"H", mat(H)}, {"tau", vec(tau)}};
+    if (sc.imported) {  // the same state in MuJoCo's coordinates (envs/mujoco_import.h)
+      VecX qpos, qvel;
+      qpos_from_theta(*sc.imported, q, qpos);
+      qvel_from_theta_dot(*sc.imported, q, qd, qvel);
+      st["qpos"] = vec(qpos);
+      st["qvel"] = vec(qvel);
+    }
+    j["states"].push_back(st);
   }
   std::puts(j.dump(1).c_str());
   return 0;

@@ -14,6 +14,8 @@
 
 namespace bigstep {
 
+struct MujocoImport;  // envs/mujoco_import.h
+
 /// Which scene metric summary.json reports.
 enum class MetricKind { Com, Sliding, Quadruped };
 
@@ -21,6 +23,9 @@ struct Scene {
   std::string name;         ///< `scene:`
   std::string source;       ///< the YAML file it came from
   Model model;
+  /// model.mjcf / model.urdf (or a bare XML file): what MuJoCo's compiler gave, with the map to
+  /// MuJoCo's qpos / qvel (envs/mujoco_import.h); null for a YAML model
+  std::shared_ptr<const MujocoImport> imported;
   VecX theta0;              ///< initial.theta (n_q), default zeros
   VecX theta_dot0;          ///< initial.theta_dot (n_q), default zeros
   VecX tau;                 ///< control.tau (n_q), constant joint torques, default zeros

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "envs/control_yaml.h"
+#include "envs/model_import.h"
 #include "envs/model_yaml.h"
 #include "envs/scene.h"
 #include "envs/yaml_cfg.h"
@@ -35,7 +36,7 @@ void parse_integrator(Cfg& top, Scene& sc) {
   nm.form = method.nmdp_form;
   const std::string opt = integ.choice("optimizer");
   s.optimizer = opt == "lm" ? Optimizer::Lm : opt == "lbfgs" ? Optimizer::Lbfgs : Optimizer::JtjLm;
-  s.dt = integ.num("dt");
+  s.dt = sc.imported ? integ.num("dt", sc.imported->timestep) : integ.num("dt", 0.01);
   if (!(s.dt > 0)) integ.fail(integ.key("dt"), s.dt, "must be > 0");
   sc.duration = integ.num("duration");
   if (!(sc.duration > 0)) integ.fail(integ.key("duration"), sc.duration, "must be > 0");
@@ -59,12 +60,21 @@ void parse_integrator(Cfg& top, Scene& sc) {
 
   Cfg contact = top.child("contact");
   ContactParams& cp = s.contact;
-  cp.c_perp = contact.num("c_perp");
-  cp.c_par = contact.num("c_par");
-  cp.mu = contact.num("mu");
   cp.alpha = contact.num("alpha");
   cp.beta = contact.num("beta");
   cp.gamma = contact.num("gamma");
+  // an imported model's defaults follow from what its file says (envs/model_import.h)
+  const double slip_speed = contact.num("slip_speed");
+  if (!(slip_speed > 0)) contact.fail(contact.key("slip_speed"), slip_speed, "must be > 0");
+  if (sc.imported) {
+    cp.mu = contact.num("mu", imported_mu(sc.model, *sc.imported));
+    cp.c_perp = contact.num("c_perp", c_perp_rest_depth(sc.model.weight(), cp.alpha));
+    cp.c_par = contact.num("c_par", c_par_from_mu(cp.mu, cp.c_perp, cp.beta, slip_speed, s.dt));
+  } else {
+    cp.mu = contact.num("mu", 0.5);
+    cp.c_perp = contact.num("c_perp", 1e5);
+    cp.c_par = contact.num("c_par", 0.0);
+  }
   NeSettings& ne = sc.ne;
   ne.dt = s.dt;
   ne.mu = cp.mu;
@@ -162,7 +172,13 @@ Scene parse(YAML::Node root, const CfgContext& ctx, const std::vector<std::strin
 
   if (!top.has("model")) top.fail("model", "(missing)", "required");
   Cfg model = top.child("model");
-  const ModelSpec spec = parse_model_spec(model);
+  ModelSpec spec;
+  if (model.has("mjcf") || model.has("urdf")) {
+    sc.imported = import_model_keys(model, file);
+    spec = sc.imported->spec;
+  } else {
+    spec = parse_model_spec(model);
+  }
   try {
     sc.model = Model::finalize(spec);
   } catch (const InvalidArgument& e) {
@@ -171,8 +187,21 @@ Scene parse(YAML::Node root, const CfgContext& ctx, const std::vector<std::strin
   const int n = sc.model.n_q;
 
   Cfg init = top.child("initial");
-  sc.theta0 = init.vec("theta", n, VecX::Zero(n));
-  sc.theta_dot0 = init.vec("theta_dot", n, VecX::Zero(n));
+  // an imported model starts at MuJoCo's qpos0, or at one of its keyframes
+  VecX th0 = sc.imported ? sc.imported->theta0 : VecX::Zero(n), thd0 = VecX::Zero(n);
+  const std::string key = init.str("keyframe", "");
+  if (!key.empty()) {
+    if (!sc.imported) init.fail(init.key("keyframe"), key, "only an MJCF / URDF model (model.mjcf) has keyframes");
+    const auto& keys = sc.imported->keyframes;
+    int found = -1;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i].name == key || std::to_string(i) == key) found = int(i);
+    if (found < 0) init.fail(init.key("keyframe"), key, detail::concat("no such keyframe (", keys.size(), " in the file)"));
+    th0 = keys[found].theta;
+    thd0 = keys[found].theta_dot;
+  }
+  sc.theta0 = init.vec("theta", n, th0);
+  sc.theta_dot0 = init.vec("theta_dot", n, thd0);
   init.finish();
   Cfg ctrl = top.child("control");
   parse_control(ctrl, sc);
@@ -183,15 +212,19 @@ Scene parse(YAML::Node root, const CfgContext& ctx, const std::vector<std::strin
   return sc;
 }
 
-// An MJCF / URDF file handed to the YAML reader: say what it is instead of a YAML error.
-void reject_xml(const std::string& text, const std::string& source) {
+// True when the text is XML (an MJCF or URDF file) rather than YAML.
+bool is_xml(const std::string& text) {
   size_t i = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // UTF-8 byte order mark
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  if (i < text.size() && text[i] == '<')
+  return i < text.size() && text[i] == '<';
+}
+
+// XML text without its file (the compiler needs the file for includes and meshes): say how to load it.
+void reject_xml(const std::string& text, const std::string& source) {
+  if (is_xml(text))
     throw InvalidArgument(source +
-                          ": (top level) = an XML file (MJCF or URDF?), not a YAML scene: MJCF/URDF models are not "
-                          "loaded yet; issue 11 adds them through MuJoCo's compiler (bigstep run model.xml, or "
-                          "model: {mjcf: path} / {urdf: path} in a YAML scene)");
+                          ": (top level) = an XML file (MJCF or URDF?), not a YAML scene: load the file itself "
+                          "(bigstep run model.xml, load_scene(path)) or name it in a scene as model: {mjcf: path}");
 }
 
 }  // namespace
@@ -220,6 +253,12 @@ Scene load_scene(const std::string& path, const std::vector<std::string>& overri
   if (!f) throw InvalidArgument(path + ": cannot open file");
   std::stringstream ss;
   ss << f.rdbuf();
+  if (is_xml(ss.str())) {  // an MJCF / URDF file: the scene {scene: <stem>, model: {mjcf: <file>}}
+    YAML::Node root;
+    root["scene"] = imported_scene_name(path);
+    root["model"]["mjcf"] = std::filesystem::path(path).filename().string();
+    return parse(root, CfgContext{path, nullptr}, overrides);
+  }
   return load_scene_text(ss.str(), path, overrides);
 }
 

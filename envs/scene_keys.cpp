@@ -34,6 +34,11 @@ std::vector<SceneKey> build_table() {
   key("description", "string", "''", "free text");
   // ---- model (envs/model_yaml.cpp) ----
   key("model", "map", "(required)", "the articulated body: links, contact points, terrain planes");
+  key("model.mjcf", "string", "(none)",
+      "an MJCF file (path relative to this file) compiled by MuJoCo: the whole model, no other model key");
+  key("model.urdf", "string", "(none)", "a URDF file, likewise");
+  key("model.allow", "list", "(none)",
+      "MJCF/URDF features to drop instead of failing: frictionloss, tendons, joint_stiffness, geoms (all: no contact)");
   key("model.gravity", "[x, y, z]", "[0, 0, -9.81]", "gravity [m/s^2]");
   key("model.links", "list", "(required)", "links, each parent before its children");
   key("model.links[i].name", "string", "(required)", "unique link name");
@@ -94,6 +99,7 @@ std::vector<SceneKey> build_table() {
   key("initial", "map", "(zeros)", "initial state");
   key("initial.theta", "list", "(zeros)", "theta(0), n_q values (see bigstep inspect for the DOF order)");
   key("initial.theta_dot", "list", "(zeros)", "theta_dot(0), n_q values");
+  key("initial.keyframe", "string", "(none)", "MJCF/URDF: start from this keyframe (name or index)");
   key("control", "map", "(none)", "controls");
   key("control.tau", "list", "(zeros)", "constant joint torques, n_q values");
   key("control.pd", "map", "(none)", "stable-PD servo (nmdp.md §9); floating-base DOFs always get 0");
@@ -129,7 +135,7 @@ std::vector<SceneKey> build_table() {
   key("integrator", "map", "(defaults)", "time integrator");
   choice("integrator.type", solvers, "pbfd", "the method (solvers/registry.cpp)");
   choice("integrator.optimizer", {"lm", "jtj_lm", "lbfgs"}, "jtj_lm", "pbd / pbfd only (lm: pbd only)");
-  key("integrator.dt", "number", "0.01", "timestep [s], > 0");
+  key("integrator.dt", "number", "(0.01; MJCF/URDF: its option timestep)", "timestep [s], > 0");
   key("integrator.duration", "number",  "1.0",
       detail::concat("simulated time [s]; 1 <= round(duration / dt) <= ", kMaxSteps, " steps"));
   key("integrator.eps_r", "number", "1e-8", "residual tolerance (pbfd.md §5.1)");
@@ -143,9 +149,13 @@ std::vector<SceneKey> build_table() {
   key("integrator.carry_gamma", "bool", "false", "nmdp_*: start each PGM call with the previous call's gamma");
   // ---- contact ----
   key("contact", "map", "(defaults)", "contact model");
-  key("contact.c_perp", "number", "1e5", "normal force coefficient C_perp (pbd, pbfd), >= 0");
-  key("contact.c_par", "number", "0", "tangential coefficient C_par (pbd, pbfd), >= 0");
-  key("contact.mu", "number", "0.5", "Coulomb coefficient (ne_*, nmdp_*)");
+  key("contact.c_perp", "number", "(1e5; MJCF/URDF: W / (4 (2 mm)^alpha))",
+      "normal force coefficient C_perp (pbd, pbfd), >= 0");
+  key("contact.c_par", "number", "(0; MJCF/URDF: mu C_perp / ((beta + 1) (slip_speed dt)^beta))",
+      "tangential coefficient C_par (pbd, pbfd), >= 0");
+  key("contact.mu", "number", "(0.5; MJCF/URDF: the largest geom friction of a pair)", "Coulomb coefficient (ne_*, nmdp_*)");
+  key("contact.slip_speed", "number", "0.1",
+      "MJCF/URDF: slip speed [m/s] at which PBFD's friction equals mu times the normal force (the c_par rule)");
   key("contact.alpha", "number", "2", "normal force exponent, > 1");
   key("contact.beta", "number", "1", "slip exponent, >= 1");
   key("contact.gamma", "number", "1", "depth exponent of the tangential terms, >= 1");

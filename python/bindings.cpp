@@ -13,9 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "core/crba.h"
 #include "core/error.h"
 #include "core/model_view.h"
+#include "core/rnea.h"
 #include "envs/batch_engines.h"
+#include "envs/mujoco_import.h"
 #include "envs/scene_keys.h"
 
 namespace nb = nanobind;
@@ -122,6 +125,90 @@ class BatchEnv {
   std::unique_ptr<BatchEngine> engine_;
 };
 
+// A loaded scene's model for inspection and cross-checks (bigstep.load_model): dynamics at a state
+// and, for an MJCF / URDF file, the map to MuJoCo's qpos / qvel (envs/mujoco_import.h).
+class LoadedModel {
+ public:
+  using In = nb::ndarray<const double, nb::numpy, nb::c_contig>;
+  using Vec = nb::ndarray<nb::numpy, double>;
+  using Mat = nb::ndarray<nb::numpy, double>;
+  LoadedModel(const std::string& path, const std::vector<std::string>& overrides) : sc_(load_scene(path, overrides)) {}
+  int n_q() const { return sc_.model.n_q; }
+  std::vector<std::string> dof_names() const { return sc_.model.dof_name; }
+  std::vector<std::string> link_names() const { return sc_.model.link_name; }
+  double dt() const { return sc_.settings.dt; }
+  double mu() const { return sc_.ne.mu; }
+  double c_perp() const { return sc_.settings.contact.c_perp; }
+  double c_par() const { return sc_.settings.contact.c_par; }
+  double weight() const { return sc_.model.weight(); }
+  bool imported() const { return sc_.imported != nullptr; }
+  Vec theta0() const { return out(sc_.theta0); }
+  Vec theta_dot0() const { return out(sc_.theta_dot0); }
+  Vec armature() const { return out(VecX(Eigen::Map<const VecX>(sc_.model.dof_armature.data(), sc_.model.n_q))); }
+  Vec damping() const { return out(VecX(Eigen::Map<const VecX>(sc_.model.dof_damping.data(), sc_.model.n_q))); }
+  nb::dict arrays() const { return model_arrays_dict(sc_.model); }
+  /// H(theta) (n_q, n_q) by CRBA, without armature (add diag(armature) for MuJoCo's M)
+  Mat mass_matrix(const In& theta) const {
+    MatX H;
+    crba(sc_.model, vec(theta, sc_.model.n_q, "theta"), H);
+    return out(H);
+  }
+  /// c(theta, theta_dot) + g(theta): the RNEA torques at zero acceleration (MuJoCo's qfrc_bias form)
+  Vec bias(const In& theta, const In& theta_dot) const {
+    const int n = sc_.model.n_q;
+    VecX tau;
+    rnea<double>(sc_.model, vec(theta, n, "theta"), vec(theta_dot, n, "theta_dot"), VecX::Zero(n), tau);
+    return out(tau);
+  }
+  Vec qpos_from_theta(const In& theta) const {
+    VecX q;
+    bigstep::qpos_from_theta(imp(), vec(theta, n_q(), "theta"), q);
+    return out(q);
+  }
+  Vec theta_from_qpos(const In& qpos) const {
+    VecX t;
+    bigstep::theta_from_qpos(imp(), vec(qpos, imp().nq, "qpos"), t);
+    return out(t);
+  }
+  Vec qvel_from_theta_dot(const In& theta, const In& theta_dot) const {
+    VecX v;
+    bigstep::qvel_from_theta_dot(imp(), vec(theta, n_q(), "theta"), vec(theta_dot, n_q(), "theta_dot"), v);
+    return out(v);
+  }
+  Vec theta_dot_from_qvel(const In& theta, const In& qvel) const {
+    VecX td;
+    bigstep::theta_dot_from_qvel(imp(), vec(theta, n_q(), "theta"), vec(qvel, imp().nv, "qvel"), td);
+    return out(td);
+  }
+  Mat qvel_jacobian(const In& theta) const {
+    MatX J;
+    bigstep::qvel_jacobian(imp(), vec(theta, n_q(), "theta"), J);
+    return out(J);
+  }
+  std::vector<std::string> keyframe_names() const {
+    std::vector<std::string> n;
+    for (const auto& k : imp().keyframes) n.push_back(k.name);
+    return n;
+  }
+
+ private:
+  const MujocoImport& imp() const {
+    BIGSTEP_CHECK_ARG(sc_.imported != nullptr, "model", sc_.source, "not an MJCF / URDF model (no qpos map)");
+    return *sc_.imported;
+  }
+  static VecX vec(const In& a, int n, const char* name) {
+    BIGSTEP_CHECK_ARG(a.ndim() == 1 && int(a.shape(0)) == n, name, detail::concat("shape (", a.ndim() ? a.shape(0) : 0, ")"),
+                      detail::concat("expected (", n, ",)"));
+    return Eigen::Map<const VecX>(a.data(), n);
+  }
+  static Vec out(const VecX& v) { return to_numpy(v.data(), size_t(v.size()), 1); }
+  static Mat out(const MatX& M) {
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> R = M;
+    return to_numpy(R.data(), size_t(R.rows()), size_t(R.cols()));
+  }
+  Scene sc_;
+};
+
 }  // namespace
 
 NB_MODULE(_bigstep, m) {
@@ -144,8 +231,39 @@ NB_MODULE(_bigstep, m) {
       },
       nb::arg("config"), nb::arg("overrides") = std::vector<std::string>{},
       "The scene's model as a dict of numpy arrays named by the field table (core/model_fields.h), each "
-      "of shape (rows, cols): link_* (n_link, .), dof_* (n_q, .), sphere_* / plane_* (legacy contact "
-      "points / terrain), geom_* (n_geom, .), pair_geom_a/b (n_pair, 1), actuator_* (n_u, .). Copies.");
+      "of shape (rows, cols): link_* (n_link, .), dof_* (n_q, .), point_* / plane_* / point_pair_* (the "
+      "plane pairs as point cores), geom_* (n_geom, .), pair_geom_a/b (n_pair, 1), actuator_* (n_u, .). Copies.");
+  nb::class_<LoadedModel>(m, "Model",
+                          "A scene's model (YAML scene, or an MJCF / URDF file compiled by MuJoCo): dynamics at a "
+                          "state and, for imported files, the map between theta / theta_dot and MuJoCo's qpos / qvel.")
+      .def_prop_ro("n_q", &LoadedModel::n_q)
+      .def_prop_ro("dof_names", &LoadedModel::dof_names)
+      .def_prop_ro("link_names", &LoadedModel::link_names)
+      .def_prop_ro("dt", &LoadedModel::dt, "the scene's integrator.dt (an imported file: its option timestep)")
+      .def_prop_ro("mu", &LoadedModel::mu, "contact.mu")
+      .def_prop_ro("c_perp", &LoadedModel::c_perp, "contact.c_perp")
+      .def_prop_ro("c_par", &LoadedModel::c_par, "contact.c_par")
+      .def_prop_ro("weight", &LoadedModel::weight, "total weight m |g| [N]")
+      .def_prop_ro("imported", &LoadedModel::imported, "True for an MJCF / URDF model")
+      .def_prop_ro("theta0", &LoadedModel::theta0, nb::rv_policy::move, "initial theta (an imported file: qpos0 or initial.keyframe)")
+      .def_prop_ro("theta_dot0", &LoadedModel::theta_dot0, nb::rv_policy::move)
+      .def_prop_ro("armature", &LoadedModel::armature, nb::rv_policy::move, "(n_q,) dof_armature")
+      .def_prop_ro("damping", &LoadedModel::damping, nb::rv_policy::move, "(n_q,) dof_damping")
+      .def_prop_ro("keyframe_names", &LoadedModel::keyframe_names)
+      .def("arrays", &LoadedModel::arrays, "the model's flat arrays, as bigstep.model_arrays()")
+      .def("mass_matrix", &LoadedModel::mass_matrix, nb::arg("theta"), "H(theta) (n_q, n_q), CRBA, without armature")
+      .def("bias", &LoadedModel::bias, nb::arg("theta"), nb::arg("theta_dot"),
+           "c + g (n_q,): RNEA torques at zero acceleration (MuJoCo's qfrc_bias in bigstep coordinates)")
+      .def("qpos_from_theta", &LoadedModel::qpos_from_theta, nb::arg("theta"))
+      .def("theta_from_qpos", &LoadedModel::theta_from_qpos, nb::arg("qpos"))
+      .def("qvel_from_theta_dot", &LoadedModel::qvel_from_theta_dot, nb::arg("theta"), nb::arg("theta_dot"))
+      .def("theta_dot_from_qvel", &LoadedModel::theta_dot_from_qvel, nb::arg("theta"), nb::arg("qvel"))
+      .def("qvel_jacobian", &LoadedModel::qvel_jacobian, nb::arg("theta"), "J = d qvel / d theta_dot (nv, n_q)");
+  m.def(
+      "load_model",
+      [](const std::string& path, const std::vector<std::string>& overrides) { return LoadedModel(path, overrides); },
+      nb::arg("path"), nb::arg("overrides") = std::vector<std::string>{},
+      "Loads a model: a YAML scene, or an MJCF / URDF file compiled by MuJoCo (the same as bigstep run PATH).");
   nb::class_<BatchEnv>(m, "BatchEnv",
                        "K rollouts of a scene (YAML config + 'key=value' overrides as bigstep run --set), stepped "
                        "together by one engine: backend 'cpu' | 'cuda' | 'auto'; batch.engine=team selects the "

@@ -336,8 +336,9 @@ TEST_CASE("scene_io: long values are echoed capped", "[scene_io]") {
   expect_error(kBase, {"metrics.link=" + std::string(5000, 'x')}, {"metrics.link = xxx", "... (5000 chars): no such link"});
 }
 
-TEST_CASE("scene_io: an XML (MJCF / URDF) file says what it is and how it will load", "[scene_io]") {
+TEST_CASE("scene_io: XML text without its file says what it is and how to load it", "[scene_io]") {
+  // (the file itself loads through MuJoCo's compiler: tests/envs/model_import_test.cpp)
   expect_error("<?xml version=\"1.0\"?>\n<robot name=\"r\"><link name=\"a\"/></robot>\n",
-               {"an XML file (MJCF or URDF?)", "issue 11", "MuJoCo's compiler"});
+               {"an XML file (MJCF or URDF?)", "load the file itself", "model: {mjcf: path}"});
   expect_error("  <mujoco model=\"hopper\">\n</mujoco>\n", {"an XML file"});
 }

@@ -124,6 +124,12 @@ std::map<std::string, Probe> probes() {
       {"contact.c_perp", {{}, [](const Scene& s) { return Value(s.settings.contact.c_perp); }}},
       {"contact.c_par", {{}, [](const Scene& s) { return Value(s.settings.contact.c_par); }}},
       {"contact.mu", {{}, [](const Scene& s) { return Value(s.ne.mu); }}},
+      {"contact.slip_speed", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
+                              [](const Scene& s) {  // read back through the c_par rule it sets
+                                const ContactParams& c = s.settings.contact;
+                                const double v = c.mu * c.c_perp / ((c.beta + 1) * c.c_par * s.settings.dt);
+                                return Value(std::round(v * 1e12) / 1e12);
+                              }}},
       {"contact.alpha", {{}, [](const Scene& s) { return Value(s.settings.contact.alpha); }}},
       {"contact.beta", {{}, [](const Scene& s) { return Value(s.settings.contact.beta); }}},
       {"contact.gamma", {{}, [](const Scene& s) { return Value(s.settings.contact.gamma); }}},
@@ -209,6 +215,11 @@ TEST_CASE("scene_keys: every key the parser reads is in the table and the help, 
   load(kMinimal, "minimal.yaml", {"model.links[0].box={size: [1, 1, 1], density: 2, contact_grid: 2}",
                                   "model.links[1].inertia=[1, 1, 1]", "description=x"});
   load(kMinimal, "minimal.yaml", {"model.links[1].range=[-1, 1]"});
+  // an imported model (tests/data/two_link.xml): its file, allow list and keyframes
+  load(kMinimal, "minimal.yaml",
+       {"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml, allow: [frictionloss]}", "control={}",
+        "initial={keyframe: lifted}"});
+  load(kMinimal, "minimal.yaml", {"model={urdf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"});
   load(kMinimal, "minimal.yaml", {"model.geoms=[{name: g, type: sphere, link: b, size: [0.1]}]", "model.exclude=[[a, b]]",
                                   "model.actuators=[{name: m, joint: b, type: position, kp: 1, ctrlrange: [-1, 1]}]"});
   for (const auto& k : read) {

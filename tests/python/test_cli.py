@@ -197,7 +197,8 @@ def test_set_with_list_index(bigstep, tmp_path):
 def test_help_is_the_key_table(bigstep):
     out = bigstep("run", "--help", check=0).stdout
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("  ") and "." in ln.split()[0]}
-    assert " 0.01 " in lines["integrator.dt"] and " 1e5 " in lines["contact.c_perp"]
+    assert "(0.01; MJCF/URDF: its option timestep)" in lines["integrator.dt"] and "(1e5;" in lines["contact.c_perp"]
+    assert " 0.1 " in lines["contact.slip_speed"] and " 2 " in lines["contact.alpha"]
     assert "model.links[i].box.mass" in lines and "pbd | pbfd | ne_lcp" in lines["integrator.type"]
 
 
@@ -248,12 +249,18 @@ def test_long_list_echo_is_capped(bigstep, tmp_path):
     assert "initial.theta" in line and "(1000000 elements)" in line and len(line) < 300
 
 
-def test_xml_model_is_named(bigstep, tmp_path):
-    cfg = tmp_path / "hopper.xml"
-    cfg.write_text('<mujoco model="hopper">\n  <worldbody/>\n</mujoco>\n')
+def test_xml_model_errors_name_the_file(bigstep, tmp_path):
+    """An MJCF / URDF file goes through MuJoCo's compiler: what it or bigstep cannot take is one line
+    naming the file (MuJoCo's own message for a file it cannot compile), exit 2."""
+    empty = tmp_path / "empty.xml"
+    empty.write_text('<mujoco model="empty">\n  <worldbody/>\n</mujoco>\n')
+    mesh = tmp_path / "mesh.xml"
+    mesh.write_text('<mujoco>\n  <worldbody><body><geom type="mesh" mesh="m"/></body></worldbody>\n</mujoco>\n')
     for cmd in ("run", "inspect"):
-        line = _one_line(bigstep(cmd, cfg, check=2))
-        assert "XML file" in line and "MJCF" in line and "issue 11" in line
+        line = _one_line(bigstep(cmd, empty, check=2))
+        assert str(empty) in line and "at least one link" in line
+        line = _one_line(bigstep(cmd, mesh, check=2))
+        assert str(mesh) in line and "MuJoCo could not load it" in line and "mesh 'm' not found" in line
 
 
 def test_directory_as_config(bigstep, tmp_path):

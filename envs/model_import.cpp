@@ -1,0 +1,59 @@
+#include "envs/model_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+namespace bigstep {
+
+std::shared_ptr<const MujocoImport> import_model_keys(Cfg& model, const std::string& scene_file) {
+  const bool mjcf = model.has("mjcf"), urdf = model.has("urdf");
+  if (mjcf && urdf) model.fail_text(model.key("urdf"), show(model.node()["urdf"]), "give one of mjcf or urdf");
+  const char* k = mjcf ? "mjcf" : "urdf";
+  std::string path = model.str(k, "");
+  // relative to the scene file's folder (a bare XML file names itself)
+  std::filesystem::path p(path);
+  if (p.is_relative() && !scene_file.empty()) p = std::filesystem::path(scene_file).parent_path() / p;
+  path = p.lexically_normal().string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) model.fail(model.key(k), path, "no such file");
+  // what may be dropped instead of failing, each named
+  MujocoImportOptions opt;
+  const YAML::Node allow = model.raw("allow");
+  if (allow.IsDefined() && !allow.IsNull()) {
+    if (!allow.IsSequence()) model.fail_text(model.key("allow"), show(allow), "expected a list");
+    for (size_t i = 0; i < allow.size(); ++i) {
+      const std::string a = allow[i].IsScalar() ? allow[i].as<std::string>() : show(allow[i]);
+      if (a == "frictionloss") opt.drop_frictionloss = true;
+      else if (a == "tendons") opt.drop_tendons = true;
+      else if (a == "joint_stiffness") opt.drop_joint_stiffness = true;
+      else if (a == "geoms") opt.drop_geoms = true;
+      else
+        model.fail(detail::concat(model.key("allow"), "[", i, "]"), a,
+                   "expected one of: frictionloss, tendons, joint_stiffness, geoms");
+    }
+  }
+  model.finish();
+  return std::make_shared<const MujocoImport>(import_mujoco(path, opt));
+}
+
+double imported_mu(const Model& m, const MujocoImport& imp) {
+  double mu = -1;
+  for (int q = 0; q < m.n_pair; ++q) {
+    double f = 0;
+    for (int g : {m.pair_geom_a[q], m.pair_geom_b[q]})
+      if (g < int(imp.geom_friction.size())) f = std::max(f, imp.geom_friction[g]);
+    mu = std::max(mu, f);
+  }
+  return mu < 0 ? 0.5 : mu;
+}
+
+double c_par_from_mu(double mu, double c_perp, double beta, double slip_speed, double dt) {
+  return mu * c_perp / ((beta + 1) * std::pow(slip_speed * dt, beta));
+}
+
+double c_perp_rest_depth(double weight, double alpha) { return weight / (4 * std::pow(2e-3, alpha)); }
+
+std::string imported_scene_name(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+}  // namespace bigstep

@@ -1,0 +1,121 @@
+"""Imported MJCF / URDF models against MuJoCo itself (issue 11): gymnasium's hopper, walker2d,
+half_cheetah, ant and humanoid (from the installed gymnasium package) and example-robot-data's Go1
+URDF. At seeded random states bigstep's mass matrix and bias forces equal mj_fullM / qfrc_bias
+through the velocity map J = d qvel / d theta_dot (free roots use Euler angles in bigstep):
+    H + diag(armature) = J^T M_mj J,      c + g = J^T (qfrc_bias + M_mj Jdot theta_dot);
+contact-free NE-LCP trajectories equal MuJoCo's Euler integrator at the same dt (exactly where the
+coordinates are MuJoCo's own, hinge / slide models; to the Euler-angle vs quaternion integration
+difference with a free root)."""
+import os
+import sysconfig
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco", reason="pip install mujoco (scripts/setup.sh installs it)")
+gymnasium = pytest.importorskip("gymnasium", reason="pip install gymnasium (scripts/setup.sh installs it)")
+bigstep = pytest.importorskip("bigstep", reason="the Python module is not built")
+
+ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
+# what bigstep drops from each file, by name (model.allow); everything else is converted
+ALLOW = {"hopper": [], "walker2d": [], "half_cheetah": ["joint_stiffness"], "ant": [],
+         "humanoid": ["tendons", "joint_stiffness"]}
+FREE_ROOT = {"ant", "humanoid"}
+
+
+def gym(name):
+    return os.path.join(ASSETS, name + ".xml")
+
+
+def allow(names):
+    return ["model.allow=[" + ", ".join(names) + "]"] if names else []
+
+
+def random_state(bm, rng):
+    """theta within the joint ranges (hinges: the middle of the range), theta_dot ~ N(0, 1)."""
+    arr = bm.arrays()
+    lo, hi = arr["dof_range"][:, 0], arr["dof_range"][:, 1]
+    limited = arr["dof_limited"][:, 0] == 1
+    th = rng.uniform(-0.5, 0.5, bm.n_q)
+    th[limited] = lo[limited] + (hi[limited] - lo[limited]) * rng.uniform(0.2, 0.8, limited.sum())
+    th += bm.theta0 * (~limited)  # keep the root near qpos0 (the free root's height)
+    return th, rng.normal(0, 1, bm.n_q)
+
+
+def mj_at(m, d, qpos, qvel):
+    d.qpos[:] = qpos
+    d.qvel[:] = qvel
+    mujoco.mj_forward(m, d)
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, M)
+    return M, d.qfrc_bias.copy()
+
+
+@pytest.mark.parametrize("name", sorted(ALLOW))
+def test_mass_matrix_and_bias_equal_mujoco(name):
+    bm = bigstep.load_model(gym(name), allow(ALLOW[name]))
+    m = mujoco.MjModel.from_xml_path(gym(name))
+    d = mujoco.MjData(m)
+    assert bm.imported and bm.n_q == m.nv
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        th, thd = random_state(bm, rng)
+        qpos, qvel = bm.qpos_from_theta(th), bm.qvel_from_theta_dot(th, thd)
+        M, bias = mj_at(m, d, qpos, qvel)
+        J = bm.qvel_jacobian(th)
+        # Jdot theta_dot by central differences along theta_dot (J depends on the Euler angles only)
+        eps = 1e-6
+        Jdot = (bm.qvel_jacobian(th + eps * thd) - bm.qvel_jacobian(th - eps * thd)) / (2 * eps)
+        H = bm.mass_matrix(th) + np.diag(bm.armature)
+        H_mj = J.T @ M @ J
+        assert np.abs(H - H_mj).max() <= 1e-9 * np.abs(H_mj).max(), name
+        b = bm.bias(th, thd)
+        b_mj = J.T @ (bias + M @ (Jdot @ thd))
+        # 1e-9 relative, plus the Jdot difference quotient's O(eps^2) where the root is free
+        tol = (1e-9 if name not in FREE_ROOT else 1e-7) * (1 + np.abs(b_mj).max())
+        assert np.abs(b - b_mj).max() <= tol, name
+        # the coordinate map both ways
+        assert np.allclose(bm.theta_from_qpos(qpos), th, atol=1e-12, rtol=0)
+        assert np.allclose(bm.theta_dot_from_qvel(th, qvel), thd, atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("name", sorted(ALLOW))
+def test_contact_free_ne_lcp_equals_mujoco_euler(name):
+    """From a seeded state with random constant generalised forces, 30 steps at the file's own
+    timestep without geoms (bigstep: model.allow geoms; MuJoCo: contact disabled) and inside the
+    joint ranges (MuJoCo: limits disabled; bigstep's limits stay inactive, checked). With a free
+    root the difference is the O(dt) one of integrating Euler angles vs MuJoCo's quaternion
+    (measured on ant: 4e-5 at dt 0.01, 2e-5 at 0.005, 1e-5 at 0.0025 over 0.3 s)."""
+    m = mujoco.MjModel.from_xml_path(gym(name))
+    if "joint_stiffness" in ALLOW[name]:
+        m.jnt_stiffness[:] = 0  # what bigstep dropped, dropped in the oracle too
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
+    d = mujoco.MjData(m)
+    probe = bigstep.load_model(gym(name), allow(ALLOW[name] + ["geoms"]))
+    rng = np.random.default_rng(11)
+    th, thd = random_state(probe, rng)
+    thd *= 0.3
+    fmt = lambda v: "[" + ", ".join(repr(float(x)) for x in v) + "]"  # noqa: E731
+    env = bigstep.BatchEnv(gym(name), rollouts=1, seed=0, overrides=allow(ALLOW[name] + ["geoms"]) + [
+        "integrator.type=ne_lcp", "batch.perturb_theta=0", "batch.perturb_theta_dot=0",
+        "initial.theta=" + fmt(th), "initial.theta_dot=" + fmt(thd)])
+    assert env.dt == m.opt.timestep
+    d.qpos[:] = probe.qpos_from_theta(th)
+    d.qvel[:] = probe.qvel_from_theta_dot(th, thd)
+    tau = rng.normal(0, 2, probe.n_q)
+    tau[:6 if name in FREE_ROOT else 0] = 0  # forces on the joints only
+    # the same generalised force in MuJoCo's coordinates: qfrc = J^-T tau (J = I on hinges / slides)
+    for n in range(30):
+        theta = env.step(tau[None, :])[0]
+        J = probe.qvel_jacobian(probe.theta_from_qpos(d.qpos))
+        d.qfrc_applied[:] = np.linalg.solve(J.T, tau)
+        mujoco.mj_step(m, d)
+        assert env.status[0] == 0
+    q_mj = probe.theta_from_qpos(d.qpos)
+    arr = probe.arrays()
+    lim = arr["dof_limited"][:, 0] == 1
+    assert np.all((theta[lim] > arr["dof_range"][lim, 0]) & (theta[lim] < arr["dof_range"][lim, 1]))
+    err = np.abs(theta - q_mj).max()
+    tol = 1e-9 if name not in FREE_ROOT else 5e-4
+    assert err <= tol, (name, err)
