@@ -101,6 +101,8 @@ def _read_steps(path: Path) -> list:
                 "residual": float(r["residual"]),
                 "status": r["status"],
                 "wall_s": float(r["wall_s"]),
+                # summed normal contact force [N] (StepStats::normal_force; nan in older outputs)
+                "normal_force_N": float(r.get("normal_force_N") or "nan"),
                 "converged": step_converged(r["status"]),
             })
     return rows

@@ -28,7 +28,9 @@ const char* run_help() {
          "Simulates the scene in CONFIG (YAML, see configs/; or an MJCF / URDF file, compiled by MuJoCo)\n"
          "and writes to DIR (default out/<scene>):\n"
          "  trajectory.csv   t, then one column per generalized coordinate (theta)\n"
-         "  steps.csv        per step: iterations, final residual, status bits, wall time\n"
+         "  steps.csv        per step: iterations, final residual, status bits, wall time,\n"
+         "                   normal_force_N (summed normal contact force of the step [N], in the\n"
+         "                   integrator's own terms: StepStats::normal_force)\n"
          "  summary.json     scene, integrator, optimizer, dt, steps, sim_time_s, wall_time_s,\n"
          "                   iterations_mean, iterations_max, converged_fraction and scene metrics\n"
          "                   (nmdp_*: substeps, halvings, frames_subdivided, substeps_max_per_frame,\n"
@@ -109,10 +111,10 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   }
   {
     std::ofstream f(dir / "steps.csv");
-    f << "step,t,iterations,residual,status,wall_s\n" << std::setprecision(10);
+    f << "step,t,iterations,residual,status,wall_s,normal_force_N\n" << std::setprecision(10);
     for (size_t i = 0; i < r.stats.size(); ++i)
       f << i + 1 << "," << (i + 1) * dt << "," << r.stats[i].iterations << "," << r.stats[i].residual
-        << "," << status_text(r.stats[i].status) << "," << r.step_wall_s[i] << "\n";
+        << "," << status_text(r.stats[i].status) << "," << r.step_wall_s[i] << "," << r.stats[i].normal_force << "\n";
   }
   int it_max = 0, n_conv = 0, n_restart = 0;
   double it_sum = 0;

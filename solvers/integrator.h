@@ -23,6 +23,14 @@ struct StepStats {
   uint32_t status = STATUS_OK;
   int substeps = 1;       ///< accepted substeps of the frame (NMDP Alg. 2; halvings = substeps - 1)
   double min_substep = 0; ///< smallest accepted substep [s] (NMDP; 0 = not reported)
+  /// Summed normal contact force of the step's geom contacts [N] (joint-limit stops excluded), in
+  /// the method's own terms: PBD / PBFD sum_p C_perp d_p^alpha at the accepted theta_{n+1}
+  /// (pbfd.md §4.2; PBD's spurious push f* of the tangential energy is not counted); NE-LCP the
+  /// normal impulses lambda_p / dt; NE-MDP the normal part of B w (k_c s(d_x) sum_i w_x,i per
+  /// contact, t^i ⊥ n); NMDP the same normal part of B(theta) w at each accepted substep, averaged
+  /// over the frame with weights h / dt (ghost forces included). 0 without contact and for a held
+  /// step (bad input, or a frame that ran out of subdivisions).
+  double normal_force = 0;
   bool converged() const { return !status_failed(status); }
 };
 

@@ -18,6 +18,7 @@
 // A "solution" is accepted only when it satisfies the LCP to 1e-6 (relative) after Lemke's final
 // basis is re-solved from the data: thousands of tableau pivots on a resting 40-contact chain
 // used to leave round-off that was accepted as a solution and injected energy (bench Fig. 6).
+// Reported normal force (StepStats::normal_force): sum_p lambda_p / h of the accepted solution.
 // cpu-only: the Newton-Euler baselines are CPU comparisons (their GPU form is not a goal).
 #include "solvers/ne_lcp.h"
 
@@ -153,6 +154,9 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
     ws.tmp.noalias() = HinvJt * z.head(nr);  // the product first, as in an expression temporary
     v_plus += ws.tmp;
     st.residual = error;  // relative LCP violation of the accepted solution (lcp_lemke.h)
+    // normal force: the contacts' normal impulses lambda (rows 0 .. nc; the stops' rows after
+    // them are not contact forces) over the step; the cone edges D beta are tangential
+    st.normal_force = z.head(nc).sum() / h;
   } else {
     st.status |= STATUS_NOT_CONVERGED;  // no contact impulse found: the step is flagged
   }
@@ -160,6 +164,7 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   if (!th_next.allFinite()) {
     st.status |= STATUS_NONFINITE;
     th_next = th;
+    st.normal_force = 0;  // held
   }
   return st;
 }

@@ -19,6 +19,7 @@
 // ground and the torso never left it; with M~ the feet stay within 9 mm and the robot jumps
 // (torso +15 cm, feet 9 cm clear for 0.29 s).
 // contact.mdp_metric = kinetic keeps the spec's literal form for comparisons.
+// Reported normal force (StepStats::normal_force): the normal part of B w*, sum_x k_c s(d_x) sum_i w*_x,i.
 // cpu-only: Newton-Euler baselines are CPU comparisons.
 #include "solvers/ne_mdp.h"
 
@@ -182,6 +183,10 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   if (qs == QpStatus::Solved) {
     ws.tmp.noalias() = h * HinvB * r.x.head(k);  // the product first, as in an expression temporary
     v_plus += ws.tmp;
+    // normal force: the impulse is h B w, so the force B w; its normal part per contact
+    // (limit stops excluded) is k_c s(d) sum_i w_i
+    for (int x = 0; x < nx; ++x)
+      st.normal_force += mdp_normal_force(P.scale(std::max(0.0, -used[x]->phi), true), r.x.segment(x * nd, nd));
     if (int(d.qp_active.capacity()) < ws.active_capacity) d.qp_active.reserve(size_t(ws.active_capacity));
     d.qp_active = r.active;
   } else {
@@ -192,6 +197,7 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   if (!th_next.allFinite()) {
     st.status |= STATUS_NONFINITE;
     th_next = th;
+    st.normal_force = 0;  // held
   }
   return st;
 }

@@ -6,6 +6,8 @@
 //           push (t_now + h/2, top.depth)   (the second half inherits depth + 1)
 // Times are integer ticks of dt / 2^depth_max, so h = dt / 2^depth exactly and the accepted
 // substeps tile the frame without rounding. PD targets are taken at each substep's end (§9).
+// Reported normal force (StepStats::normal_force): each accepted substep's n . (B(theta) w) at its
+// solution, weighted by h / dt, i.e. the frame's normal contact impulse over dt.
 // cpu-only: a batched GPU state machine of §7.5 is future work.
 #include "solvers/nmdp_step.h"
 
@@ -121,6 +123,7 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
   VecX& w = ws.w;
   st.substeps = 0;
   st.min_substep = dt;
+  double impulse_n = 0;  // sum over accepted substeps of h times their normal contact force [N s]
   while (!stack.empty()) {
     Entry& top = stack.back();
     const int64_t span = top.t_end - t_now;
@@ -162,6 +165,7 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
       ++st.substeps;
       st.min_substep = std::min(st.min_substep, h);
       st.residual = r.G_norm;
+      impulse_n += h * problem_.normal_force(theta, w);
       ws.w_last = w;
       if (s_.carry_gamma) gamma = r.gamma;
       continue;
@@ -183,6 +187,8 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
     theta_next = theta_n;
     return st;
   }
+  // the frame's normal contact force: substep forces averaged over the frame (weights h / dt)
+  st.normal_force = impulse_n / dt;
   if (gimbal_locked(m_, theta_next)) st.status |= STATUS_GIMBAL_LOCK;
   // carry (theta_-, theta_--, dt_last, gamma) to this rollout's next frame
   carry.valid = true;

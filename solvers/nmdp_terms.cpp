@@ -189,6 +189,15 @@ const std::vector<NmdpContact>& NmdpProblem::contacts(const VecX& theta) {
   return pairs_;
 }
 
+double NmdpProblem::normal_force(const VecX& theta, const VecX& w) {
+  update(theta, false);
+  // geom slots only (dof < 0); a slot without a candidate has s = 0
+  double f = 0;
+  for (const NmdpContact& c : pairs_)
+    if (c.dof < 0 && c.s > 0) f += mdp_normal_force(c.s, w.segment(c.off, c.nv));
+  return f;
+}
+
 double NmdpProblem::limit_depth(const NmdpContact& c, const VecX& theta) const {
   // lower stop (s = +1): lo - theta_k; upper (s = -1): theta_k - hi (core/joint_limit.h)
   const int k = c.dof;

@@ -71,6 +71,10 @@ void mdp_vertices(const MdpPolytope& P, double scale, const Vec3& n, const std::
 void mdp_columns(const MdpPolytope& P, const MatX& J, double scale, const Vec3& n, const std::vector<Vec3>& t,
                  Eigen::Ref<MatX> Bx);
 
+/// Normal part n . f of one point's force f = sum_i w_i v^i = scale sum_i w_i (n + mu t^i): the
+/// tangents t^i are orthogonal to n, so it is scale sum_i w_i (StepStats::normal_force).
+inline double mdp_normal_force(double scale, const Eigen::Ref<const VecX>& w) { return scale * w.sum(); }
+
 // ---------------------------------------------------------------------------------------
 // One (sub)step's problem
 // ---------------------------------------------------------------------------------------
@@ -158,6 +162,9 @@ class NmdpProblem {
 
   /// Contact candidates at theta (d, scale, Jacobian).
   const std::vector<NmdpContact>& contacts(const VecX& theta);
+  /// Summed normal part of the geom candidates' forces B(theta) w at theta (limit stops
+  /// excluded): sum_x mdp_normal_force(k_c s(d_x), w_x) [N] (StepStats::normal_force).
+  double normal_force(const VecX& theta, const VecX& w);
 
   /// B(theta) (n_q x m).
   void B(const VecX& theta, MatX& B);

@@ -1,5 +1,7 @@
 #include "solvers/pbd_context.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace bigstep {
@@ -28,6 +30,19 @@ void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
   in.theta_n = theta_n;
   in.theta_pred = 2 * theta_n - theta_nm1;
   in.pd = false;  // no servo unless set_step_pd adds one (gain buffers keep their size)
+}
+
+double pbd_normal_force(const Model& m, const VecX& theta, const ContactParams& cp, PbdWorkspace& ws) {
+  if (!(ws.theta_cs == theta)) {  // a rejected trial point (or another start) was evaluated last
+    forward_kinematics(m, theta, ws.kin);
+    update_contacts(m, theta, ws);
+  }
+  double f = 0;
+  for (int i = 0; i < ws.cs.n_con; ++i) {
+    const double d = ws.cs.con[size_t(i)].depth;
+    if (d > 0) f += cp.c_perp * std::pow(d, cp.alpha);
+  }
+  return f;
 }
 
 void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double t_end, PbdStepInput& in) {

@@ -6,6 +6,7 @@
 // joint-space contacts (solvers/joint_terms.h). On a radius-0 point against a plane the cores are
 // the point and the plane, and the terms reduce to pbfd.md's sphere x plane formulas.
 #pragma once
+#include <limits>
 #include <vector>
 
 #include "core/contact_set.h"
@@ -41,7 +42,8 @@ struct PbdStepInput {
 /// allocates once it exists.
 struct PbdWorkspace : Workspace {
   explicit PbdWorkspace(const Model& m)
-      : kin(m), kin_a(m), kin_n(m), cs(m), Ja(3, m.n_q), Jb(3, m.n_q), J(3, m.n_q), Jt_n(m.n_q),
+      : kin(m), kin_a(m), kin_n(m), cs(m),
+        theta_cs(VecX::Constant(m.n_q, std::numeric_limits<double>::quiet_NaN())), Ja(3, m.n_q), Jb(3, m.n_q), J(3, m.n_q), Jt_n(m.n_q),
         JtH(m.n_q, 3), JtP(m.n_q, 3), r(m.n_q), Jr(m.n_q, m.n_q), lm(m.n_q) {
     in.anchor.R.resize(m.n_link);
     in.anchor.t.resize(m.n_link);
@@ -54,6 +56,7 @@ struct PbdWorkspace : Workspace {
   Kinematics kin_a;  ///< scratch for theta_{n-1}
   Kinematics kin_n;  ///< at theta_n (make_step_input): the slip's reference placement
   ContactSet cs;     ///< contacts and joint limits at the current iterate (update_contacts)
+  VecX theta_cs;     ///< (n_q) the iterate cs was found at (NaN before the first update)
   MatX Ja, Jb;       ///< (3 x n_q) core Jacobians of a contact's two links
   MatX J;            ///< (3 x n_q) J = Ja - Jb
   VecX Jt_n;         ///< (n_q) J^T n of a contact
@@ -79,7 +82,14 @@ void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double 
 /// joint limits with margin 0, once per iterate; only depth > 0 contributes to a term.
 inline void update_contacts(const Model& m, const VecX& theta, PbdWorkspace& ws) {
   ws.cs.update(m, ws.kin, theta, 0.0);
+  ws.theta_cs = theta;
 }
+
+/// The penalty's summed normal force sum_p C_perp d_p^alpha over the geom contacts at theta
+/// (pbfd.md §4.2; joint-limit stops excluded) [N]: StepStats::normal_force of PBD / PBFD. Reuses
+/// ws.cs when the optimizer's last evaluation was at theta (the usual case after convergence),
+/// otherwise runs the kinematics and the contact set at theta once.
+double pbd_normal_force(const Model& m, const VecX& theta, const ContactParams& cp, PbdWorkspace& ws);
 
 /// Calls f(c, u) for every geom contact of ws.cs in penetration (c.depth > 0), with ws.Ja, ws.Jb
 /// and ws.J = Ja - Jb the core Jacobians (contact_set.h) and u the slip since theta_n

@@ -1,4 +1,5 @@
 // PBD / PBFD step driver (spec pbfd.md §5.1 restart rule, §5.3 predictor and outputs).
+// Reported normal force (StepStats::normal_force): sum_p C_perp d_p^alpha at theta_{n+1} (§4.2).
 // cpu-only: the CUDA mirror of the per-iteration body is the batched backend's job.
 #include "solvers/pbd_step.h"
 
@@ -174,9 +175,11 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   if (!finite(theta_next)) {
     st.status |= STATUS_NONFINITE;
     theta_next = theta_n;
-  } else if (gimbal_locked(m_, theta_next)) {
-    st.status |= STATUS_GIMBAL_LOCK;
+    return st;
   }
+  if (gimbal_locked(m_, theta_next)) st.status |= STATUS_GIMBAL_LOCK;
+  // the normal penalty force at the accepted theta_{n+1} (the best iterate when not converged)
+  st.normal_force = pbd_normal_force(m_, theta_next, in.cp, ws);
   return st;
 }
 

@@ -21,6 +21,13 @@ def test_run_writes_outputs(bigstep, tmp_path):
     k = 2 * 3.0e7 * 0.01 / 1.23e6
     expect = (1 - math.exp(-k * 9.81 * 0.5)) / (k * 9.81)
     assert abs(s["sliding_distance_m"] - expect) < 0.05 * expect
+    # steps.csv: one row per step; the box slides on flat ground without vertical acceleration,
+    # so the summed normal contact force it reports carries its weight m g = 9.81 N
+    steps = list(csv.DictReader(open(tmp_path / "steps.csv")))
+    assert list(steps[0]) == ["step", "t", "iterations", "residual", "status", "wall_s", "normal_force_N"]
+    assert len(steps) == 50
+    force = [float(r["normal_force_N"]) for r in steps]
+    assert abs(sum(force) / len(force) - 9.81) < 0.01 * 9.81
 
 
 def test_set_overrides_key(bigstep, tmp_path):
