@@ -218,6 +218,10 @@ void build_pairs(const ModelSpec& spec, Model& m) {
       // a is the geom on the higher link index, so a world geom is always b
       const int a = m.geom_link[i] > m.geom_link[j] ? i : j, b = a == i ? j : i;
       const int n_max = pair_max_contacts(m.geom_type[a], m.geom_type[b]);
+      if (n_max == 0 && spec.skip_unsupported_pairs) {
+        m.skipped_pairs.emplace_back(a, b);
+        continue;
+      }
       BIGSTEP_CHECK_ARG(n_max > 0,
                         geom_field(m, a) + " / " + geom_field(m, b),
                         detail::concat(geom_type_name(m.geom_type[a]), "-",

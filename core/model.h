@@ -77,6 +77,9 @@ struct ModelSpec {
   std::vector<GeomSpec> geoms;          ///< collision shapes (geom.h)
   std::vector<std::pair<int, int>> exclude;  ///< link pairs never in contact (-1 = world)
   std::vector<ActuatorSpec> actuators;  ///< controls (core/actuation.h)
+  /// a candidate pair without a collision function is skipped (Model::skipped_pairs) instead of an
+  /// error: for imported models whose shapes touch where bigstep cannot collide them (opt-in)
+  bool skip_unsupported_pairs = false;
 };
 
 /// Immutable model. Sizes first, then per-link and per-DOF arrays (shape in comments).
@@ -157,6 +160,8 @@ class Model {
   int n_pair = 0;
   std::vector<int> pair_geom_a;         ///< (n_pair)
   std::vector<int> pair_geom_b;         ///< (n_pair)
+  std::vector<std::pair<int, int>> skipped_pairs;  ///< (geom a, geom b) without a pair function,
+                                        ///< skipped on ModelSpec::skip_unsupported_pairs
   int max_contacts = 0;                 ///< sum of pair_max_contacts over the pairs: what collide()
                                         ///< can return at most
 

@@ -28,11 +28,14 @@ std::shared_ptr<const MujocoImport> import_model_keys(Cfg& model, const std::str
       else if (a == "tendons") opt.drop_tendons = true;
       else if (a == "joint_stiffness") opt.drop_joint_stiffness = true;
       else if (a == "geoms") opt.drop_geoms = true;
+      else if (a == "unsupported_pairs") opt.drop_unsupported_pairs = true;
       else
         model.fail(detail::concat(model.key("allow"), "[", i, "]"), a,
-                   "expected one of: frictionloss, tendons, joint_stiffness, geoms");
+                   "expected one of: frictionloss, tendons, joint_stiffness, geoms, unsupported_pairs");
     }
   }
+  opt.free_root = model.flag("free_root");
+  opt.floor = model.flag("floor");
   model.finish();
   return std::make_shared<const MujocoImport>(import_mujoco(path, opt));
 }

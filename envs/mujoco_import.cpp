@@ -503,21 +503,61 @@ struct Converter {
 
 }  // namespace
 
+namespace {
+
+// MuJoCo's message on one line, like every bigstep error
+[[noreturn]] void mujoco_failed(const std::string& path, std::string msg) {
+  for (char& c : msg)
+    if (c == '\n') c = ' ';
+  throw InvalidArgument(path + ": MuJoCo could not load it: " + msg);
+}
+
+struct SpecDeleter {
+  void operator()(mjSpec* s) const { mj_deleteSpec(s); }
+};
+
+// The options' edits of the parsed model (MujocoImportOptions::free_root, floor).
+void edit_spec(mjSpec* s, const MujocoImportOptions& opt) {
+  mjsBody* world = mjs_findBody(s, "world");
+  if (opt.free_root)
+    for (mjsElement* e = mjs_firstChild(world, mjOBJ_BODY, 0); e; e = mjs_nextChild(world, e, 0)) {
+      mjsBody* b = mjs_asBody(e);
+      if (!mjs_firstChild(b, mjOBJ_JOINT, 0)) mjs_addFreeJoint(b);
+    }
+  if (opt.floor) {
+    mjsGeom* g = mjs_addGeom(world, nullptr);
+    g->type = mjGEOM_PLANE;
+    g->size[0] = g->size[1] = 0;  // infinite
+    g->size[2] = 1;
+    mjs_setName(g->element, "floor");
+  }
+}
+
+}  // namespace
+
 MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& options) {
   char err[1024] = "";
-  std::unique_ptr<mjModel, ModelDeleter> m(mj_loadXML(path.c_str(), nullptr, err, sizeof(err)));
-  if (!m) {
-    std::string msg = err;  // one line, like every bigstep error
-    for (char& c : msg)
-      if (c == '\n') c = ' ';
-    throw InvalidArgument(path + ": MuJoCo could not load it: " + msg);
+  std::unique_ptr<mjModel, ModelDeleter> m;
+  if (options.free_root || options.floor) {  // parse, edit, compile
+    std::unique_ptr<mjSpec, SpecDeleter> spec(mj_parseXML(path.c_str(), nullptr, err, sizeof(err)));
+    if (!spec) mujoco_failed(path, err);
+    edit_spec(spec.get(), options);
+    m.reset(mj_compile(spec.get(), nullptr));
+    if (!m) mujoco_failed(path, mjs_getError(spec.get()));
+  } else {
+    m.reset(mj_loadXML(path.c_str(), nullptr, err, sizeof(err)));
+    if (!m) mujoco_failed(path, err);
   }
   MujocoImport out;
   out.path = path;
   Converter{m.get(), options, out, {}, 0}.run();
   // validate now, so that a model bigstep cannot build fails here with the file's name
+  out.spec.skip_unsupported_pairs = options.drop_unsupported_pairs;
   try {
-    (void)Model::finalize(out.spec);
+    const Model model = Model::finalize(out.spec);
+    if (!model.skipped_pairs.empty())
+      out.dropped.push_back(detail::concat(model.skipped_pairs.size(),
+                                           " geom pair(s) without a collision function (drop_unsupported_pairs)"));
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(path + ": " + e.what());
   }

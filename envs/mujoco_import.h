@@ -37,6 +37,12 @@ struct MujocoImportOptions {
   bool drop_frictionloss = false;     ///< dof_frictionloss (dry joint friction; URDF <dynamics friction>)
   bool drop_tendons = false;          ///< tendons no actuator uses (humanoid's hip-knee limit tendons)
   bool drop_geoms = false;            ///< import no geoms at all (dynamics only)
+  /// geom pairs whose shapes bigstep has no collision function for (box-box, box-capsule): skipped
+  /// one by one (Model::skipped_pairs) instead of failing
+  bool drop_unsupported_pairs = false;
+  // edits of the file's model before MuJoCo compiles it (so MuJoCo's model, the oracle, has them too)
+  bool free_root = false;             ///< a free joint on every jointless body attached to the world
+  bool floor = false;                 ///< a world plane geom "floor" at z = 0 (normal +z)
 };
 
 /// Everything bigstep takes from one compiled mjModel.

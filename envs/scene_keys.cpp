@@ -38,7 +38,10 @@ std::vector<SceneKey> build_table() {
       "an MJCF file (path relative to this file) compiled by MuJoCo: the whole model, no other model key");
   key("model.urdf", "string", "(none)", "a URDF file, likewise");
   key("model.allow", "list", "(none)",
-      "MJCF/URDF features to drop instead of failing: frictionloss, tendons, joint_stiffness, geoms (all: no contact)");
+      "MJCF/URDF features to drop instead of failing: frictionloss, tendons, joint_stiffness, geoms (all: no contact), "
+      "unsupported_pairs (geom pairs without a collision function, e.g. box-box)");
+  key("model.free_root", "bool", "false", "MJCF/URDF: a free joint on each jointless body attached to the world (URDF robots)");
+  key("model.floor", "bool", "false", "MJCF/URDF: add a ground plane z = 0 (in MuJoCo's model too)");
   key("model.gravity", "[x, y, z]", "[0, 0, -9.81]", "gravity [m/s^2]");
   key("model.links", "list", "(required)", "links, each parent before its children");
   key("model.links[i].name", "string", "(required)", "unique link name");

@@ -124,6 +124,11 @@ std::map<std::string, Probe> probes() {
       {"contact.c_perp", {{}, [](const Scene& s) { return Value(s.settings.contact.c_perp); }}},
       {"contact.c_par", {{}, [](const Scene& s) { return Value(s.settings.contact.c_par); }}},
       {"contact.mu", {{}, [](const Scene& s) { return Value(s.ne.mu); }}},
+      // two_link.xml: 8 DOFs (2 hinges, the ball's free joint), one plane of its own
+      {"model.free_root", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
+                           [](const Scene& s) { return Value(s.model.n_q == 8 ? 0.0 : 1.0); }}},
+      {"model.floor", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
+                       [](const Scene& s) { return Value(s.model.n_plane == 1 ? 0.0 : 1.0); }}},
       {"contact.slip_speed", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
                               [](const Scene& s) {  // read back through the c_par rule it sets
                                 const ContactParams& c = s.settings.contact;
@@ -219,7 +224,8 @@ TEST_CASE("scene_keys: every key the parser reads is in the table and the help, 
   load(kMinimal, "minimal.yaml",
        {"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml, allow: [frictionloss]}", "control={}",
         "initial={keyframe: lifted}"});
-  load(kMinimal, "minimal.yaml", {"model={urdf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"});
+  load(kMinimal, "minimal.yaml", {"model={urdf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml, free_root: true, "
+                                  "floor: true, allow: [unsupported_pairs]}", "control={}"});
   load(kMinimal, "minimal.yaml", {"model.geoms=[{name: g, type: sphere, link: b, size: [0.1]}]", "model.exclude=[[a, b]]",
                                   "model.actuators=[{name: m, joint: b, type: position, kp: 1, ctrlrange: [-1, 1]}]"});
   for (const auto& k : read) {
