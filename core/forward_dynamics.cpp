@@ -15,6 +15,10 @@ VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX&
     for (int k = 0; k < m.n_q; ++k) H(k, k) += m.dof_armature[k];
     f -= Eigen::Map<const VecX>(m.dof_damping.data(), m.n_q).cwiseProduct(qd);
   }
+  // joint springs: MuJoCo's qfrc_spring = -k (q - qpos_spring)
+  if (m.has_stiffness)
+    for (int k = 0; k < m.n_q; ++k)
+      if (m.dof_stiffness[k] != 0) f[k] -= m.dof_stiffness[k] * (q[k] - m.dof_springref[k]);
   return H.ldlt().solve(f);
 }
 

@@ -5,9 +5,10 @@
 
 namespace bigstep {
 
-/// qdd (n_q) solving (H + diag(a)) qdd = tau - rnea(q, qd, 0) - b o qd: the rigid-body dynamics
-/// plus the joints' armature a and viscous damping b (dof_armature, dof_damping; MuJoCo's qacc
-/// with its passive damping force). Uses CRBA + LDLT.
+/// qdd (n_q) solving (H + diag(a)) qdd = tau - rnea(q, qd, 0) - b o qd - k o (q - ref): the
+/// rigid-body dynamics plus the joints' armature a, viscous damping b and spring k about ref
+/// (dof_armature, dof_damping, dof_stiffness, dof_springref; MuJoCo's qacc with its passive
+/// damping and spring forces). Uses CRBA + LDLT.
 VecX forward_dynamics(const Model& m, const VecX& q, const VecX& qd, const VecX& tau,
                       const double* mass_scale = nullptr);  // core/inertia.h
 

@@ -58,6 +58,8 @@ LinkSpec Model::link_spec(int j) const {
     l.limit_stiffness = dof_limit_k[k];
     l.damping = dof_damping[k];
     l.armature = dof_armature[k];
+    l.stiffness = dof_stiffness[k];
+    l.springref = dof_springref[k];
   }
   return l;
 }
@@ -360,6 +362,16 @@ Model Model::finalize(const ModelSpec& spec) {
                       "must be finite and >= 0");
     BIGSTEP_CHECK_ARG(std::isfinite(l.armature) && l.armature >= 0, f + ".armature", l.armature,
                       "must be finite and >= 0");
+    BIGSTEP_CHECK_ARG(std::isfinite(l.stiffness) && l.stiffness >= 0, f + ".stiffness", l.stiffness,
+                      "must be finite and >= 0");
+    // per-coordinate springs are MuJoCo's for hinge / slide joints (planar: its x, z, ry are slide,
+    // slide, hinge); on Euler angles they are not MuJoCo's ball / free spring, so refuse them
+    const bool spring_joint = one_dof || l.joint == JointType::Planar;
+    BIGSTEP_CHECK_ARG(l.stiffness == 0 || spring_joint, f + ".stiffness", l.stiffness,
+                      detail::concat("joint springs exist for hinge, prismatic and planar joints only (this ",
+                                     "joint is ", joint_type_name(l.joint),
+                                     "; MuJoCo's ball / free springs are not per coordinate)"));
+    BIGSTEP_CHECK_ARG(std::isfinite(l.springref), f + ".springref", l.springref, "must be finite");
     m.link_name.push_back(l.name);
     m.link_parent.push_back(l.parent);
     m.link_joint.push_back(l.joint);
@@ -383,6 +395,8 @@ Model Model::finalize(const ModelSpec& spec) {
       m.dof_name.push_back(l.name + "." + elems[e].part);
       m.dof_damping.push_back(l.damping);
       m.dof_armature.push_back(l.armature);
+      m.dof_stiffness.push_back(l.stiffness);
+      m.dof_springref.push_back(l.springref);
       m.dof_limited.push_back(l.limited ? 1 : 0);
       m.dof_range.push_back(l.limited ? l.range[0] : 0);
       m.dof_range.push_back(l.limited ? l.range[1] : 0);
@@ -392,6 +406,7 @@ Model Model::finalize(const ModelSpec& spec) {
         ++m.n_limit;
       }
       if (l.damping > 0 || l.armature > 0) m.has_damping_armature = true;
+      if (l.stiffness > 0) m.has_stiffness = true;
       // middle Euler angle (ZYX: the Ry rotation) of 3-angle joints
       if ((l.joint == JointType::Ball && e == 1) || (l.joint == JointType::Floating && e == 4))
         m.gimbal_dof.push_back(m.n_q);

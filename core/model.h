@@ -28,12 +28,19 @@ struct LinkSpec {
   double mass = 0;                      ///< [kg]
   Vec3 com = Vec3::Zero();              ///< centre of mass, link frame
   Mat3 inertia = Mat3::Zero();          ///< inertia tensor about the COM, link axes
-  // joint properties (MuJoCo's jnt_range / dof_damping / dof_armature)
+  // joint properties (MuJoCo's jnt_range / dof_damping / dof_armature / jnt_stiffness, qpos_spring)
   bool limited = false;                 ///< hinge / prismatic only: range is enforced
   double range[2] = {0, 0};             ///< [lo, hi] of the joint coordinate [rad or m], lo < hi
   double limit_stiffness = 0;           ///< PBD/PBFD limit penalty C [N m/rad^alpha or N/m^alpha]; 0 = contact c_perp
   double damping = 0;                   ///< >= 0, viscous on each of the joint's DOFs [N m s/rad or N s/m]
   double armature = 0;                  ///< >= 0, rotor inertia added to each DOF's diagonal of H [kg m^2 or kg]
+  /// >= 0, joint spring on each of the joint's DOFs: generalised force -k (theta_k - springref)
+  /// [N m/rad or N/m] (MuJoCo's stiffness, qfrc_spring). Hinge, prismatic and planar (each of x, z,
+  /// ry, as MuJoCo's slide, slide, hinge joints) only: on a ball or floating joint it would act on
+  /// each Euler angle / translation separately, which is not MuJoCo's ball / free spring (a
+  /// rotation distance to a reference quaternion), so a non-zero value there is rejected.
+  double stiffness = 0;
+  double springref = 0;                 ///< joint coordinate where the spring is relaxed [rad or m] (qpos_spring)
 };
 
 /// A contact sphere (radius 0 is a point) fixed to a link.
@@ -129,6 +136,8 @@ class Model {
   std::vector<uint8_t> dof_anc;         ///< (n_q x n_link) 1 when DOF k moves link j
   std::vector<double> dof_damping;      ///< (n_q) viscous coefficient b_k (joint's damping)
   std::vector<double> dof_armature;     ///< (n_q) armature a_k added to H_kk (joint's armature)
+  std::vector<double> dof_stiffness;    ///< (n_q) spring k_k: generalised force -k_k (theta_k - ref_k)
+  std::vector<double> dof_springref;    ///< (n_q) spring rest coordinate ref_k (joint's springref)
   std::vector<uint8_t> dof_limited;     ///< (n_q) 1 when the DOF's range is enforced
   std::vector<double> dof_range;        ///< (n_q x 2) [lo, hi]; unused when not limited
   std::vector<double> dof_limit_k;      ///< (n_q) limit penalty coefficient, 0 = contact c_perp
@@ -196,7 +205,7 @@ class Model {
   Vec3 gravity = Vec3(0, 0, -9.81);
   double total_mass = 0;                ///< sum of link masses [kg]
 
-  /// Link j as a LinkSpec (its joint's range, damping, armature from its first DOF): what
+  /// Link j as a LinkSpec (its joint's range, damping, armature, spring from its first DOF): what
   /// finalize() was given, axis normalised. For printing and for rebuilding a ModelSpec.
   LinkSpec link_spec(int j) const;
   /// Every link_spec(j), parent-before-child.
@@ -205,6 +214,7 @@ class Model {
   /// True when DOF k lies on the root->j path (pbfd.md §2.3 anc(j)).
   bool moves(int k, int j) const { return dof_anc[size_t(k) * n_link + j] != 0; }
   bool has_damping_armature = false;    ///< some DOF has damping or armature (else integrators skip them)
+  bool has_stiffness = false;           ///< some DOF has a spring k_k > 0 (else integrators skip it)
   /// Total weight W = m g [N], the scale of the convergence test (pbfd.md §5.1).
   double weight() const { return total_mass * gravity.norm(); }
 };

@@ -33,6 +33,8 @@
   X(u8,   dof_anc,          n_q,      n_link)  /* 1 when DOF k moves link j */                     \
   X(real, dof_damping,      n_q,      1)       /* viscous coefficient b_k */                       \
   X(real, dof_armature,     n_q,      1)       /* armature a_k added to H_kk */                    \
+  X(real, dof_stiffness,    n_q,      1)       /* spring k_k: force -k_k (theta_k - ref_k) */      \
+  X(real, dof_springref,    n_q,      1)       /* spring rest coordinate ref_k */                  \
   X(u8,   dof_limited,      n_q,      1)       /* 1 when the DOF's range is enforced */            \
   X(real, dof_range,        n_q,      2)       /* [lo, hi] */                                      \
   X(real, dof_limit_k,      n_q,      1)       /* limit penalty C, 0 = contact c_perp */           \

@@ -25,6 +25,8 @@ struct FieldGet {
   uint8_t dof_anc(int i, int c) const { return m.dof_anc[size_t(i) * m.n_link + c]; }
   double dof_damping(int i, int) const { return m.dof_damping[i]; }
   double dof_armature(int i, int) const { return m.dof_armature[i]; }
+  double dof_stiffness(int i, int) const { return m.dof_stiffness[i]; }
+  double dof_springref(int i, int) const { return m.dof_springref[i]; }
   uint8_t dof_limited(int i, int) const { return m.dof_limited[i]; }
   double dof_range(int i, int c) const { return m.dof_range[2 * size_t(i) + c]; }
   double dof_limit_k(int i, int) const { return m.dof_limit_k[i]; }

@@ -91,7 +91,7 @@ void parse_links(Cfg& model, ModelSpec& spec, std::map<std::string, int>& index)
     }
     l.t_o = c.v3("pos");
     l.R_o = rpy_matrix(c.v3("rpy"));
-    // joint limits, damping, armature (validated with the model: core/model.cpp)
+    // joint limits, damping, armature, spring (validated with the model: core/model.cpp)
     if (c.has("range")) {
       const VecX r = c.as_vec(c.raw("range"), c.key("range"), 2);
       l.limited = true;
@@ -102,6 +102,8 @@ void parse_links(Cfg& model, ModelSpec& spec, std::map<std::string, int>& index)
     l.limit_stiffness = c.num("limit_stiffness");
     l.damping = c.num("damping");
     l.armature = c.num("armature");
+    l.stiffness = c.num("stiffness");
+    l.springref = c.num("springref");
     if (c.has("box")) {
       parse_box(c, int(i), l, spec);
     } else {

@@ -56,6 +56,10 @@ std::vector<SceneKey> build_table() {
       "PBD/PBFD penalty coefficient of the joint limits, 0 = contact.c_perp (NE and NMDP enforce them as constraints)");
   key("model.links[i].damping", "number", "0", "viscous joint damping per DOF [N m s/rad or N s/m], implicit");
   key("model.links[i].armature", "number", "0", "rotor inertia added to each DOF of the joint [kg m^2 or kg]");
+  key("model.links[i].stiffness", "number", "0",
+      "joint spring -k (theta - springref) per DOF of a hinge [N m/rad], prismatic [N/m] or planar joint "
+      "(MuJoCo's stiffness)");
+  key("model.links[i].springref", "number", "0", "joint coordinate where the spring is relaxed [rad or m]");
   key("model.links[i].mass", "number", "(required without box)", "mass [kg]");
   key("model.links[i].com", "[x, y, z]", "[0, 0, 0]", "centre of mass in the link frame [m]");
   key("model.links[i].inertia", "list", "(zeros)", "about the COM: [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");

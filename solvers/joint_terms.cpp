@@ -1,4 +1,4 @@
-// Armature, damping and joint-limit terms of Eq. 6 / Eq. 13 (joint_terms.h has the formulas).
+// Armature, damping, spring and joint-limit terms of Eq. 6 / Eq. 13 (joint_terms.h has the formulas).
 #include "solvers/joint_terms.h"
 
 #include <cmath>
@@ -15,23 +15,36 @@ double limit_coefficient(const Model& m, int k, const ContactParams& cp) {
 
 double joint_passive_value(const Model& m, const VecX& theta, const VecX& theta_n, const VecX& theta_pred,
                            double dt) {
-  if (!m.has_damping_armature) return 0;
   double E = 0;
-  for (int k = 0; k < m.n_q; ++k) {
-    const double e_a = theta[k] - theta_pred[k], e_b = theta[k] - theta_n[k];
-    E += 0.5 * m.dof_armature[size_t(k)] * e_a * e_a / (dt * dt) + 0.5 * m.dof_damping[size_t(k)] * e_b * e_b / dt;
-  }
+  if (m.has_damping_armature)
+    for (int k = 0; k < m.n_q; ++k) {
+      const double e_a = theta[k] - theta_pred[k], e_b = theta[k] - theta_n[k];
+      E += 0.5 * m.dof_armature[size_t(k)] * e_a * e_a / (dt * dt) + 0.5 * m.dof_damping[size_t(k)] * e_b * e_b / dt;
+    }
+  if (m.has_stiffness)
+    for (int k = 0; k < m.n_q; ++k) {
+      const double e_k = theta[k] - m.dof_springref[size_t(k)];
+      E += 0.5 * m.dof_stiffness[size_t(k)] * e_k * e_k;
+    }
   return E;
 }
 
 void add_joint_passive_terms(const Model& m, const VecX& theta, const VecX& theta_n, const VecX& theta_pred,
                              double dt, VecX& grad, MatX* Hess) {
-  if (!m.has_damping_armature) return;
-  for (int k = 0; k < m.n_q; ++k) {
-    const double a = m.dof_armature[size_t(k)], b = m.dof_damping[size_t(k)];
-    grad[k] += a * (theta[k] - theta_pred[k]) / (dt * dt) + b * (theta[k] - theta_n[k]) / dt;
-    if (Hess) (*Hess)(k, k) += a / (dt * dt) + b / dt;
-  }
+  if (m.has_damping_armature)
+    for (int k = 0; k < m.n_q; ++k) {
+      const double a = m.dof_armature[size_t(k)], b = m.dof_damping[size_t(k)];
+      grad[k] += a * (theta[k] - theta_pred[k]) / (dt * dt) + b * (theta[k] - theta_n[k]) / dt;
+      if (Hess) (*Hess)(k, k) += a / (dt * dt) + b / dt;
+    }
+  // spring at theta_{n+1} (implicit), only on DOFs with k_k != 0 (k = 0 leaves r bit-identical)
+  if (m.has_stiffness)
+    for (int k = 0; k < m.n_q; ++k) {
+      const double ks = m.dof_stiffness[size_t(k)];
+      if (ks == 0) continue;
+      grad[k] += ks * (theta[k] - m.dof_springref[size_t(k)]);
+      if (Hess) (*Hess)(k, k) += ks;
+    }
 }
 
 double joint_limit_value(const Model& m, const LimitContact* lim, int n_lim, const ContactParams& cp) {

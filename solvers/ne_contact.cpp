@@ -64,6 +64,12 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
   out.damped = m.has_damping_armature && (damping.array() > 0).any();
   // implicit damping: (H + dt diag(b)) v+ = H v + dt (f - ...) <=> v+ = v + dt M~^-1 (f - b .* v)
   if (out.damped) f.array() -= damping.array() * v.array();
+  // joint spring -k (theta_n - ref), explicit at theta_n: MuJoCo's Euler integrator takes
+  // qfrc_spring at qpos and only the damping implicitly, so a contact-free NE step equals its
+  // Euler step at the same dt (with k = 0 nothing is added: results stay bit-identical)
+  if (m.has_stiffness)
+    for (int k = 0; k < n; ++k)
+      if (m.dof_stiffness[k] != 0) f[k] -= m.dof_stiffness[k] * (th[k] - m.dof_springref[k]);
   if (pd) {
     // Tan's stable PD, targets at the end of the step (nmdp.md §8, §9)
     VecX& th_bar = out.th_bar;

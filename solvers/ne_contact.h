@@ -66,8 +66,9 @@ struct NeContacts {
 /// v = (theta - theta_prev)/dt, the mass matrix with armature H = H_crba(theta) + diag(a), and the
 /// implicit (backward Euler) damping b and stable-PD damping K_d (nmdp.md §8) in
 ///   M~ = H + dt diag(b) + dt K_d,
-///   f  = tau - c - grad V - b .* v - K_p (theta + dt v - theta_bar) - K_d (v - theta_dot_bar),
+///   f  = tau - c - grad V - b .* v - k .* (theta - ref) - K_p (theta + dt v - theta_bar) - K_d (v - theta_dot_bar),
 ///   v_free = v + dt M~^-1 f          (targets at t + dt; without damping and servo M~ = H).
+/// The joint spring k (dof_stiffness, ref = dof_springref) is explicit at theta (MuJoCo's Euler).
 /// This is (H + dt B + dt K_d) v+ = H v + dt (tau - c - ...) of common.md's agreed damping form.
 /// A contact impulse B w then gives v(w) = v_free + dt M~^-1 B w: damping and armature are part of
 /// the matrix through which contact impulses act (and of the contact Delassus operator).

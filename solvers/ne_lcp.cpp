@@ -5,6 +5,7 @@
 //   0 <= beta   ⊥ D^T J v+ + e gamma >= 0           (friction along the cone edges)
 //   0 <= gamma  ⊥ mu lambda - e^T beta >= 0          (Coulomb cone)
 //   theta+ = theta + h v+
+// Joint springs -k (theta - ref) are explicit at theta_n in tau (MuJoCo's Euler; ne_contact.h).
 // M~ = H + diag(a) + h diag(b) (+ h K_d with the servo): armature and implicit damping are part of
 // the matrix through which the impulses act (ne_contact.h NeSmoothStep), so of G = J M~^-1 J^T.
 // Contacts come from the contact set (core/contact_set.h): J = J_a(c_a) - J_b(c_b), so a pair of

@@ -5,6 +5,7 @@
 //      = argmin 1/2 w^T (h^2 B^T M~^-T H M~^-1 B) w + (h B^T M~^-T H v_free)^T w
 //        (without a servo H M~^-1 = I: P = h^2 B^T H^-1 B, q = h B^T v_free)
 //   v+ = v(w*);  theta+ = theta + h v+
+// Joint springs -k (theta - ref) are explicit at theta_n in tau (MuJoCo's Euler; ne_contact.h).
 // M~ = H + diag(a) + h diag(b) (+ h K_d): armature and implicit damping act like the servo's K_d
 // (ne_contact.h NeSmoothStep); H in the kinetic metric includes the armature (rotor energy).
 // Contacts come from the contact set (core/contact_set.h), J = J_a(c_a) - J_b(c_b); a joint-limit

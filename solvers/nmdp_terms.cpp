@@ -234,6 +234,17 @@ void NmdpProblem::add_joint_terms(const VecX& theta, VecX* G, MatX* A) const {
   //   PBD (§6): G += a (theta - theta~) / hd^2 + b theta_dot,  A += diag(a / hd^2 + b / h)
   // theta~ = (1 + alpha) theta_- - alpha theta_-- is I_alpha's anchor (hd = inertia_dt()), so
   // (theta - theta~)/h^2 = (theta_dot - theta_dot_-)/h: both forms apply the same a theta_ddot.
+  // springs k_k: a potential 1/2 k (theta - ref)^2 beside gravity's V, taken at theta like grad V
+  // (implicit) in both forms: G += k (theta - ref), A += diag(k). Why not explicit at theta_-
+  // (NE-LCP's MuJoCo-Euler choice): NMDP evaluates every conservative force at the unknown theta
+  // (Eq. 6 / 12), and in the PBD form G must stay the gradient of merit0's energy (§7.6).
+  if (m_.has_stiffness)
+    for (int k = 0; k < m_.n_q; ++k) {
+      const double ks = m_.dof_stiffness[k];
+      if (ks == 0) continue;
+      if (G) (*G)[k] += ks * (theta[k] - m_.dof_springref[k]);
+      if (A) (*A)(k, k) += ks;
+    }
   if (!m_.has_damping_armature) return;
   const double h = in_.h;
   const double hd = form_ == NmdpForm::Ne ? (accel_ == AccelDenominator::Recommended ? h : in_.dt_last) : 0.0;
@@ -627,6 +638,11 @@ double NmdpProblem::merit0(const VecX& theta) {
       E += 0.5 * m_.dof_armature[k] * e * e / (id * id) + 0.5 * m_.dof_damping[k] * r * r / in_.h;
     }
   }
+  if (m_.has_stiffness)
+    for (int k = 0; k < m_.n_q; ++k) {
+      const double e = theta[k] - m_.dof_springref[k];
+      E += 0.5 * m_.dof_stiffness[k] * e * e;  // spring potential (gradient: add_joint_terms)
+    }
   if (in_.kp.size() != 0) {
     // gradient K_p (theta - theta_bar) + K_d ((theta - theta_-)/h - theta_dot_bar) = -tau_pd
     VecX& e = tmp_;

@@ -21,6 +21,9 @@
 //   PBD: G += a (theta - theta~)/h^2 + b theta_dot  (theta~ = (1 + alpha) theta_- - alpha theta_--,
 //        the gradient of 1/2 a (theta - theta~)^2/h^2 + 1/2 b (theta - theta_-)^2/h)
 // core/rnea does not include armature (it is added here); if it ever does, drop it here.
+// Joint springs k_k (dof_stiffness, rest ref_k = dof_springref) join the potential V as
+// V_s = 1/2 sum_k k_k (theta_k - ref_k)^2, in both forms exactly as gravity's grad V: evaluated at
+// the unknown theta (implicit), G += k (theta - ref), A += diag(k), PBD merit0 += V_s.
 #pragma once
 #include <vector>
 
@@ -211,7 +214,7 @@ class NmdpProblem {
   void kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q);
   void ne_inertial_jacobian(MatX& A);  // d(H theta_ddot + c)/dtheta at theta_ (needs derivatives)
   double limit_depth(const NmdpContact& x, const VecX& theta) const;  // depth of a limit stop
-  void add_joint_terms(const VecX& theta, VecX* G, MatX* A) const;    // armature, damping
+  void add_joint_terms(const VecX& theta, VecX* G, MatX* A) const;    // armature, damping, springs
   void sub_torque(const VecX& theta, VecX& G) const;                  // G -= tau(theta)
   void add_dv_term(int x, const VecX& w, double sign, MatX& A);       // A -= sign J^T (df/dX) J
 

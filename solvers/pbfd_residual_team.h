@@ -2,7 +2,7 @@
 // the team interface (solvers/team.h): lane k owns r_k and row k of J_r. Instantiated by the CPU
 // emulation (tests, CPU batched backend) and by CUDA (cuda/pbfd_residual.cu). Mirrors the Eigen
 // reference solvers/pbfd_residual.cpp term by term (inertia §3, gravity §2.4, normal §4.2,
-// friction §4.4) plus the per-DOF armature, damping and joint-limit terms (pbfd_dof_terms); the
+// friction §4.4) plus the per-DOF armature, damping, spring and joint-limit terms (pbfd_dof_terms); the
 // second link-pose derivatives use the twist rule a |> d_b T (§2.3).
 #pragma once
 #include "core/model_view.h"
@@ -81,6 +81,9 @@ BIGSTEP_HD S moment_product(const ModelView<S>& m, int j, const hd::M3<S>& A, hd
 ///                 r_k += a_k (theta_k - theta~_k) / dt^2,  J_kk += a_k / dt^2
 ///   damping b_k:  backward-Euler viscous torque -b_k (theta_k - theta_n,k) / dt:
 ///                 r_k += b_k (theta_k - theta_n,k) / dt,   J_kk += b_k / dt
+///   spring k_k:   potential 1/2 k_k (theta_k - ref_k)^2 at theta_{n+1} (MuJoCo's stiffness,
+///                 springref; implicit, as joint_terms.h):
+///                 r_k += k_k (theta_k - ref_k),             J_kk += k_k
 ///   joint limit:  the normal-contact penalty P = C/(alpha+1) d^(alpha+1) of the nearer stop
 ///                 (core/joint_limit.h: lower d = lo - theta_k, s = +1; upper d = theta_k - hi,
 ///                 s = -1; active for d > 0), C = dof_limit_k or the rollout's c_perp when 0:
@@ -99,6 +102,11 @@ BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in
   if (b != S(0)) {
     rk += b * (theta[k] - in.theta_n[k]) / in.dt;
     if (Jkk) *Jkk += b / in.dt;
+  }
+  const S ks = m.dof_stiffness[k];
+  if (ks != S(0)) {
+    rk += ks * (theta[k] - m.dof_springref[k]);
+    if (Jkk) *Jkk += ks;
   }
   if (m.dof_limited[k]) {
     const S lo = m.dof_range[2 * k], hi = m.dof_range[2 * k + 1];

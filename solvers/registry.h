@@ -63,7 +63,7 @@ std::string team_engine_methods();
 
 /// What of m the team (GPU-form) engines cannot simulate yet, or nullptr when they can: they take
 /// every geom pair against a world plane (as point cores, Model::point_pair_*) and the joint
-/// limits, damping and armature (pbfd_residual_team.h), not pairs between two links or against a
+/// limits, damping, armature and springs (pbfd_residual_team.h), not pairs between two links or against a
 /// world geom other than a plane (Model::n_body_pair). The one check every team / CUDA engine
 /// builder calls; lift a clause here when the team form gains the term.
 const char* team_unsupported(const Model& m);

@@ -156,7 +156,7 @@ TEST_CASE("contact set: update collects geom contacts and joint limits without a
   CHECK(std::abs(cs.lim[1].depth + 0.09) < 1e-15);
 }
 
-TEST_CASE("contact set: joint range, damping and armature are validated", "[contact]") {
+TEST_CASE("contact set: joint range, damping, armature and spring are validated", "[contact]") {
   auto spec_with = [](JointType t, auto&& edit) {
     ModelSpec s;
     LinkSpec l;
@@ -186,8 +186,32 @@ TEST_CASE("contact set: joint range, damping and armature are validated", "[cont
              Catch::Contains("links[0] (a).damping"));
   CHECK_THAT(message(spec_with(JointType::Hinge, [](LinkSpec& l) { l.armature = NAN; })),
              Catch::Contains("links[0] (a).armature"));
+  CHECK_THAT(message(spec_with(JointType::Hinge, [](LinkSpec& l) { l.stiffness = -3; })),
+             Catch::Contains("links[0] (a).stiffness") && Catch::Contains("-3"));
+  CHECK_THAT(message(spec_with(JointType::Prismatic, [](LinkSpec& l) { l.stiffness = INFINITY; })),
+             Catch::Contains("links[0] (a).stiffness"));
+  CHECK_THAT(message(spec_with(JointType::Hinge, [](LinkSpec& l) { l.springref = NAN; })),
+             Catch::Contains("links[0] (a).springref"));
+  // a per-Euler-angle spring is not MuJoCo's ball / free spring: rejected, named
+  CHECK_THAT(message(spec_with(JointType::Ball, [](LinkSpec& l) { l.stiffness = 1; })),
+             Catch::Contains("links[0] (a).stiffness") && Catch::Contains("hinge, prismatic and planar"));
+  CHECK_THAT(message(spec_with(JointType::Floating, [](LinkSpec& l) { l.stiffness = 1; })),
+             Catch::Contains("links[0] (a).stiffness") && Catch::Contains("floating"));
+  CHECK_THAT(message(spec_with(JointType::Fixed, [](LinkSpec& l) { l.stiffness = 1; })),
+             Catch::Contains("links[0] (a).stiffness") && Catch::Contains("fixed"));
+  const Model mp = Model::finalize(spec_with(JointType::Planar, [](LinkSpec& l) { l.stiffness = 2; l.springref = -0.1; }));
+  CHECK(mp.dof_stiffness == std::vector<double>{2, 2, 2});  // x, z, ry: MuJoCo's slide, slide, hinge
+  CHECK(mp.dof_springref == std::vector<double>{-0.1, -0.1, -0.1});
+  const Model ms = Model::finalize(spec_with(JointType::Hinge, [](LinkSpec& l) { l.stiffness = 3; l.springref = 0.4; }));
+  CHECK(ms.has_stiffness);
+  CHECK_FALSE(ms.has_damping_armature);
+  CHECK(ms.dof_stiffness == std::vector<double>{3});
+  CHECK(ms.dof_springref == std::vector<double>{0.4});
+  CHECK(ms.link_spec(0).stiffness == 3);
+  CHECK(ms.link_spec(0).springref == 0.4);
   const Model m = Model::finalize(spec_with(JointType::Ball, [](LinkSpec& l) { l.damping = 2; l.armature = 0.5; }));
   CHECK(m.has_damping_armature);
+  CHECK_FALSE(m.has_stiffness);
   CHECK(m.dof_damping == std::vector<double>{2, 2, 2});
   CHECK(m.dof_armature == std::vector<double>{0.5, 0.5, 0.5});
 }

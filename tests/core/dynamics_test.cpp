@@ -13,6 +13,7 @@
 #include "core/kinematics.h"
 #include "core/rnea.h"
 #include "tests/support/malloc_guard.h"
+#include "tests/support/random_models.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
@@ -263,4 +264,44 @@ TEST_CASE("dynamics: forward dynamics adds armature to H and the damping force",
   tau << 0.25;
   const double expect = (0.25 - 9.81 * 0.5 * std::sin(0.4) - 0.7 * -1.3) / (1.0 / 3 + 0.2);
   CHECK(std::abs(forward_dynamics(m, q, qd, tau)[0] - expect) < 1e-12);
+}
+
+TEST_CASE("dynamics: forward dynamics adds the joint spring force -k (q - ref)", "[dynamics][spring]") {
+  using namespace bigstep::test;
+  // a random floating-base tree with springs on its hinge / prismatic DOFs (MuJoCo's qfrc_spring):
+  // qdd solves (H + diag(a)) qdd = tau - c - b o qd - k o (q - ref), with H and c from CRBA and RNEA
+  RandomModelOptions opt;
+  opt.root = JointType::Floating;
+  RandomModel rm = random_model(7, opt);
+  Rng rng(17);
+  int springs = 0;
+  for (LinkSpec& l : rm.spec.links) {
+    l.armature = uniform(rng, 0, 0.05);
+    l.damping = uniform(rng, 0, 0.5);
+    if (l.joint != JointType::Hinge && l.joint != JointType::Prismatic) continue;
+    l.stiffness = uniform(rng, 1, 20);
+    l.springref = uniform(rng, -0.5, 0.5);
+    ++springs;
+  }
+  REQUIRE(springs >= 2);
+  const Model m = Model::finalize(rm.spec);
+  const VecX q = random_theta(m, rng), qd = uniform_vecx(rng, m.n_q, -1, 1), tau = uniform_vecx(rng, m.n_q, -2, 2);
+  MatX H;
+  crba(m, q, H);
+  VecX f = tau - nonlinear_effects(m, q, qd);
+  for (int k = 0; k < m.n_q; ++k) {
+    H(k, k) += m.dof_armature[k];
+    f[k] -= m.dof_damping[k] * qd[k] + m.dof_stiffness[k] * (q[k] - m.dof_springref[k]);
+  }
+  const VecX expect = H.ldlt().solve(f);
+  const VecX got = forward_dynamics(m, q, qd, tau);
+  CHECK((got - expect).lpNorm<Eigen::Infinity>() < 1e-12 * (1 + expect.lpNorm<Eigen::Infinity>()));
+  // and the spring moves qdd: without it the answer differs by (H + diag(a))^-1 k o (q - ref)
+  ModelSpec free_spec = rm.spec;
+  for (LinkSpec& l : free_spec.links) l.stiffness = 0;
+  const VecX no_spring = forward_dynamics(Model::finalize(free_spec), q, qd, tau);
+  VecX ks(m.n_q);
+  for (int k = 0; k < m.n_q; ++k) ks[k] = m.dof_stiffness[k] * (q[k] - m.dof_springref[k]);
+  CHECK(ks.norm() > 0.1);
+  CHECK((no_spring - got - H.ldlt().solve(ks)).lpNorm<Eigen::Infinity>() < 1e-12 * (1 + got.lpNorm<Eigen::Infinity>()));
 }

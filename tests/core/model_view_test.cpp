@@ -2,7 +2,7 @@
 // with rows x cols entries and the Model's values (checked against an oracle written here from
 // the Model's own members, not the converters), the view points at them, and copy_model (the
 // device upload's loop, run here with a host pool) copies every field once. A model with every
-// kind of entity: links of all joint kinds, DOFs with range / damping / armature / limit
+// kind of entity: links of all joint kinds, DOFs with range / damping / armature / spring / limit
 // stiffness, contact spheres, planes, box / capsule / sphere geoms and their pairs.
 #include <catch2/catch.hpp>
 
@@ -35,6 +35,8 @@ Model full_model() {
       l.range[0] = -0.3 - 0.1 * double(j);
       l.range[1] = 0.4 + 0.1 * double(j);
       l.limit_stiffness = limited++ == 0 ? 2500.0 : 0.0;
+      l.stiffness = 1.5 * double(j + 1);
+      l.springref = 0.05 * double(j) - 0.1;
     }
   }
   REQUIRE(limited >= 2);
@@ -94,6 +96,8 @@ std::map<std::string, std::vector<double>> expected_fields(const Model& m) {
     for (int j = 0; j < m.n_link; ++j) e["dof_anc"].push_back(m.moves(k, j));
     e["dof_damping"].push_back(m.dof_damping[k]);
     e["dof_armature"].push_back(m.dof_armature[k]);
+    e["dof_stiffness"].push_back(m.dof_stiffness[k]);
+    e["dof_springref"].push_back(m.dof_springref[k]);
     e["dof_limited"].push_back(m.dof_limited[k]);
     e["dof_range"].push_back(m.dof_range[2 * k]);
     e["dof_range"].push_back(m.dof_range[2 * k + 1]);

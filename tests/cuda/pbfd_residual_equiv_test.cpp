@@ -1,7 +1,7 @@
 // CUDA mirror vs CPU: the kernel's r and J_r equal the Eigen reference for K rollouts with
 // different states (FP64: 1e-12 relative, as the CPU team emulation; FP32: 2e-3 relative, the
 // squared-stiffness terms of J_r lose ~4 digits in float), and the CPU team emulation on the chain
-// with armature, damping and joint limits (same tolerances). Exits 77 (ctest: Skipped) with the
+// with armature, damping, springs and joint limits (same tolerances). Exits 77 (ctest: Skipped) with the
 // reason when no CUDA device is present.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -23,7 +23,8 @@ using namespace bigstep;
 
 namespace {
 
-// The floating chain with damping, armature and limits on its hinges (some limits take c_perp).
+// The floating chain with damping, armature, springs and limits on its hinges (some limits take
+// c_perp; every third hinge without a spring).
 Model chain_with_dof_terms(const Model& chain) {
   ModelSpec spec;
   spec.links = chain.link_specs();
@@ -37,6 +38,8 @@ Model chain_with_dof_terms(const Model& chain) {
     spec.links[j].range[0] = -0.04;
     spec.links[j].range[1] = 0.03;
     spec.links[j].limit_stiffness = j % 4 == 1 ? 0.0 : 50.0 * double(j);
+    spec.links[j].stiffness = j % 3 == 2 ? 0.0 : 0.8 * double(j);
+    spec.links[j].springref = 0.01 * double(j % 5) - 0.02;
   }
   return Model::finalize(spec);
 }
@@ -125,11 +128,11 @@ Scene chain_scene() { return load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/conf
 
 }  // namespace
 
-TEST_CASE("cuda pbfd residual with armature, damping and limits equals the CPU team form (double)", "[cuda][dof]") {
+TEST_CASE("cuda pbfd residual with armature, damping, springs and limits equals the CPU team form (double)", "[cuda][dof]") {
   const Scene sc = chain_scene();
   check<double>(sc, chain_with_dof_terms(sc.model), 32, 3, true, 1e-12);
 }
-TEST_CASE("cuda pbfd residual with armature, damping and limits equals the CPU team form (float)", "[cuda][dof]") {
+TEST_CASE("cuda pbfd residual with armature, damping, springs and limits equals the CPU team form (float)", "[cuda][dof]") {
   const Scene sc = chain_scene();
   check<float>(sc, chain_with_dof_terms(sc.model), 32, 3, true, 2e-3);
 }

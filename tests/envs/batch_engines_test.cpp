@@ -185,10 +185,11 @@ TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference 
 }
 
 TEST_CASE("batch engines: the team engine takes joint terms and plane geoms, refuses body pairs, naming them", "[batch][team]") {
-  // joint damping, armature and limits are in the team form (pbfd_residual_team.h pbfd_dof_terms);
-  // contact between two links is not (solvers/registry.h team_unsupported): the reference takes it
-  for (const char* set : {"model.links[1].damping=0.1", "model.links[2].armature=0.01",
-                                 "model.links[3].range=[-0.5, 0.5]"}) {  // a range enables the limit
+  // joint damping, armature, springs and limits are in the team form (pbfd_residual_team.h
+  // pbfd_dof_terms); contact between two links is not (solvers/registry.h team_unsupported): the
+  // reference takes it
+  for (const char* set : {"model.links[1].damping=0.1", "model.links[2].armature=0.01", "model.links[4].stiffness=2",
+                          "model.links[3].range=[-0.5, 0.5]"}) {  // a range enables the limit
     INFO(set);
     const Scene sc = chain("team", {set});
     CHECK(team_unsupported(sc.model) == nullptr);

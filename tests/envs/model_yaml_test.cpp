@@ -15,7 +15,7 @@ model:
   links:
     - {name: base, joint: planar, box: {size: [0.4, 0.4, 0.2], mass: 2}}
     - {name: arm, parent: base, joint: hinge, axis: [0, 1, 0], range: [-1, 0.5], damping: 0.3, armature: 0.02,
-       limit_stiffness: 500, mass: 1, com: [0, 0, -0.2], inertia: [0.01, 0.01, 0.01]}
+       limit_stiffness: 500, stiffness: 4, springref: -0.25, mass: 1, com: [0, 0, -0.2], inertia: [0.01, 0.01, 0.01]}
     - {name: ball, joint: floating, mass: 1, inertia: [0.004, 0.004, 0.004]}
   geoms:
     - {name: floor, type: plane}
@@ -54,6 +54,10 @@ TEST_CASE("model yaml: geoms, exclude and joint properties reach the Model", "[y
   CHECK(m.dof_damping[3] == 0.3);
   CHECK(m.dof_armature[3] == 0.02);
   CHECK(m.dof_damping[0] == 0.0);
+  CHECK(m.dof_stiffness[3] == 4.0);
+  CHECK(m.dof_springref[3] == -0.25);
+  CHECK(m.dof_stiffness[0] == 0.0);
+  CHECK(m.has_stiffness);
 }
 
 TEST_CASE("model yaml: bad geoms, exclude and ranges are named", "[yaml]") {
@@ -68,6 +72,8 @@ TEST_CASE("model yaml: bad geoms, exclude and ranges are named", "[yaml]") {
   expect_error(kTwo, {"model.links[1].range=[1, -1]"}, {"model.links[1].range"});
   expect_error(kTwo, {"model.links[0].range=[-1, 1]"}, {"hinge and prismatic"});
   expect_error(kTwo, {"model.links[1].damping=-1"}, {"damping"});
+  expect_error(kTwo, {"model.links[1].stiffness=-2"}, {"links[1] (arm).stiffness", "-2"});
+  expect_error(kTwo, {"model.links[2].stiffness=1"}, {"links[2] (ball).stiffness", "hinge, prismatic and planar"});
   // box-capsule has no pair function: the pair is named with a way out
   expect_error(kTwo, {"model.geoms[3]={link: ball, type: box, size: [0.1, 0.1, 0.1]}", "model.exclude=[]"}, {"exclude"});
 }

@@ -86,6 +86,8 @@ std::map<std::string, Probe> probes() {
                                  [d](const Scene& s) { return d(s.model.actuator_kv[0]); }}},
       {"model.links[i].damping", {{}, [](const Scene& s) { return Value(s.model.dof_damping[s.model.link_dof_adr[1]]); }}},
       {"model.links[i].armature", {{}, [](const Scene& s) { return Value(s.model.dof_armature[s.model.link_dof_adr[1]]); }}},
+      {"model.links[i].stiffness", {{}, [](const Scene& s) { return Value(s.model.dof_stiffness[s.model.link_dof_adr[1]]); }}},
+      {"model.links[i].springref", {{}, [](const Scene& s) { return Value(s.model.dof_springref[s.model.link_dof_adr[1]]); }}},
       {"model.links[i].box.centre", {{}, [](const Scene& s) { return Value(s.model.link_com[0]); }}},
       {"model.links[i].box.corners", {{}, [d](const Scene& s) { return d(s.model.spheres.size() > 1); }}},
       {"model.contacts[i].radius", {{}, [](const Scene& s) { return Value(s.model.spheres.back().radius); }}},

@@ -117,12 +117,13 @@ def _field_table():
 
 def test_model_arrays_export_every_table_field(bigstep_py):
     """bigstep.model_arrays: one (rows, cols) array per field of the one field table, with its
-    kind's dtype and the Model's values (per-DOF damping / armature / range / limit stiffness set
+    kind's dtype and the Model's values (per-DOF damping / armature / spring / range / limit stiffness set
     by overrides on hinge l2 = DOF 7, after the floating base's 6 and l1's)."""
     table = _field_table()
     assert len(table) >= 31 and len({n for _, n, _, _ in table}) == len(table)
     over = ["model.links[2].damping=0.5", "model.links[2].armature=0.02", "model.links[2].range=[-0.5, 0.7]",
-            "model.links[2].limit_stiffness=300", "model.actuators=[{joint: l2, type: position, kp: 5, gear: 2}]"]
+            "model.links[2].limit_stiffness=300", "model.links[2].stiffness=4", "model.links[2].springref=-0.2",
+            "model.actuators=[{joint: l2, type: position, kp: 5, gear: 2}]"]
     a = bigstep_py.model_arrays(CHAIN, overrides=over)
     assert sorted(a) == sorted(n for _, n, _, _ in table)
     n_q = 15
@@ -142,6 +143,8 @@ def test_model_arrays_export_every_table_field(bigstep_py):
     assert a["dof_revolute"][:, 0].tolist() == [0, 0, 0, 1, 1, 1] + [1] * 9
     assert a["dof_damping"][7, 0] == 0.5 and a["dof_armature"][7, 0] == 0.02
     assert np.count_nonzero(a["dof_damping"]) == 1 and np.count_nonzero(a["dof_armature"]) == 1
+    assert a["dof_stiffness"][7, 0] == 4 and a["dof_springref"][7, 0] == -0.2
+    assert np.count_nonzero(a["dof_stiffness"]) == 1 and np.count_nonzero(a["dof_springref"]) == 1
     assert a["dof_limited"][:, 0].tolist() == [0] * 7 + [1] + [0] * 7
     assert a["dof_range"][7].tolist() == [-0.5, 0.7] and a["dof_limit_k"][7, 0] == 300
     assert sizes["n_u"] == 1 and a["actuator_dof"][0, 0] == 7 and a["actuator_type"][0, 0] == 1

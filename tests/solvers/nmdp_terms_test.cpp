@@ -371,16 +371,16 @@ TEST_CASE("polytope: k_c default W / (N_s d_ref^3) and zeta_s = zeta d_ref^3", "
 }
 
 // ---------------------------------------------------------------------------------------------
-// Contact set candidates (issue 10): two moving links, a world box, a joint stop, damping and
-// armature. Every new term of G has its derivative in A; central differences check them all.
+// Contact set candidates (issue 10): two moving links, a world box, a joint stop, damping,
+// armature and a spring. Every new term of G has its derivative in A; central differences check them all.
 // ---------------------------------------------------------------------------------------------
 
 namespace {
 
 // A floating ball (r 0.1) resting in the crook of a hinge pendulum's sphere (r 0.1, two moving
 // links, normal along the centre line: kappa > 0) and on a world box (sphere-box face), the
-// pendulum 0.02 rad past its upper stop and its sphere 0.02 m into the box; damping and armature
-// on every DOF of the hinge. Depths 0.02: far from the d = 0 kink compared with the FD step.
+// pendulum 0.02 rad past its upper stop and its sphere 0.02 m into the box; damping, armature
+// and a spring (relaxed at 0.1 rad) on the hinge. Depths 0.02: far from the d = 0 kink compared with the FD step.
 struct GeomScene {
   Model m;
   VecX th;
@@ -408,6 +408,8 @@ GeomScene geom_scene(uint32_t seed) {
   pend.range[1] = 0.5;
   pend.damping = 0.7;
   pend.armature = 0.3;
+  pend.stiffness = 4.0;
+  pend.springref = 0.1;
   spec.links = {ball, pend};
   GeomSpec gb;
   gb.link = 0;
@@ -446,7 +448,7 @@ GeomScene geom_scene(uint32_t seed) {
 
 }  // namespace
 
-TEST_CASE("contact set candidates: two moving links, a world box, a joint stop, damping, armature: A vs FD of G",
+TEST_CASE("contact set candidates: two moving links, a world box, a joint stop, damping, armature, spring: A vs FD of G",
           "[nmdp][ND4][fd][contact]") {
   for (uint32_t seed : kSeeds)
     for (NmdpForm form : kForms)
@@ -509,7 +511,7 @@ TEST_CASE("contact set candidates: two moving links, a world box, a joint stop, 
         P.K_derivatives(sc.th, g, Q);
         CHECK(rel_err(g, fd_gradient([&](const VecX& x) { return P.K(x); }, sc.th, kH)) < fd_tol());
         if (form == NmdpForm::Pbd) {
-          // merit0's gradient is G(theta, 0), with the armature and damping energies
+          // merit0's gradient is G(theta, 0), with the armature, damping and spring energies
           VecX G0;
           P.G(sc.th, VecX::Zero(P.n_w()), G0);
           CHECK(rel_err(G0, fd_gradient([&](const VecX& x) { return P.merit0(x); }, sc.th, kH)) < fd_tol());

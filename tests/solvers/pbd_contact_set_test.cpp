@@ -146,7 +146,7 @@ Case capsule_box_case(uint32_t seed) {
 
 // (c) a random floating-base model whose hinge / prismatic DOFs are limited around theta: past
 // the lower stop, past the upper stop, or inside, in turn, with damping and armature on every
-// joint (and one stop with its own limit_stiffness).
+// joint, a spring on every hinge / prismatic joint (and one stop with its own limit_stiffness).
 Case limit_case(uint32_t seed) {
   RandomModelOptions opt;
   opt.root = JointType::Floating;
@@ -168,10 +168,14 @@ Case limit_case(uint32_t seed) {
       default: l.range[0] = x - 0.5, l.range[1] = x + 0.5;     // inside
     }
     if (turn == 2) l.limit_stiffness = 3e5;
+    // a spring relaxed near theta (no draw from rng: the stops above stay as they were)
+    l.stiffness = 0.5 + double(j);
+    l.springref = x + 0.1 * double(int(j % 3) - 1);
   }
   REQUIRE(turn >= 2);
   c.m = Model::finalize(rm.spec);
   REQUIRE(c.m.has_damping_armature);
+  REQUIRE(c.m.has_stiffness);
   finish(c, rng);
   return c;
 }
@@ -247,7 +251,8 @@ TEST_CASE("pbd contact set: a capsule and a box on a plane", "[objectives][conta
   check_geom_scenes(capsule_box_case);
 }
 
-TEST_CASE("pbd contact set: joint limits past their stops, damping and armature", "[objectives][contact_set][fd]") {
+TEST_CASE("pbd contact set: joint limits past their stops, damping, armature and springs",
+          "[objectives][contact_set][fd]") {
   for (uint32_t seed = 1; seed <= 4; ++seed) {
     INFO("seed " << seed);
     const Case c = limit_case(seed);

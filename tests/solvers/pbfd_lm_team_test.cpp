@@ -230,9 +230,10 @@ TEST_CASE("lm team: box, capsule and sphere geoms on the ground match the refere
   compare_with_reference(c, 12, false, DenseAlgebra::Fused, u);
 }
 
-TEST_CASE("lm team: armature, damping and joint limits match the reference", "[team][lm][dof]") {
+TEST_CASE("lm team: armature, damping, springs and joint limits match the reference", "[team][lm][dof]") {
   // The floating chain landing with the per-DOF terms on its hinges (some limits start beyond a
-  // stop, one takes c_perp): iteration counts and trajectories as the reference, both algebras,
+  // stop, one takes c_perp; two springs, one on a limited hinge): iteration counts and
+  // trajectories as the reference, both algebras,
   // with per-rollout mass scales and joint torques too.
   const Case c = make_case("chain_floating_ground.yaml", 3,
                            {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]",
@@ -240,8 +241,11 @@ TEST_CASE("lm team: armature, damping and joint limits match the reference", "[t
                             "model.links[3].range=[-0.01, 0.01]", "model.links[3].limit_stiffness=200",
                             "model.links[4].range=[-0.005, 0.002]", "model.links[5].damping=0.1",
                             "model.links[5].armature=0.004", "model.links[5].range=[-0.02, 0.003]",
-                            "model.links[5].limit_stiffness=500", "model.links[7].armature=0.002"});
+                            "model.links[5].limit_stiffness=500", "model.links[7].armature=0.002",
+                            "model.links[2].stiffness=4", "model.links[2].springref=0.03",
+                            "model.links[5].stiffness=1.5", "model.links[5].springref=-0.01"});
   REQUIRE(c.sc.model.n_limit > 0);
+  REQUIRE(c.sc.model.has_stiffness);
   bool beyond = false;  // a rollout starts beyond a stop
   for (const VecX& q : c.th0)
     for (int i = 0; i < c.sc.model.n_q; ++i)

@@ -138,8 +138,8 @@ void chain_states(const Scene& sc, uint32_t seed, std::vector<VecX>& th_n, std::
   }
 }
 
-// The chain's model with damping, armature and limits on its hinges (link 0 is the floating
-// base): some hinges without armature, every other one limited to [-0.04, 0.03] (the states of
+// The chain's model with damping, armature, springs and limits on its hinges (link 0 is the
+// floating base): some hinges without armature or spring, every other one limited to [-0.04, 0.03] (the states of
 // chain_states() lie beyond both stops), some limits taking c_perp (limit_stiffness 0).
 Model with_dof_terms(const Model& base) {
   ModelSpec spec;
@@ -155,6 +155,8 @@ Model with_dof_terms(const Model& base) {
     lk.range[0] = -0.04;
     lk.range[1] = 0.03;
     lk.limit_stiffness = j % 4 == 1 ? 0.0 : 50.0 * double(j);
+    lk.stiffness = j % 3 == 2 ? 0.0 : 0.8 * double(j);
+    lk.springref = 0.01 * double(j % 5) - 0.02;
   }
   return Model::finalize(spec);
 }
@@ -217,7 +219,7 @@ TEST_CASE("pbfd team residual equals the reference: all joint types, tilted plan
   compare(sc, th_n, th_nm1, th, 1.0, ls);  // per-link scales on every joint type
 }
 
-TEST_CASE("pbfd team residual equals the reference: armature, damping and joint limits", "[team][pbfd][dof]") {
+TEST_CASE("pbfd team residual equals the reference: armature, damping, springs and joint limits", "[team][pbfd][dof]") {
   // the floating chain in contact with the per-DOF terms on its hinges (both stops passed); also
   // with per-link mass scales and the PD servo, whose damping term reads the same theta_n
   Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml", {"contact.c_par=5e6"});
@@ -285,7 +287,7 @@ TEST_CASE("pbfd team residual equals the reference: box, capsule and sphere geom
 }
 
 // ---------------------------------------------------------------------------------------------
-// Per-DOF model terms (armature, damping, joint limits; pbfd_dof_terms) against self-contained
+// Per-DOF model terms (armature, damping, springs, joint limits; pbfd_dof_terms) against self-contained
 // oracles: the agreed formulas written out by hand, and central differences for J_r. (team ==
 // reference for these terms: the case above.)
 
@@ -328,10 +330,10 @@ double fd_error(const ModelView<double>& mv, const PbfdStepConst<double>& c, con
 
 }  // namespace
 
-TEST_CASE("pbfd team residual: armature, damping and joint limit of a 1-DOF hinge by hand", "[team][pbfd][dof]") {
+TEST_CASE("pbfd team residual: armature, damping, spring and joint limit of a 1-DOF hinge by hand", "[team][pbfd][dof]") {
   // one hinge about the vertical z axis carrying a point mass m at (l, 0, 0): gravity does no work,
-  // so r = inertia + armature + damping + limit, each written out below (pbfd.md Eq. 6, 13)
-  const double mass = 2.0, l = 0.3, a = 0.05, b = 0.7, lo = -0.4, hi = 0.5, dt = 0.01;
+  // so r = inertia + armature + damping + spring + limit, each written out below (pbfd.md Eq. 6, 13)
+  const double mass = 2.0, l = 0.3, a = 0.05, b = 0.7, ks = 3.0, ref = 0.07, lo = -0.4, hi = 0.5, dt = 0.01;
   for (double limit_k : {800.0, 0.0}) {
     ModelSpec spec;
     LinkSpec link;
@@ -346,6 +348,8 @@ TEST_CASE("pbfd team residual: armature, damping and joint limit of a 1-DOF hing
     link.limit_stiffness = limit_k;
     link.damping = b;
     link.armature = a;
+    link.stiffness = ks;
+    link.springref = ref;
     spec.links.push_back(link);
     const Model m = Model::finalize(spec);
     const ModelArrays<double> arrays(m);
@@ -366,8 +370,9 @@ TEST_CASE("pbfd team residual: armature, damping and joint limit of a 1-DOF hing
       const Vec3 pt = p(th), p_tilde = 2 * p(th_n) - p(th_nm1);
       const Vec3 dp(-l * std::sin(th), l * std::cos(th), 0), d2p = -Vec3(pt.x(), pt.y(), 0);
       const double th_tilde = 2 * th_n - th_nm1;
-      double r = mass / (dt * dt) * (pt - p_tilde).dot(dp) + a * (th - th_tilde) / (dt * dt) + b * (th - th_n) / dt;
-      double J = mass / (dt * dt) * (dp.squaredNorm() + (pt - p_tilde).dot(d2p)) + a / (dt * dt) + b / dt;
+      double r = mass / (dt * dt) * (pt - p_tilde).dot(dp) + a * (th - th_tilde) / (dt * dt) + b * (th - th_n) / dt +
+                 ks * (th - ref);
+      double J = mass / (dt * dt) * (dp.squaredNorm() + (pt - p_tilde).dot(d2p)) + a / (dt * dt) + b / dt + ks;
       const double d = th < lo ? lo - th : th > hi ? th - hi : 0, s = th < lo ? 1 : -1;
       if (d > 0) {
         r += -s * C * std::pow(d, alpha);
@@ -383,7 +388,7 @@ TEST_CASE("pbfd team residual: armature, damping and joint limit of a 1-DOF hing
 }
 
 TEST_CASE("pbfd team residual: per-DOF terms on a floating chain in contact", "[team][pbfd][dof]") {
-  // the chain with damping, armature and limits on its hinges: the team residual minus the same
+  // the chain with damping, armature, springs and limits on its hinges: the team residual minus the same
   // residual on the plain chain is exactly the diagonal of the formulas; J_r by central differences
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
                               {"contact.c_par=5e6"});
@@ -404,8 +409,9 @@ TEST_CASE("pbfd team residual: per-DOF terms on a floating chain in contact", "[
     const TeamEval e = team_eval(mv, c, qn, qnm1, q), e0 = team_eval(mv0, c, qn, qnm1, q);
     const int D = m.n_q;
     for (int i = 0; i < D; ++i) {
-      double r = m.dof_armature[i] * (q[i] - (2 * qn[i] - qnm1[i])) / (dt * dt) + m.dof_damping[i] * (q[i] - qn[i]) / dt;
-      double J = m.dof_armature[i] / (dt * dt) + m.dof_damping[i] / dt;
+      double r = m.dof_armature[i] * (q[i] - (2 * qn[i] - qnm1[i])) / (dt * dt) + m.dof_damping[i] * (q[i] - qn[i]) / dt +
+                 m.dof_stiffness[i] * (q[i] - m.dof_springref[i]);
+      double J = m.dof_armature[i] / (dt * dt) + m.dof_damping[i] / dt + m.dof_stiffness[i];
       if (m.dof_limited[i]) {
         const double lo = m.dof_range[2 * i], hi = m.dof_range[2 * i + 1];
         const double d = std::max(lo - q[i], q[i] - hi), s = lo - q[i] >= q[i] - hi ? 1 : -1;

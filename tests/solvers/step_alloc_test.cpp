@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "envs/batch.h"
 #include "solvers/pbd_step.h"
@@ -19,9 +21,10 @@ struct Case {
   double dt;
 };
 
-long allocations_per_step(const Case& c) {
-  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/" + c.config,
-                              {std::string("integrator.type=") + c.integrator, "integrator.dt=" + std::to_string(c.dt)});
+long allocations_per_step(const Case& c, std::vector<std::string> overrides = {}) {
+  overrides.push_back(std::string("integrator.type=") + c.integrator);
+  overrides.push_back("integrator.dt=" + std::to_string(c.dt));
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/" + c.config, overrides);
   const auto integ = make_integrator(sc);
   Data d = integ->make_data();
   d.theta = sc.theta0;
@@ -64,9 +67,9 @@ TEST_CASE("no allocation in a step: PBD and PBFD (LM, JTJ-LM) on every scene", "
     }
 }
 
-TEST_CASE("no allocation in a step: PBD and PBFD with geoms, a joint limit, damping and armature", "[alloc]") {
+TEST_CASE("no allocation in a step: PBD and PBFD with geoms, a joint limit, damping, armature and a spring", "[alloc]") {
   // a floating ball (sphere geom) resting into a world box, with a hinged arm carrying a sphere
-  // that touches the box too; the hinge is past its upper stop and damped, with armature
+  // that touches the box too; the hinge is past its upper stop and damped, with armature and a spring
   ModelSpec spec;
   LinkSpec ball, arm;
   ball.name = "ball";
@@ -86,6 +89,8 @@ TEST_CASE("no allocation in a step: PBD and PBFD with geoms, a joint limit, damp
   arm.range[1] = 0.1;
   arm.damping = 0.5;
   arm.armature = 0.01;
+  arm.stiffness = 2;
+  arm.springref = -0.05;
   spec.links = {ball, arm};
   GeomSpec sphere, tip, box;
   sphere.type = GeomType::Sphere;
@@ -156,5 +161,19 @@ TEST_CASE("no allocation in a step: NMDP (NE and PBD forms)", "[alloc]") {
     const long n = allocations_per_step(b.c);
     INFO(b.c.config << " " << b.c.integrator << ": " << n << " allocations per step");
     CHECK(n <= b.max);
+  }
+}
+
+// Joint springs (dof_stiffness / dof_springref) in every integrator: the fixed chain with springs
+// on three hinges, one relaxed away from 0 (the terms add nothing to any workspace).
+TEST_CASE("no allocation in a step: every integrator with joint springs", "[alloc]") {
+  const std::vector<std::string> springs{"model.links[0].stiffness=3", "model.links[2].stiffness=1.5",
+                                         "model.links[2].springref=0.2", "model.links[4].stiffness=0.7"};
+  const Case integrators[] = {{"chain_fixed.yaml", "pbd", 0.01},     {"chain_fixed.yaml", "pbfd", 0.01},
+                              {"chain_fixed.yaml", "ne_lcp", 0.002}, {"chain_fixed.yaml", "ne_mdp", 0.002},
+                              {"chain_fixed.yaml", "nmdp_ne", 0.01}, {"chain_fixed.yaml", "nmdp_pbd", 0.01}};
+  for (const Case& c : integrators) {
+    INFO(c.integrator);
+    CHECK(allocations_per_step(c, springs) == 0);
   }
 }
