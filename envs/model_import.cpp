@@ -2,19 +2,63 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 namespace bigstep {
+
+namespace {
+
+// The installed folder a package prefix names (python3 finds it), or "" when it is not installed.
+std::string package_folder(const std::string& prefix) {
+  const char* code = prefix == "gymnasium"
+                         ? "import gymnasium, os; print(os.path.join(os.path.dirname(gymnasium.__file__), 'envs', "
+                           "'mujoco', 'assets'))"
+                         : "import cmeel, os; print(os.path.join(os.path.dirname(os.path.dirname(cmeel.__file__)), "
+                           "'cmeel.prefix', 'share', 'example-robot-data'))";
+  const char* py = std::getenv("PYTHON");
+  const std::string cmd = detail::concat(py && *py ? py : "python3", " -c \"", code, "\" 2>/dev/null");
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[1024];
+    while (fgets(buf, sizeof(buf), f)) out += buf;
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string resolve_model_path(const std::string& text, const std::string& scene_file) {
+  // installed packages: gymnasium:<file in its MuJoCo assets>, example-robot-data:<path under share/>
+  for (const char* prefix : {"gymnasium", "example-robot-data"}) {
+    const std::string tag = std::string(prefix) + ":";
+    if (text.rfind(tag, 0) != 0) continue;
+    const std::string dir = package_folder(prefix);
+    if (dir.empty())
+      throw InvalidArgument(detail::concat(text, ": the Python package ", prefix,
+                                           " is not installed (pip install ", prefix, "; scripts/setup.sh does)"));
+    return (std::filesystem::path(dir) / text.substr(tag.size())).lexically_normal().string();
+  }
+  // relative to the scene file's folder (a bare XML file names itself)
+  std::filesystem::path p(text);
+  if (p.is_relative() && !scene_file.empty()) p = std::filesystem::path(scene_file).parent_path() / p;
+  return p.lexically_normal().string();
+}
 
 std::shared_ptr<const MujocoImport> import_model_keys(Cfg& model, const std::string& scene_file) {
   const bool mjcf = model.has("mjcf"), urdf = model.has("urdf");
   if (mjcf && urdf) model.fail_text(model.key("urdf"), show(model.node()["urdf"]), "give one of mjcf or urdf");
   const char* k = mjcf ? "mjcf" : "urdf";
-  std::string path = model.str(k, "");
-  // relative to the scene file's folder (a bare XML file names itself)
-  std::filesystem::path p(path);
-  if (p.is_relative() && !scene_file.empty()) p = std::filesystem::path(scene_file).parent_path() / p;
-  path = p.lexically_normal().string();
+  std::string path;
+  try {
+    path = resolve_model_path(model.str(k, ""), scene_file);
+  } catch (const InvalidArgument& e) {
+    model.fail_text(model.key(k), show(model.node()[k]), e.what());
+  }
+  const std::filesystem::path p(path);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(p, ec)) model.fail(model.key(k), path, "no such file");
   // what may be dropped instead of failing, each named

@@ -11,6 +11,12 @@
 
 namespace bigstep {
 
+/// The file a model.mjcf / model.urdf value names: "gymnasium:hopper.xml" (gymnasium's MuJoCo
+/// assets), "example-robot-data:robots/a1_description/urdf/a1.urdf" (that package's share folder),
+/// both found through python3 (or $PYTHON); otherwise a path, relative to the scene file's folder.
+/// Throws InvalidArgument when the package is not installed.
+std::string resolve_model_path(const std::string& text, const std::string& scene_file);
+
 /// Reads model.mjcf or model.urdf (a path relative to the scene file's folder) and model.allow,
 /// imports the file and finishes `model` (any other model key is an error: the file is the model).
 std::shared_ptr<const MujocoImport> import_model_keys(Cfg& model, const std::string& scene_file);
@@ -25,6 +31,7 @@ double imported_mu(const Model& m, const MujocoImport& imp);
 ///   (beta + 1) C_par (v dt)^beta / C_perp,
 /// so C_par = mu C_perp / ((beta + 1) (v_s dt)^beta) makes it mu at the slip speed v_s, whatever dt
 /// (below v_s PBFD's friction is weaker, above it stronger: it is velocity-dependent by design).
+/// Default v_s = 1 m/s (contact.slip_speed), the calibration speed of pbfd.md §8.2.
 double c_par_from_mu(double mu, double c_perp, double beta, double slip_speed, double dt);
 
 /// The rest-depth rule for C_perp (pbfd.md §4.7): W / (N_s d0^alpha) with N_s = 4 points carrying

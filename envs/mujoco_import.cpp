@@ -282,9 +282,19 @@ struct Converter {
     const double k = m->jnt_stiffness[jj];
     const bool poly = m->jnt_stiffnesspoly[mjNPOLY * jj] != 0 || m->jnt_stiffnesspoly[mjNPOLY * jj + 1] != 0;
     if ((k != 0 || poly) && enabled(mjDSBL_SPRING)) {
-      BIGSTEP_CHECK_ARG(opt.drop_joint_stiffness, f + ".stiffness", k,
-                        "joint springs are not supported (MujocoImportOptions::drop_joint_stiffness drops them)");
-      out.dropped.push_back(detail::concat(f, ".stiffness = ", k));
+      // a linear spring on a hinge / slide is bigstep's: force -k (theta - ref) with theta = qpos
+      // and ref = qpos_spring (MuJoCo's qfrc_spring); ball / free springs act on the quaternion
+      // and non-linear ones have no bigstep form
+      const bool linear_1dof = !poly && (type == mjJNT_HINGE || type == mjJNT_SLIDE);
+      if (linear_1dof) {
+        l.stiffness = k;
+        l.springref = m->qpos_spring[m->jnt_qposadr[jj]];
+      } else {
+        BIGSTEP_CHECK_ARG(opt.drop_joint_stiffness, f + (poly ? ".stiffnesspoly" : ".stiffness"), k,
+                          "springs on ball / free joints and non-linear springs are not supported "
+                          "(MujocoImportOptions::drop_joint_stiffness drops them)");
+        out.dropped.push_back(detail::concat(f, ".stiffness = ", k));
+      }
     }
     for (int d = d0; d < d0 + nd; ++d) {
       if (m->dof_frictionloss[d] != 0 && constraint_enabled(mjDSBL_FRICTIONLOSS)) {
@@ -380,8 +390,14 @@ struct Converter {
           break;
         case mjGEOM_SPHERE: gs.type = GeomType::Sphere, gs.size = Vec3(s[0], 0, 0); break;
         case mjGEOM_CAPSULE: gs.type = GeomType::Capsule, gs.size = Vec3(s[0], s[1], 0); break;
-        // approximation: a cylinder becomes the capsule of the same radius and half-length
-        case mjGEOM_CYLINDER: gs.type = GeomType::Capsule, gs.size = Vec3(s[0], s[1], 0); break;
+        // approximation: a cylinder (radius r, half-length h) becomes the capsule of the same radius
+        // and the same total length (half-length h - r), so it never reaches beyond the cylinder's
+        // ends; one no longer than its diameter (h <= r) becomes the sphere of radius r. (The capsule
+        // of half-length h reached r beyond both ends: A1's hip cylinders then overlapped.)
+        case mjGEOM_CYLINDER:
+          if (s[1] > s[0]) gs.type = GeomType::Capsule, gs.size = Vec3(s[0], s[1] - s[0], 0);
+          else gs.type = GeomType::Sphere, gs.size = Vec3(s[0], 0, 0);
+          break;
         // approximation: an ellipsoid becomes the sphere of its largest semi-axis
         case mjGEOM_ELLIPSOID: gs.type = GeomType::Sphere, gs.size = Vec3(vec3(s).maxCoeff(), 0, 0); break;
         case mjGEOM_BOX: gs.type = GeomType::Box, gs.size = vec3(s); break;
@@ -559,7 +575,9 @@ MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& o
       out.dropped.push_back(detail::concat(model.skipped_pairs.size(),
                                            " geom pair(s) without a collision function (drop_unsupported_pairs)"));
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(path + ": " + e.what());
+    const std::string what = e.what();
+    const bool pair = what.find("no collision function") != std::string::npos;
+    throw InvalidArgument(path + ": " + what + (pair ? "; or skip such pairs: model.allow: [unsupported_pairs]" : ""));
   }
   return out;
 }

@@ -35,7 +35,8 @@ std::vector<SceneKey> build_table() {
   // ---- model (envs/model_yaml.cpp) ----
   key("model", "map", "(required)", "the articulated body: links, contact points, terrain planes");
   key("model.mjcf", "string", "(none)",
-      "an MJCF file (path relative to this file) compiled by MuJoCo: the whole model, no other model key");
+      "an MJCF file compiled by MuJoCo (a path relative to this file, gymnasium:hopper.xml or "
+      "example-robot-data:robots/...): the whole model");
   key("model.urdf", "string", "(none)", "a URDF file, likewise");
   key("model.allow", "list", "(none)",
       "MJCF/URDF features to drop instead of failing: frictionloss, tendons, joint_stiffness, geoms (all: no contact), "
@@ -161,7 +162,7 @@ std::vector<SceneKey> build_table() {
   key("contact.c_par", "number", "(0; MJCF/URDF: mu C_perp / ((beta + 1) (slip_speed dt)^beta))",
       "tangential coefficient C_par (pbd, pbfd), >= 0");
   key("contact.mu", "number", "(0.5; MJCF/URDF: the largest geom friction of a pair)", "Coulomb coefficient (ne_*, nmdp_*)");
-  key("contact.slip_speed", "number", "0.1",
+  key("contact.slip_speed", "number", "1",
       "MJCF/URDF: slip speed [m/s] at which PBFD's friction equals mu times the normal force (the c_par rule)");
   key("contact.alpha", "number", "2", "normal force exponent, > 1");
   key("contact.beta", "number", "1", "slip exponent, >= 1");

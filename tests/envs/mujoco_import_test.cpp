@@ -159,9 +159,7 @@ struct Case {
 
 // the models of the cross-checks, with the options each one needs (what bigstep drops is named)
 std::vector<Case> cases() {
-  MujocoImportOptions springs;
-  springs.drop_joint_stiffness = true;
-  MujocoImportOptions humanoid = springs;
+  MujocoImportOptions humanoid;
   humanoid.drop_tendons = true;
   MujocoImportOptions go1;
   go1.drop_frictionloss = true;
@@ -169,7 +167,7 @@ std::vector<Case> cases() {
   return {{"kitchen", write_temp("kitchen.xml", kKitchen), {}},
           {"hopper", gym_asset("hopper"), {}},
           {"walker2d", gym_asset("walker2d"), {}},
-          {"half_cheetah", gym_asset("half_cheetah"), springs},
+          {"half_cheetah", gym_asset("half_cheetah"), {}},
           {"ant", gym_asset("ant"), {}},
           {"humanoid", gym_asset("humanoid"), humanoid},
           {"go1 fixed", go1_urdf(false), go1},
@@ -322,11 +320,10 @@ TEST_CASE("mujoco import: mass matrix and bias forces equal MuJoCo's at random s
   });
 }
 
-TEST_CASE("mujoco import: forward dynamics with damping, armature and actuators equals MuJoCo's qacc_smooth", "[mujoco]") {
+TEST_CASE("mujoco import: forward dynamics with damping, armature, springs and actuators equals MuJoCo's qacc_smooth", "[mujoco]") {
   std::mt19937 rng_u(17);
   for_each_state(19, [&](const MujocoImport& imp, const Model& model, MjModelPtr& mj, const VecX& th, const VecX& thd) {
-    // springs bigstep was asked to drop are switched off in MuJoCo too
-    mj.m->opt.disableflags |= mjDSBL_SPRING;
+    // (hinge / slide springs are imported: qacc_smooth includes MuJoCo's qfrc_spring)
     const VecX ctrl = 0.75 * random_vec(int(mj.m->nu), rng_u);  // in [-1.5, 1.5]: clamping is exercised
     VecX qpos, qvel;
     qpos_from_theta(imp, th, qpos);
@@ -469,7 +466,7 @@ TEST_CASE("mujoco import: gymnasium models keep their actuators, limits and drop
   // hopper's rootz slides with ref 1.25: theta0 = qpos0
   CHECK(hopper.theta0[1] == 1.25);
   MujocoImportOptions o;
-  o.drop_joint_stiffness = o.drop_tendons = true;
+  o.drop_tendons = true;
   const MujocoImport humanoid = import_mujoco(gym_asset("humanoid"), o);
   CHECK(humanoid.spec.actuators.size() == 17);
   CHECK(humanoid.keyframes.size() == 5);
@@ -533,7 +530,14 @@ TEST_CASE("mujoco import: unsupported elements are errors naming file, element a
   expect_import_error(tiny("box_box", "<body name='b'><joint name='j' type='slide'/><geom name='crate' type='box' size='.1 .1 .1'/></body>"
                                       "<body name='c'><joint name='k' type='slide'/><geom name='crate2' type='box' size='.1 .1 .1' pos='1 0 0'/></body>"),
                       {"crate", "crate2", "box-box", "no collision function"});
-  expect_import_error(gym_asset("half_cheetah"), {"(bthigh).stiffness", "240", "drop_joint_stiffness"});
+  // hinge / slide springs are bigstep's (LinkSpec stiffness, springref = qpos_spring); a ball's is not
+  const MujocoImport cheetah = import_mujoco(gym_asset("half_cheetah"));
+  CHECK(cheetah.dropped.empty());
+  const Model mc = Model::finalize(cheetah.spec);
+  CHECK(mc.has_stiffness);
+  CHECK(std::count(mc.dof_stiffness.begin(), mc.dof_stiffness.end(), 240.0) == 1);  // bthigh
+  expect_import_error(tiny("ball_spring", "<body name='b'><joint name='j' type='ball' stiffness='3'/><geom size='.1'/></body>"),
+                      {"joint 0 (j).stiffness", "3", "drop_joint_stiffness"});
   // a missing file: MuJoCo's own message
   const std::string missing = (temp_dir() / "no_such_model.xml").string();
   expect_import_error(missing, {"MuJoCo could not load it", "no_such_model.xml"});
@@ -542,11 +546,20 @@ TEST_CASE("mujoco import: unsupported elements are errors naming file, element a
 TEST_CASE("mujoco import: go1's collision geoms need filtering before bigstep can collide them", "[mujoco]") {
   // go1.urdf's collision geoms: trunk box, imu box, and per leg hip + rotor cylinders (-> capsules),
   // thigh box + rotor cylinder, calf box + rotor cylinder, foot sphere; MuJoCo fuses the fixed
-  // base into the world. Box-capsule and box-box pairs survive the filter, so finalize refuses.
+  // base into the world. Box-box (and box-capsule) pairs survive the filter, so finalize refuses.
   MujocoImportOptions o;
   o.drop_frictionloss = true;
-  expect_import_error(go1_urdf(false), {"(FR_hip/geom14)", "(world/geom0)", "capsule-box", "no collision function"}, o);
+  expect_import_error(go1_urdf(false), {"(world/geom0)", "box-box", "no collision function", "allow: [unsupported_pairs]"}, o);
   expect_import_error(go1_urdf(false), {"frictionloss", "0.2"});
+  // skipped one by one when asked, and said so
+  o.drop_unsupported_pairs = true;
+  const MujocoImport go1 = import_mujoco(go1_urdf(true), o);
+  const Model m = Model::finalize(go1.spec);
+  CHECK(!m.skipped_pairs.empty());
+  CHECK(m.n_pair > 0);
+  for (const auto& [a, b] : m.skipped_pairs) CHECK(pair_max_contacts(m.geom_type[a], m.geom_type[b]) == 0);
+  CHECK(std::any_of(go1.dropped.begin(), go1.dropped.end(),
+                    [](const std::string& d) { return d.find("drop_unsupported_pairs") != std::string::npos; }));
 }
 
 #endif

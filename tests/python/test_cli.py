@@ -205,7 +205,7 @@ def test_help_is_the_key_table(bigstep):
     out = bigstep("run", "--help", check=0).stdout
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("  ") and "." in ln.split()[0]}
     assert "(0.01; MJCF/URDF: its option timestep)" in lines["integrator.dt"] and "(1e5;" in lines["contact.c_perp"]
-    assert " 0.1 " in lines["contact.slip_speed"] and " 2 " in lines["contact.alpha"]
+    assert " 1 " in lines["contact.slip_speed"] and " 2 " in lines["contact.alpha"]
     assert "model.links[i].box.mass" in lines and "pbd | pbfd | ne_lcp" in lines["integrator.type"]
 
 
