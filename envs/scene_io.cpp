@@ -246,7 +246,9 @@ Scene load_scene_text(const std::string& yaml, const std::string& source, const 
   return parse(root, ctx, overrides);
 }
 
-Scene load_scene(const std::string& path, const std::vector<std::string>& overrides) {
+Scene load_scene(const std::string& given, const std::vector<std::string>& overrides) {
+  // gymnasium:hopper.xml, example-robot-data:robots/... name installed files (envs/model_import.h)
+  const std::string path = given.find(':') != std::string::npos ? resolve_model_path(given, "") : given;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InvalidArgument(path + ": is a directory, not a YAML scene");
   std::ifstream f(path);

@@ -191,3 +191,16 @@ def test_package_paths_and_yaml_import(tmp_path):
     assert np.allclose(hum.qpos_from_theta(hum.theta0), m.key_qpos[1], atol=1e-12)
     with pytest.raises(ValueError, match=r"model.allow\[0\] = wings"):
         bigstep.load_model(gym("hopper"), ["model.allow=[wings]"])
+
+
+@pytest.mark.parametrize("name", sorted(ALLOW))
+def test_every_integrator_runs_the_model(name):
+    """0.1 s of each gymnasium model (its own timestep, geoms and floor, qpos0) with every
+    integrator: every step converges and the state stays finite."""
+    for method in ["pbfd", "pbd", "ne_lcp", "ne_mdp", "nmdp_ne", "nmdp_pbd"]:
+        env = bigstep.BatchEnv("gymnasium:" + name + ".xml", rollouts=2, seed=1,
+                               overrides=allow(ALLOW[name]) + [f"integrator.type={method}"])
+        for _ in range(int(round(0.1 / env.dt))):
+            theta = env.step(np.zeros((env.rollouts, env.n_q)))
+            assert np.all(env.status == 0), (name, method, env.status)
+        assert np.all(np.isfinite(theta)), (name, method)
