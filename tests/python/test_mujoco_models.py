@@ -7,14 +7,19 @@ contact-free NE-LCP trajectories equal MuJoCo's Euler integrator at the same dt 
 coordinates are MuJoCo's own, hinge / slide models; to the Euler-angle vs quaternion integration
 difference with a free root)."""
 import os
-import sysconfig
+import sys
+from pathlib import Path
 
+import gymnasium  # scripts/setup.sh installs mujoco, gymnasium, example-robot-data: a missing one fails
+import mujoco
 import numpy as np
 import pytest
 
-mujoco = pytest.importorskip("mujoco", reason="pip install mujoco (scripts/setup.sh installs it)")
-gymnasium = pytest.importorskip("gymnasium", reason="pip install gymnasium (scripts/setup.sh installs it)")
-bigstep = pytest.importorskip("bigstep", reason="the Python module is not built")
+# the module from build/python, as the bigstep_py fixture (conftest.py) finds it; not built = failure
+_PY = Path(os.environ.get("BIGSTEP_PYTHONPATH", Path(__file__).resolve().parents[2] / "build" / "python"))
+assert (_PY / "bigstep").is_dir(), f"{_PY}/bigstep not built: run scripts/build.sh (needs pip nanobind)"
+sys.path.insert(0, str(_PY))
+import bigstep  # noqa: E402
 
 ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
 # what bigstep drops from each file, by name (model.allow); everything else is converted
@@ -127,8 +132,7 @@ A1_SCENE = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "a1_st
 
 def a1_mujoco(bm):
     """MuJoCo's model of the scene: the same URDF with the same edits (free root, floor)."""
-    pytest.importorskip("cmeel", reason="pip install example-robot-data (scripts/setup.sh installs it)")
-    import cmeel
+    import cmeel  # example-robot-data's install prefix
     urdf = os.path.join(os.path.dirname(os.path.dirname(cmeel.__file__)), "cmeel.prefix", "share",
                         "example-robot-data", "robots", "a1_description", "urdf", "a1.urdf")
     spec = mujoco.MjSpec.from_file(urdf)
@@ -166,8 +170,7 @@ def test_a1_standing_carries_its_weight(method, dt, tmp_path):
     import json
     import subprocess
     exe = os.path.join(os.path.dirname(__file__), "..", "..", "build", "bigstep")
-    if not os.path.exists(exe):
-        pytest.skip("build/bigstep is not built")
+    assert os.path.exists(exe), "build/bigstep is not built"
     subprocess.run([exe, "run", A1_SCENE, "--set", f"integrator.type={method}", "--set", f"integrator.dt={dt}",
                     "--out", str(tmp_path), "--quiet"], check=True)
     rows = list(csv.DictReader(open(tmp_path / "steps.csv")))
