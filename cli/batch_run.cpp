@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "cli/run_command.h"
 #include "envs/batch_engines.h"
 #include "envs/penetration.h"
 #include "core/error.h"
@@ -63,6 +64,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   }
   std::vector<double> it_sum(K, 0);
   std::vector<int> it_max(K, 0), n_bad(K, 0), steps_done(K, 0), pen_step(K, 0);
+  write_model_xml(sc, dir);
   std::ofstream traj(dir / "trajectory.csv");
   traj << "t";
   for (const auto& name : m.dof_name) traj << "," << name;

@@ -10,6 +10,7 @@
 
 #include "cli/bench_command.h"
 #include "cli/export_command.h"
+#include "cli/render_command.h"
 #include "cli/inspect_command.h"
 #include "cli/run_command.h"
 
@@ -20,6 +21,7 @@ static const char* kUsage =
     "  inspect CONFIG [--states N] [--seed S]         model + CRBA/RNEA at random states as JSON\n"
     "  bench gpu-speedup [--quick] [--out DIR]        Fig. 8: batched PBFD time per step, CPU vs CUDA\n"
     "  export-mjcf CONFIG [-o FILE]                   the scene's model as MJCF (MuJoCo loads it)\n"
+    "  render OUTDIR [--frames N]                     a run as render.gif + filmstrip.png (MuJoCo renderer)\n"
     "  --help                                         this text\n";
 
 namespace {
@@ -33,6 +35,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "bench") return bigstep::bench_command({args.begin() + 1, args.end()});
   if (args[0] == "inspect") return bigstep::inspect_command({args.begin() + 1, args.end()});
   if (args[0] == "export-mjcf") return bigstep::export_command({args.begin() + 1, args.end()});
+  if (args[0] == "render") return bigstep::render_command({args.begin() + 1, args.end()});
   std::fprintf(stderr, "bigstep: unknown command '%s'\n%s", args[0].c_str(), kUsage);
   return 2;
 }

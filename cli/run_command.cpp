@@ -1,6 +1,9 @@
 // `bigstep run`: load a scene, simulate it, write trajectory.csv, steps.csv and summary.json.
 #include "cli/run_command.h"
 
+#include "cli/render_command.h"
+#include "envs/mjcf_export.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +42,7 @@ const char* run_help() {
          "                   tilt_max_rad, distance_final_m, height_mean_m, height_min_m, height_max_m)\n"
          "  quadruped.csv    metrics.type quadruped: t, torso tilt [rad], torso COM height [m],\n"
          "                   distance along metrics.heading [m]\n"
+         "  model.xml        the model as MJCF (qpos = theta; bigstep export-mjcf), for bigstep render\n"
          "Options:\n"
          "  --set key=value  override any config key (value is YAML: 0.05, pbd, [0, 1, 2]);\n"
          "                   repeatable, e.g. --set integrator.dt=0.05 --set contact.c_par=1e6\n"
@@ -54,6 +58,7 @@ const char* run_help() {
          "  --seed S         seed of the perturbations (= batch.seed; same seed -> bit-identical results)\n"
          "  --threads N      CPU threads for --rollouts (= batch.threads)\n"
          "  --quiet          no progress bar\n"
+         "  --render         then draw DIR/render.gif and DIR/filmstrip.png (= bigstep render DIR)\n"
          "Exit codes: 0 ok; 1 some step did not converge, the run aborted or a body sank through the\n"
          "terrain (a contact sphere's centre more than max(0.05 m, radius) below a plane: status\n"
          "penetrated); 2 bad usage or config (one line naming the file, key and value).\n"
@@ -94,10 +99,30 @@ int flag_penetration(const Scene& sc, Rollout& r) {
   return first;
 }
 
+}  // namespace
+
+void write_model_xml(const Scene& sc, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::remove(dir / "model_export_error.txt", ec);
+  try {
+    MjcfExportOptions opt;
+    opt.name = sc.name;
+    opt.timestep = sc.settings.dt;
+    opt.friction = sc.ne.mu;
+    const std::string xml = export_mjcf(sc.model, opt);
+    std::ofstream(dir / "model.xml") << xml;
+  } catch (const std::exception& e) {  // rendering needs it, the run does not
+    std::ofstream(dir / "model_export_error.txt") << e.what() << "\n";
+  }
+}
+
+namespace {
+
 void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::path& dir,
                    const BackendChoice& bk) {
   const Model& m = sc.model;
   const double dt = sc.settings.dt;
+  write_model_xml(sc, dir);
   {
     std::ofstream f(dir / "trajectory.csv");
     f << "t";
@@ -198,7 +223,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
 int run_command(const std::vector<std::string>& args) {
   std::string config, out;
   std::vector<std::string> sets;
-  bool quiet = false;
+  bool quiet = false, render = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* opt) -> std::string {
@@ -228,6 +253,8 @@ int run_command(const std::vector<std::string>& args) {
       sets.push_back("batch.threads=" + value("--threads"));
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--render") {
+      render = true;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "bigstep run: unknown option '%s' (see bigstep run --help)\n", a.c_str());
       return 2;
@@ -273,10 +300,18 @@ int run_command(const std::vector<std::string>& args) {
                  std::string(w - fill, '.').c_str(), pct, n, total);
     std::fflush(stderr);
   };
+  // --render: the run's render.gif + filmstrip.png after it (cli/render_command.h); a render that
+  // fails is an error of its own (exit 1) but never hides the run's code
+  auto finish = [&](int rc) {
+    if (!render) return rc;
+    std::fflush(stdout);
+    const int rr = render_command({dir.string()});
+    return rc != 0 ? rc : (rr != 0 ? 1 : 0);
+  };
   if (sc.rollouts > 1) {
     const int rc = run_batch(sc, dir, bk, bar ? std::function<void(int, int)>(progress) : nullptr);
     if (bar) std::fputc('\n', stderr);
-    return rc;
+    return finish(rc);
   }
   Rollout r = simulate(sc, bar ? std::function<void(int, int)>(progress) : nullptr);
   if (bar) std::fputc('\n', stderr);
@@ -293,7 +328,7 @@ int run_command(const std::vector<std::string>& args) {
                  sc.name.c_str(), sank * sc.settings.dt, sank,
                  describe(sc.model, check.find(sc.model, r.theta[sank])).c_str(), sc.settings.contact.c_perp);
   }
-  return (failed || r.aborted || sank > 0) ? 1 : 0;
+  return finish((failed || r.aborted || sank > 0) ? 1 : 0);
 }
 
 }  // namespace bigstep

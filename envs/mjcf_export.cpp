@@ -121,7 +121,9 @@ std::string export_mjcf(const Model& m, const MjcfExportOptions& opt) {
     set_quat(gs->quat, R * m.geom_R[g]);
     const Vec3& sz = m.geom_size[g];
     switch (m.geom_type[g]) {
-      case GeomType::Plane: gs->type = mjGEOM_PLANE, gs->size[0] = gs->size[1] = 0, gs->size[2] = 1; break;
+      case GeomType::Plane:
+        gs->type = mjGEOM_PLANE, gs->size[0] = gs->size[1] = 0, gs->size[2] = 1;
+        break;
       case GeomType::Sphere: gs->type = mjGEOM_SPHERE, gs->size[0] = std::max(sz[0], 1e-6); break;
       case GeomType::Capsule: gs->type = mjGEOM_CAPSULE, gs->size[0] = sz[0], gs->size[1] = sz[1]; break;
       case GeomType::Box: gs->type = mjGEOM_BOX, set3(gs->size, sz); break;
@@ -130,6 +132,12 @@ std::string export_mjcf(const Model& m, const MjcfExportOptions& opt) {
     gs->conaffinity = int(m.geom_conaffinity[g]);
     gs->friction[0] = opt.friction;
   }
+  // a light from above, for rendering (tools/render.py); no effect on the dynamics
+  mjsLight* light = mjs_addLight(world, nullptr);
+  light->type = mjLIGHT_DIRECTIONAL;
+  light->pos[2] = 5;
+  light->dir[0] = 0.3, light->dir[1] = 0.2, light->dir[2] = -1;
+  light->castshadow = 0;
   // excluded link pairs (world = the world body)
   auto body_name = [&](int l) { return l < 0 ? std::string("world") : body_of[l]; };
   for (const auto& [l1, l2] : m.exclude) {

@@ -8,7 +8,9 @@ bash scripts/setup.sh
 bash scripts/build.sh
 PY=${PYTHON:-python3}
 for scene in box_slide chain_slope a1_stand; do
-  ./build/bigstep run "configs/$scene.yaml" --out "out/demo/$scene"
+  render=()
+  [ "$scene" = a1_stand ] && render=(--render)  # out/demo/a1_stand/render.gif + filmstrip.png
+  ./build/bigstep run "configs/$scene.yaml" --out "out/demo/$scene" "${render[@]}"
   $PY tools/plot_run.py "out/demo/$scene"
 done
-echo "demo results: $(pwd)/out/demo/*/{summary.json,trajectory.csv,plot.png}"
+echo "demo results: $(pwd)/out/demo/*/{summary.json,trajectory.csv,plot.png}, out/demo/a1_stand/render.gif"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what bigstep needs, idempotently: Debian packages (compiler, Eigen, Catch2, yaml-cpp,
-# nlohmann-json, LBFGSpp) and Python packages (numpy, matplotlib, pytest, pin; nanobind for the
+# nlohmann-json, LBFGSpp; headless OpenGL for bigstep render: EGL / Mesa, OSMesa) and Python packages (numpy, matplotlib, pytest, pin; nanobind for the
 # Python module) for plots, tests and bindings; mujoco (libmujoco for MJCF / URDF import), gymnasium
 # and example-robot-data (the test models).
 set -euo pipefail
 need=()
-for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev python3 python3-pip python3-dev; do
+for p in build-essential cmake libeigen3-dev catch2 libyaml-cpp-dev nlohmann-json3-dev python3 python3-pip python3-dev \
+         libegl1 libegl-mesa0 libgl1-mesa-dri libosmesa6; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Render a bigstep run: OUTDIR/model.xml (written by `bigstep run`, the model as MJCF with
+qpos = theta) and OUTDIR/trajectory.csv through MuJoCo's offscreen renderer into OUTDIR/render.gif
+and a PNG filmstrip OUTDIR/filmstrip.png.
+
+    python3 tools/render.py OUTDIR [--frames N] [--fps F] [--width W] [--height H] [--strip K]
+    bigstep render OUTDIR ...      (the same)
+
+Headless: MUJOCO_GL=egl when unset, osmesa as the fallback (scripts/setup.sh installs libosmesa6).
+Bodies are drawn as their geoms plus MuJoCo's equivalent-inertia boxes (YAML links given by `box:`
+have no visual geom); the camera tracks the first body."""
+import argparse
+import csv
+import os
+import sys
+
+
+def load_theta(path):
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    return [float(r[0]) for r in rows[1:]], [[float(x) for x in r[1:]] for r in rows[1:]]
+
+
+def make_renderer(mujoco, model, width, height):
+    """MuJoCo's offscreen renderer on MUJOCO_GL (chosen before mujoco is imported); when egl fails,
+    the script runs again once with osmesa."""
+    try:
+        return mujoco.Renderer(model, height, width)
+    except Exception as e:  # noqa: BLE001 - fall back, then report what failed
+        if os.environ.get("MUJOCO_GL") == "egl" and "BIGSTEP_RENDER_RETRY" not in os.environ:
+            os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa", BIGSTEP_RENDER_RETRY="1")
+            os.execv(sys.executable, [sys.executable] + sys.argv)
+        sys.exit(f"render: no offscreen OpenGL (MUJOCO_GL={os.environ.get('MUJOCO_GL')}): {e}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--frames", type=int, default=60, help="frames in the GIF (spread over the run)")
+    ap.add_argument("--fps", type=float, default=20)
+    ap.add_argument("--width", type=int, default=480)
+    ap.add_argument("--height", type=int, default=360)
+    ap.add_argument("--strip", type=int, default=6, help="frames in the filmstrip PNG")
+    a = ap.parse_args(argv)
+    xml, traj = os.path.join(a.outdir, "model.xml"), os.path.join(a.outdir, "trajectory.csv")
+    for p in (xml, traj):
+        if not os.path.exists(p):
+            why = os.path.join(a.outdir, "model_export_error.txt")
+            extra = f" ({open(why).read().strip()})" if os.path.exists(why) else ""
+            sys.exit(f"render: {p} not found{extra}: run `bigstep run CONFIG --out {a.outdir}` first")
+    os.environ.setdefault("MUJOCO_GL", "egl")  # before mujoco is imported: it picks its GL then
+    os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+    import mujoco
+    import numpy as np
+    from PIL import Image
+
+    model = mujoco.MjModel.from_xml_path(xml)
+    data = mujoco.MjData(model)
+    t, theta = load_theta(traj)
+    if not theta or len(theta[0]) != model.nq:
+        sys.exit(f"render: {traj} has {len(theta[0]) if theta else 0} coordinates, model.xml {model.nq}")
+    renderer = make_renderer(mujoco, model, a.width, a.height)
+    opt = mujoco.MjvOption()
+    opt.flags[mujoco.mjtVisFlag.mjVIS_INERTIA] = True
+    # a fixed camera aimed at the first body's mean position over the run, far enough to see its
+    # whole path (a tracking camera over a plain floor would hide the motion)
+    path = []
+    for q in theta[:: max(1, len(theta) // 50)]:
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        path.append(data.xpos[1 if model.nbody > 1 else 0].copy())
+    path = np.array(path)
+    cam = mujoco.MjvCamera()
+    cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+    cam.lookat[:] = path.mean(axis=0)
+    cam.distance = max(1.0, 3.0 * model.stat.extent, 1.5 * float(np.ptp(path, axis=0).max()))
+    cam.elevation, cam.azimuth = -20.0, 90.0
+
+    def frame(i):
+        data.qpos[:] = theta[i]
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        mujoco.mj_camlight(model, data)
+        renderer.update_scene(data, camera=cam, scene_option=opt)
+        return renderer.render().copy()
+
+    n = len(theta)
+    pick = sorted(set(np.linspace(0, n - 1, min(a.frames, n)).round().astype(int)))
+    images = [Image.fromarray(frame(i)) for i in pick]
+    gif = os.path.join(a.outdir, "render.gif")
+    images[0].save(gif, save_all=True, append_images=images[1:], duration=int(1000 / a.fps), loop=0)
+    strip_idx = sorted(set(np.linspace(0, n - 1, min(a.strip, n)).round().astype(int)))
+    strip = np.concatenate([frame(i) for i in strip_idx], axis=1)
+    png = os.path.join(a.outdir, "filmstrip.png")
+    Image.fromarray(strip).save(png)
+    renderer.close()
+    print(f"render: wrote {gif} ({len(images)} frames, t = {t[0]:g} .. {t[-1]:g} s) and {png}")
+
+
+if __name__ == "__main__":
+    main()
