@@ -331,3 +331,19 @@ def test_run_render_writes_a_gif_and_a_filmstrip(bigstep, tmp_path):
     # render without a run: one line naming what is missing
     q = bigstep("render", tmp_path / "nothing", check=1)
     assert "trajectory.csv not found" in q.stderr or "model.xml not found" in q.stderr
+
+
+def test_plot_run_on_single_and_batch_folders(bigstep, tmp_path):
+    """tools/plot_run.py draws a single run (units per panel, integer iteration ticks, force) and a
+    batch folder (per-rollout distributions; it used to crash looking for steps.csv)."""
+    import subprocess
+    import sys
+    bigstep("run", CONFIG, "--set", "integrator.duration=0.3", "--out", tmp_path / "one", "--quiet", check=0)
+    bigstep("run", CONFIG, "--set", "integrator.duration=0.3", "--rollouts", 3, "--out", tmp_path / "many",
+            "--quiet", check=0)
+    for d in ("one", "many"):
+        p = subprocess.run([sys.executable, "tools/plot_run.py", str(tmp_path / d)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        assert (tmp_path / d / "plot.png").stat().st_size > 10000
+    p = subprocess.run([sys.executable, "tools/plot_run.py", str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 1 and "summary.json not found" in p.stderr
