@@ -138,8 +138,16 @@ struct CudaAdapter {
 }  // namespace
 
 int bench_command(const std::vector<std::string>& args) {
+  static const char* usage =
+      "usage: bigstep bench <benchmark> [options]   (bigstep bench <benchmark> --help for its options)\n"
+      "  gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]   Fig. 8: batched PBFD, CPU vs CUDA\n";
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
   if (args.empty() || args[0] != "gpu-speedup") {
-    std::fprintf(stderr, "usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N]\n");
+    std::fprintf(stderr, "bigstep bench: %s\n%s",
+                 args.empty() ? "which benchmark?" : ("unknown benchmark '" + args[0] + "'").c_str(), usage);
     return 2;
   }
   bool quick = false;

@@ -14,6 +14,17 @@
 #include "cli/inspect_command.h"
 #include "cli/run_command.h"
 
+#ifdef BIGSTEP_WITH_MUJOCO
+#define BIGSTEP_WITH_MUJOCO_TEXT "on"
+#else
+#define BIGSTEP_WITH_MUJOCO_TEXT "off"
+#endif
+#ifdef BIGSTEP_HAVE_CUDA_BUILD
+#define BIGSTEP_WITH_CUDA_TEXT "built"
+#else
+#define BIGSTEP_WITH_CUDA_TEXT "not built"
+#endif
+
 static const char* kUsage =
     "usage: bigstep <command> [options]\n"
     "commands:\n"
@@ -22,6 +33,7 @@ static const char* kUsage =
     "  bench gpu-speedup [--quick] [--out DIR]        Fig. 8: batched PBFD time per step, CPU vs CUDA\n"
     "  export-mjcf CONFIG [-o FILE]                   the scene's model as MJCF (MuJoCo loads it)\n"
     "  render OUTDIR [--frames N]                     a run as render.gif + filmstrip.png (MuJoCo renderer)\n"
+    "  --version                                      version, commit and the optional backends\n"
     "  --help                                         this text\n";
 
 namespace {
@@ -30,6 +42,11 @@ int dispatch(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("bigstep %s (commit %s; CUDA %s, MuJoCo import %s)\n", BIGSTEP_VERSION, BIGSTEP_GIT_COMMIT,
+                BIGSTEP_WITH_CUDA_TEXT, BIGSTEP_WITH_MUJOCO_TEXT);
+    return 0;
   }
   if (args[0] == "run") return bigstep::run_command({args.begin() + 1, args.end()});
   if (args[0] == "bench") return bigstep::bench_command({args.begin() + 1, args.end()});

@@ -291,15 +291,21 @@ int run_command(const std::vector<std::string>& args) {
   // progress bar on a TTY only
   const bool bar = !quiet && isatty(STDERR_FILENO);
   int last_pct = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  // [#####.....]  45% step 450/1000  812 steps/s  ETA 0.7 s   (rate and ETA from the wall time so far)
   auto progress = [&](int n, int total) {
     const int pct = int(100.0 * n / total);
     if (pct == last_pct) return;
     last_pct = pct;
-    const int w = 40, fill = w * n / total;
-    std::fprintf(stderr, "\r[%s%s] %3d%% step %d/%d", std::string(fill, '#').c_str(),
-                 std::string(w - fill, '.').c_str(), pct, n, total);
+    const int w = 30, fill = w * n / total;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double rate = el > 0 ? n / el : 0;
+    std::fprintf(stderr, "\r[%s%s] %3d%% step %d/%d  %.0f steps/s  ETA %.1f s   ", std::string(fill, '#').c_str(),
+                 std::string(w - fill, '.').c_str(), pct, n, total, rate, rate > 0 ? (total - n) / rate : 0.0);
     std::fflush(stderr);
   };
+  // the bar's line is cleared before the summary line is printed
+  auto end_bar = [&] { std::fputs("\r\033[K", stderr); };
   // --render: the run's render.gif + filmstrip.png after it (cli/render_command.h); a render that
   // fails is an error of its own (exit 1) but never hides the run's code
   auto finish = [&](int rc) {
@@ -310,11 +316,11 @@ int run_command(const std::vector<std::string>& args) {
   };
   if (sc.rollouts > 1) {
     const int rc = run_batch(sc, dir, bk, bar ? std::function<void(int, int)>(progress) : nullptr);
-    if (bar) std::fputc('\n', stderr);
+    if (bar) end_bar();
     return finish(rc);
   }
   Rollout r = simulate(sc, bar ? std::function<void(int, int)>(progress) : nullptr);
-  if (bar) std::fputc('\n', stderr);
+  if (bar) end_bar();
   const int sank = flag_penetration(sc, r);
   write_outputs(sc, r, dir, bk);
   int failed = 0;

@@ -347,3 +347,12 @@ def test_plot_run_on_single_and_batch_folders(bigstep, tmp_path):
         assert (tmp_path / d / "plot.png").stat().st_size > 10000
     p = subprocess.run([sys.executable, "tools/plot_run.py", str(tmp_path)], capture_output=True, text=True)
     assert p.returncode == 1 and "summary.json not found" in p.stderr
+
+
+def test_version_and_help_of_every_command(bigstep):
+    """--version names the version and commit; --help of every command goes to stdout with exit 0."""
+    v = bigstep("--version", check=0).stdout
+    assert v.startswith("bigstep 0.1.0 (commit ") and "MuJoCo import" in v
+    for cmd in (["run"], ["inspect"], ["export-mjcf"], ["render"], ["bench"], ["bench", "gpu-speedup"]):
+        p = bigstep(*cmd, "--help", check=0)
+        assert p.returncode == 0 and "usage" in p.stdout.lower() and p.stderr == "", (cmd, p.returncode, p.stderr)
