@@ -46,6 +46,7 @@ void flag_penetration(const Model& m, const StateBatch& b, int step, std::vector
 
 int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendChoice& bk,
               const std::function<void(int, int)>& progress) {
+  constexpr int kSavedRollouts = 16;
   const Model& m = sc.model;
   const int K = sc.rollouts, n = m.n_q, steps = sc.steps();
   const double dt = sc.settings.dt;
@@ -69,10 +70,20 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   traj << "t";
   for (const auto& name : m.dof_name) traj << "," << name;
   traj << "\n" << std::setprecision(17);
+  // and the first kSavedRollouts rollouts side by side (bigstep render --rollout K / --grid N)
+  const int saved = std::min(K, kSavedRollouts);
+  std::ofstream trajs(dir / "trajectory_rollouts.csv");
+  trajs << "t";
+  for (int k = 0; k < saved; ++k)
+    for (const auto& name : m.dof_name) trajs << ",r" << k << "." << name;
+  trajs << "\n" << std::setprecision(17);
   auto write_row0 = [&](int s) {
     traj << s * dt;
     for (int i = 0; i < n; ++i) traj << "," << b.theta[i];
     traj << "\n";
+    trajs << s * dt;
+    for (int i = 0; i < saved * n; ++i) trajs << "," << b.theta[i];
+    trajs << "\n";
   };
   write_row0(0);
   const auto t0 = std::chrono::steady_clock::now();

@@ -8,8 +8,9 @@
 
 namespace bigstep {
 
-/// Steps sc.rollouts rollouts for sc.steps() steps; writes trajectory.csv (rollout 0), rollouts.csv
-/// (one row per rollout) and summary.json into dir. Returns the exit code (1 if any rollout failed).
+/// Steps sc.rollouts rollouts for sc.steps() steps; writes trajectory.csv (rollout 0),
+/// trajectory_rollouts.csv (the first 16 rollouts, columns r<k>.<dof>), rollouts.csv (one row per
+/// rollout), model.xml and summary.json into dir. Returns the exit code (1 if any rollout failed).
 int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendChoice& bk,
               const std::function<void(int, int)>& progress);
 

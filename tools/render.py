@@ -4,7 +4,11 @@ qpos = theta) and OUTDIR/trajectory.csv through MuJoCo's offscreen renderer into
 and a PNG filmstrip OUTDIR/filmstrip.png.
 
     python3 tools/render.py OUTDIR [--frames N] [--fps F] [--width W] [--height H] [--strip K]
+                            [--rollout K | --grid N]
     bigstep render OUTDIR ...      (the same)
+
+A batch run (`--rollouts K`) also saved its first 16 rollouts (trajectory_rollouts.csv): --rollout K
+draws rollout K, --grid N the first N side by side (2 per row from 4 on).
 
 Headless: MUJOCO_GL=egl when unset, osmesa as the fallback (scripts/setup.sh installs libosmesa6).
 Bodies are drawn as their geoms plus MuJoCo's equivalent-inertia boxes (YAML links given by `box:`
@@ -19,6 +23,22 @@ def load_theta(path):
     with open(path) as f:
         rows = list(csv.reader(f))
     return [float(r[0]) for r in rows[1:]], [[float(x) for x in r[1:]] for r in rows[1:]]
+
+
+def load_rollouts(path, which):
+    """t and, per rollout in which, its theta rows from trajectory_rollouts.csv (columns r<k>.<dof>)."""
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    head = rows[0]
+    t = [float(r[0]) for r in rows[1:]]
+    out = []
+    for k in which:
+        cols = [i for i, h in enumerate(head) if h.startswith(f"r{k}.")]
+        if not cols:
+            saved = len({h.split(".")[0] for h in head[1:]})
+            sys.exit(f"render: {path} has no rollout {k} (the first {saved} rollouts are saved)")
+        out.append([[float(r[i]) for i in cols] for r in rows[1:]])
+    return t, out
 
 
 def make_renderer(mujoco, model, width, height):
@@ -41,6 +61,9 @@ def main(argv=None):
     ap.add_argument("--width", type=int, default=480)
     ap.add_argument("--height", type=int, default=360)
     ap.add_argument("--strip", type=int, default=6, help="frames in the filmstrip PNG")
+    pick = ap.add_mutually_exclusive_group()
+    pick.add_argument("--rollout", type=int, help="batch runs: draw rollout K")
+    pick.add_argument("--grid", type=int, help="batch runs: draw the first N rollouts side by side")
     a = ap.parse_args(argv)
     xml, traj = os.path.join(a.outdir, "model.xml"), os.path.join(a.outdir, "trajectory.csv")
     for p in (xml, traj):
@@ -56,7 +79,15 @@ def main(argv=None):
 
     model = mujoco.MjModel.from_xml_path(xml)
     data = mujoco.MjData(model)
-    t, theta = load_theta(traj)
+    if a.rollout is not None or a.grid:
+        many = os.path.join(a.outdir, "trajectory_rollouts.csv")
+        if not os.path.exists(many):
+            sys.exit(f"render: {many} not found: --rollout / --grid need a batch run (--rollouts K)")
+        t, runs = load_rollouts(many, [a.rollout] if a.rollout is not None else range(a.grid))
+    else:
+        t, theta = load_theta(traj)
+        runs = [theta]
+    theta = runs[0]
     if not theta or len(theta[0]) != model.nq:
         sys.exit(f"render: {traj} has {len(theta[0]) if theta else 0} coordinates, model.xml {model.nq}")
     renderer = make_renderer(mujoco, model, a.width, a.height)
@@ -76,13 +107,23 @@ def main(argv=None):
     cam.distance = max(1.0, 3.0 * model.stat.extent, 1.5 * float(np.ptp(path, axis=0).max()))
     cam.elevation, cam.azimuth = -20.0, 90.0
 
-    def frame(i):
-        data.qpos[:] = theta[i]
+    def one(q):
+        data.qpos[:] = q
         mujoco.mj_kinematics(model, data)
         mujoco.mj_comPos(model, data)
         mujoco.mj_camlight(model, data)
         renderer.update_scene(data, camera=cam, scene_option=opt)
         return renderer.render().copy()
+
+    def frame(i):  # one rollout, or the grid of several (2 per row from 4 on)
+        tiles = [one(run[i]) for run in runs]
+        if len(tiles) == 1:
+            return tiles[0]
+        per_row = 2 if len(tiles) >= 4 else len(tiles)
+        while len(tiles) % per_row:
+            tiles.append(np.zeros_like(tiles[0]))
+        return np.concatenate([np.concatenate(tiles[r:r + per_row], axis=1) for r in range(0, len(tiles), per_row)],
+                              axis=0)
 
     n = len(theta)
     pick = sorted(set(np.linspace(0, n - 1, min(a.frames, n)).round().astype(int)))
@@ -94,7 +135,8 @@ def main(argv=None):
     png = os.path.join(a.outdir, "filmstrip.png")
     Image.fromarray(strip).save(png)
     renderer.close()
-    print(f"render: wrote {gif} ({len(images)} frames, t = {t[0]:g} .. {t[-1]:g} s) and {png}")
+    what = f"rollout {a.rollout}" if a.rollout is not None else f"{len(runs)} rollouts" if len(runs) > 1 else "the run"
+    print(f"render: wrote {gif} ({what}, {len(images)} frames, t = {t[0]:g} .. {t[-1]:g} s) and {png}")
 
 
 if __name__ == "__main__":

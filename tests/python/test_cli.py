@@ -356,3 +356,15 @@ def test_version_and_help_of_every_command(bigstep):
     for cmd in (["run"], ["inspect"], ["export-mjcf"], ["render"], ["bench"], ["bench", "gpu-speedup"]):
         p = bigstep(*cmd, "--help", check=0)
         assert p.returncode == 0 and "usage" in p.stdout.lower() and p.stderr == "", (cmd, p.returncode, p.stderr)
+
+
+def test_render_a_grid_of_batch_rollouts(bigstep, tmp_path):
+    """A batch run saves its first rollouts; render --grid 4 tiles them 2 x 2, --rollout K draws one."""
+    from PIL import Image
+    bigstep("run", CONFIG, "--rollouts", 4, "--set", "integrator.duration=0.2", "--set", "batch.perturb_theta=0.05",
+            "--out", tmp_path, "--quiet", check=0)
+    assert bigstep("render", tmp_path, "--grid", 4, "--frames", 3, "--strip", 2, "--height", 120, "--width", 160,
+                   check=0).returncode == 0
+    assert Image.open(tmp_path / "filmstrip.png").size == (2 * 2 * 160, 2 * 120)
+    p = bigstep("render", tmp_path, "--rollout", 9, check=1)
+    assert "no rollout 9" in p.stderr and "first 4 rollouts" in p.stderr
