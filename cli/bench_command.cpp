@@ -1,5 +1,7 @@
 #include "cli/bench_command.h"
 
+#include "cli/bench_vs_mujoco.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -138,8 +140,10 @@ struct CudaAdapter {
 }  // namespace
 
 int bench_command(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "vs-mujoco") return bench_vs_mujoco({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "gpu-speedup") {
-    std::fprintf(stderr, "usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N]\n");
+    std::fprintf(stderr, "usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads N]\n"
+                         "       bigstep bench vs-mujoco [--quick] [--out DIR] (--help for both)\n");
     return 2;
   }
   bool quick = false;

@@ -18,6 +18,7 @@ static const char* kUsage =
     "  run CONFIG [--set key=value]... [--out DIR]   simulate a scene (see: bigstep run --help)\n"
     "  inspect CONFIG [--states N] [--seed S]         model + CRBA/RNEA at random states as JSON\n"
     "  bench gpu-speedup [--quick] [--out DIR]        Fig. 8: batched PBFD time per step, CPU vs CUDA\n"
+    "  bench vs-mujoco [--quick] [--out DIR]          the same scenes in MuJoCo and bigstep: speed, accuracy\n"
     "  --help                                         this text\n";
 
 namespace {
