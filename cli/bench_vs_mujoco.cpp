@@ -165,7 +165,8 @@ std::pair<double, double> com_error(const Run& r, const Run& ref) {
 }
 
 // A run is unstable when its state went non-finite, a contact sank through (deeper than
-// kPenetrationDepth, the run loop's penetration rule) or the COM left a 5 m ball around its start.
+// kPenetrationDepth, the run loop's penetration rule), the COM left a 5 m ball around its start or
+// rose 0.5 m above it (every scene starts at rest under gravity).
 void judge(Run& r) {
   if (!r.stable) return;
   for (const Vec3& c : r.com)
@@ -174,6 +175,9 @@ void judge(Run& r) {
       return;
     } else if ((c - r.com[0]).norm() > 5) {
       r.stable = false, r.why = "blow-up (COM moved > 5 m)";
+      return;
+    } else if (c.z() > r.com[0].z() + 0.5) {  // every scene starts at rest and falls or stands
+      r.stable = false, r.why = "launched (COM rose > 0.5 m)";
       return;
     }
   if (r.max_penetration > kPenetrationDepth) r.stable = false, r.why = "penetration > 5 cm";
@@ -185,21 +189,23 @@ void judge(Run& r) {
 struct MjScene {
   MjModelPtr m;
   VecX qpos0, qvel0;
-  VecX kp, kd, qref;  // the scene's control.pd hold as an explicit PD on qfrc_applied (nv), or empty
   double timestep = 0;
 };
 
-// The hold servo of a1_stand.yaml on MuJoCo's side: qfrc = kp (qref - q) - kd qdot on the hinge
-// DOFs. Why explicit: MuJoCo has no stable-PD; its default Euler integrator makes the kd term
-// implicit in the joint damping only, so this is the plain PD a MuJoCo user would write.
-void apply_pd(const MjScene& s, mjData* d) {
-  if (s.kp.size() == 0) return;
-  const mjModel* m = s.m.get();
+// The hold servo of a1_stand.yaml (control.pd, reference: hold) on MuJoCo's side, as MuJoCo
+// models it: a joint spring kp to qref (jnt_stiffness, qpos_spring) and joint damping kd added to
+// dof_damping, on the hinge / slide DOFs. Why not qfrc_applied: MuJoCo's Euler integrator treats
+// joint damping implicitly (bigstep's stable PD does both terms implicitly); an explicit kd
+// would make MuJoCo's stability limit the servo's, not the simulator's.
+void add_hold_servo(mjModel* m, const VecX& kp, const VecX& kd, const VecX& qref) {
   for (int i = 0; i < m->nv; ++i) {
     const int j = m->dof_jntid[i];
-    if (m->jnt_type[j] != mjJNT_HINGE && m->jnt_type[j] != mjJNT_SLIDE) continue;
-    const double q = d->qpos[m->jnt_qposadr[j]];
-    d->qfrc_applied[i] = s.kp[i] * (s.qref[i] - q) - s.kd[i] * d->qvel[i];
+    if (kp[i] == 0 && kd[i] == 0) continue;
+    BIGSTEP_CHECK_ARG(m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE, detail::concat("control.pd.kp[", i, "]"),
+                      kp[i], "the MuJoCo side carries servos on hinge / slide joints only");
+    m->jnt_stiffness[j] = kp[i];
+    m->qpos_spring[m->jnt_qposadr[j]] = qref[i];
+    m->dof_damping[i] += kd[i];
   }
 }
 
@@ -224,7 +230,6 @@ Run run_mujoco(MjScene& s, double dt, double horizon) {
   const auto t0 = Clock::now();
   const double c0 = thread_cpu_s();
   for (int n = 0; n < r.steps; ++n) {
-    apply_pd(s, d.get());
     mj_step(m, d.get());
     mju_copy(qs.data() + size_t(n + 1) * m->nq, d->qpos, m->nq);
   }
@@ -265,7 +270,6 @@ double batch_mujoco(MjScene& s, const MujocoImport& imp, const Scene& sc, double
     pool.emplace_back([&, t] {
       for (int k = t; k < K; k += threads)
         for (int n = 0; n < steps; ++n) {
-          apply_pd(s, ds[k].get());
           mj_step(m, ds[k].get());
         }
     });
@@ -430,8 +434,8 @@ const char* kUsage =
     "The same scene in MuJoCo (mj_step, the model's own integrator / solver / options) and bigstep,\n"
     "run from the repository root. Scenes: chain (configs/chain_floating_ground.yaml vs\n"
     "bench/models/chain_floating_ground.xml), hopper and ant (gymnasium's MJCF in both), a1\n"
-    "(configs/a1_stand.yaml vs the same URDF with a free root and a floor, its PD hold applied on\n"
-    "qfrc_applied). Runs: MuJoCo at its timestep x1, x2, x4 (reference x1/16); bigstep PBFD at dt\n"
+    "(configs/a1_stand.yaml vs the same URDF with a free root and a floor, its PD hold as MuJoCo joint\n"
+    "springs + damping). Runs: MuJoCo at its timestep x1, x2, x4 (reference x1/16); bigstep PBFD at dt\n"
     "0.01, 0.02, 0.05 and NE-LCP at MuJoCo's timestep (bigstep's reference: NE-LCP at min(1e-3, MuJoCo's/8)).\n"
     "Each run: simulated s per wall s on one core and, for K rollouts, on all cores (bigstep's\n"
     "batched CPU engine vs K MjData on a thread pool); COM error (max, RMS over the run's steps)\n"
@@ -489,7 +493,7 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
     }
     defs.push_back(&*it);
   }
-  mju_user_warning = nullptr;
+  mju_user_warning = [](const char*) {};  // a blow-up is reported per run (bad qacc), not printed
   std::vector<Row> rows;
   std::vector<StabilityRow> stab;
   const double H = o.horizon;
@@ -519,9 +523,9 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
       qpos_from_theta(*imp, base.theta0, ms.qpos0);
       qvel_from_theta_dot(*imp, base.theta0, base.theta_dot0, ms.qvel0);
       if (base.pd.active()) {
-        ms.kp = base.pd.kp, ms.kd = base.pd.kd;
-        VecX td;
-        base.pd.reference(0.0, ms.qref, td);
+        VecX qref, td;
+        base.pd.reference(0.0, qref, td);
+        add_hold_servo(ms.m.get(), base.pd.kp, base.pd.kd, qref);
       }
       const double h = ms.timestep;
       // each simulator's own fine-dt reference from the same start: MuJoCo at its timestep / 16;
