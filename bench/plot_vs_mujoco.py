@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -52,6 +53,7 @@ def main(path):
             ax[r][c].set_yscale("log")
             ax[r][c].grid(True, which="both", alpha=0.3)
             ax[r][c].set_xlabel("dt [s]")
+            ax[r][c].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             if c == 0:
                 ax[r][c].set_ylabel(ylabel)
         ax[0][c].legend(fontsize=6)
