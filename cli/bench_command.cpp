@@ -1,5 +1,7 @@
 #include "cli/bench_command.h"
 
+#include "cli/bench_vs_mujoco.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -140,11 +142,13 @@ struct CudaAdapter {
 int bench_command(const std::vector<std::string>& args) {
   static const char* usage =
       "usage: bigstep bench <benchmark> [options]   (bigstep bench <benchmark> --help for its options)\n"
-      "  gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]   Fig. 8: batched PBFD, CPU vs CUDA\n";
+      "  gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]   Fig. 8: batched PBFD, CPU vs CUDA\n"
+      "  vs-mujoco [--quick] [--out DIR]                                  the same scenes in MuJoCo and bigstep\n";
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(usage, stdout);
     return 0;
   }
+  if (!args.empty() && args[0] == "vs-mujoco") return bench_vs_mujoco({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "gpu-speedup") {
     std::fprintf(stderr, "bigstep bench: %s\n%s",
                  args.empty() ? "which benchmark?" : ("unknown benchmark '" + args[0] + "'").c_str(), usage);

@@ -31,6 +31,7 @@ static const char* kUsage =
     "  run CONFIG [--set key=value]... [--out DIR]   simulate a scene (see: bigstep run --help)\n"
     "  inspect CONFIG [--states N] [--seed S]         model + CRBA/RNEA at random states as JSON\n"
     "  bench gpu-speedup [--quick] [--out DIR]        Fig. 8: batched PBFD time per step, CPU vs CUDA\n"
+    "  bench vs-mujoco [--quick] [--out DIR]          the same scenes in MuJoCo and bigstep: speed, accuracy\n"
     "  export-mjcf CONFIG [-o FILE]                   the scene's model as MJCF (MuJoCo loads it)\n"
     "  render OUTDIR [--frames N]                     a run as render.gif + filmstrip.png (MuJoCo renderer)\n"
     "  --version                                      version, commit and the optional backends\n"
