@@ -96,15 +96,9 @@ MjModelPtr load_mujoco(const SceneDef& s) {
   std::unique_ptr<mjSpec, MjSpecDeleter> spec(mj_parseXML(path.c_str(), nullptr, err, sizeof(err)));
   BIGSTEP_CHECK_ARG(spec != nullptr, "scene " + s.name + " (MuJoCo)", path, err);
   if (s.free_root_floor) {
-    mjsBody* world = mjs_findBody(spec.get(), "world");
-    for (mjsElement* e = mjs_firstChild(world, mjOBJ_BODY, 0); e; e = mjs_nextChild(world, e, 0)) {
-      mjsBody* b = mjs_asBody(e);
-      if (!mjs_firstChild(b, mjOBJ_JOINT, 0)) mjs_addFreeJoint(b);
-    }
-    mjsGeom* g = mjs_addGeom(world, nullptr);
-    g->type = mjGEOM_PLANE;
-    g->size[0] = g->size[1] = 0;
-    g->size[2] = 1;
+    MujocoImportOptions edits;
+    edits.free_root = edits.floor = true;
+    edit_mujoco_spec(spec.get(), edits);
   }
   MjModelPtr m(mj_compile(spec.get(), nullptr));
   BIGSTEP_CHECK_ARG(m != nullptr, "scene " + s.name + " (MuJoCo)", path, mjs_getError(spec.get()));

@@ -532,8 +532,9 @@ struct SpecDeleter {
   void operator()(mjSpec* s) const { mj_deleteSpec(s); }
 };
 
-// The options' edits of the parsed model (MujocoImportOptions::free_root, floor).
-void edit_spec(mjSpec* s, const MujocoImportOptions& opt) {
+}  // namespace
+
+void edit_mujoco_spec(mjSpec* s, const MujocoImportOptions& opt) {
   mjsBody* world = mjs_findBody(s, "world");
   if (opt.free_root)
     for (mjsElement* e = mjs_firstChild(world, mjOBJ_BODY, 0); e; e = mjs_nextChild(world, e, 0)) {
@@ -549,15 +550,13 @@ void edit_spec(mjSpec* s, const MujocoImportOptions& opt) {
   }
 }
 
-}  // namespace
-
 MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& options) {
   char err[1024] = "";
   std::unique_ptr<mjModel, ModelDeleter> m;
   if (options.free_root || options.floor) {  // parse, edit, compile
     std::unique_ptr<mjSpec, SpecDeleter> spec(mj_parseXML(path.c_str(), nullptr, err, sizeof(err)));
     if (!spec) mujoco_failed(path, err);
-    edit_spec(spec.get(), options);
+    edit_mujoco_spec(spec.get(), options);
     m.reset(mj_compile(spec.get(), nullptr));
     if (!m) mujoco_failed(path, mjs_getError(spec.get()));
   } else {

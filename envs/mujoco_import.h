@@ -9,6 +9,8 @@
 
 #include "core/model.h"
 
+struct mjSpec_;  // MuJoCo's parsed model (mujoco/mjspec.h)
+
 namespace bigstep {
 
 /// MuJoCo joint kinds (mjtJoint order).
@@ -70,6 +72,12 @@ struct MujocoImport {
   std::vector<Mat3> body_R;           ///< (nbody) body frame orientation in that link's frame
   std::vector<Vec3> body_t;           ///< (nbody) body frame origin in that link's frame
 };
+
+/// The options' edits of a parsed model before compiling (free_root: a free joint on every jointless
+/// body attached to the world; floor: a world plane "floor" at z = 0). import_mujoco applies them;
+/// exposed so that a MuJoCo-side user (bench vs-mujoco) builds the very same model. Only in builds
+/// with MuJoCo.
+void edit_mujoco_spec(::mjSpec_* spec, const MujocoImportOptions& opt);
 
 /// Compile an MJCF or URDF file with MuJoCo (mj_loadXML) and convert it. Throws InvalidArgument
 /// with MuJoCo's own error text for a missing / unparsable file, and naming the file, element and

@@ -353,7 +353,7 @@ def test_version_and_help_of_every_command(bigstep):
     """--version names the version and commit; --help of every command goes to stdout with exit 0."""
     v = bigstep("--version", check=0).stdout
     assert v.startswith("bigstep 0.1.0 (commit ") and "MuJoCo import" in v
-    for cmd in (["run"], ["inspect"], ["export-mjcf"], ["render"], ["bench"], ["bench", "gpu-speedup"]):
+    for cmd in (["run"], ["inspect"], ["export-mjcf"], ["render"], ["bench"], ["bench", "gpu-speedup"], ["bench", "vs-mujoco"]):
         p = bigstep(*cmd, "--help", check=0)
         assert p.returncode == 0 and "usage" in p.stdout.lower() and p.stderr == "", (cmd, p.returncode, p.stderr)
 
