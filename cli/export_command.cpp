@@ -4,14 +4,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/commands.h"
 #include "envs/mjcf_export.h"
 #include "envs/scene.h"
 
 namespace bigstep {
 
 namespace {
-const char* kHelp =
-    "usage: bigstep export-mjcf CONFIG [--set key=value]... [-o FILE]\n"
+const std::string kHelp = command_usage("export-mjcf") +
     "Writes the scene's model (a YAML scene or an MJCF / URDF file) as an MJCF that MuJoCo loads, to FILE\n"
     "(default: stdout). Every DOF is a hinge or slide joint with qpos0 = 0 in bigstep's DOF order, so\n"
     "MuJoCo's qpos / qvel are theta / theta_dot; option timestep = integrator.dt, geom friction = contact.mu.\n"
@@ -25,7 +25,7 @@ int export_command(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
+      std::fputs(kHelp.c_str(), stdout);
       return 0;
     } else if (a == "--set" && has_value) {
       sets.push_back(args[++i]);
@@ -34,12 +34,12 @@ int export_command(const std::vector<std::string>& args) {
     } else if (!a.empty() && a[0] != '-' && config.empty()) {
       config = a;
     } else {
-      std::fprintf(stderr, "bigstep export-mjcf: bad argument '%s'\n%s", a.c_str(), kHelp);
+      std::fprintf(stderr, "bigstep export-mjcf: bad argument '%s'\n%s", a.c_str(), kHelp.c_str());
       return 2;
     }
   }
   if (config.empty()) {
-    std::fprintf(stderr, "bigstep export-mjcf: missing CONFIG\n%s", kHelp);
+    std::fprintf(stderr, "bigstep export-mjcf: missing CONFIG\n%s", kHelp.c_str());
     return 2;
   }
   const Scene sc = load_scene(config, sets);

@@ -1,5 +1,7 @@
 #include "cli/inspect_command.h"
 
+#include "cli/commands.h"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -48,8 +50,8 @@ int inspect_command(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
-      std::printf("usage: bigstep inspect CONFIG [--set key=value]... [--states N] [--seed S]\n"
-                  "Prints the finalized model (links, DOFs) and CRBA H / RNEA tau at N seeded random\n"
+      std::fputs(command_usage("inspect").c_str(), stdout);
+      std::printf("Prints the finalized model (links, DOFs) and CRBA H / RNEA tau at N seeded random\n"
                   "states (q, qd, qdd uniform in [-1, 1]) as JSON on stdout; for an MJCF / URDF model also\n"
                   "each state's MuJoCo qpos / qvel and the joint map. N in [0, %ld] (default %d),\n"
                   "S in [0, 2^32) (default %u).\n", kMaxStates, kDefaultStates, kDefaultSeed);

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/bench_command.h"
+#include "cli/commands.h"
 #include "cli/export_command.h"
 #include "cli/render_command.h"
 #include "cli/inspect_command.h"
@@ -25,23 +26,12 @@
 #define BIGSTEP_WITH_CUDA_TEXT "not built"
 #endif
 
-static const char* kUsage =
-    "usage: bigstep <command> [options]\n"
-    "commands:\n"
-    "  run CONFIG [--set key=value]... [--out DIR]   simulate a scene (see: bigstep run --help)\n"
-    "  inspect CONFIG [--states N] [--seed S]         model + CRBA/RNEA at random states as JSON\n"
-    "  bench gpu-speedup [--quick] [--out DIR]        Fig. 8: batched PBFD time per step, CPU vs CUDA\n"
-    "  bench vs-mujoco [--quick] [--out DIR]          the same scenes in MuJoCo and bigstep: speed, accuracy\n"
-    "  export-mjcf CONFIG [-o FILE]                   the scene's model as MJCF (MuJoCo loads it)\n"
-    "  render OUTDIR [--frames N]                     a run as render.gif + filmstrip.png (MuJoCo renderer)\n"
-    "  --version                                      version, commit and the optional backends\n"
-    "  --help                                         this text\n";
 
 namespace {
 
 int dispatch(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    std::fputs(bigstep::top_usage().c_str(), args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version" || args[0] == "version") {
@@ -54,7 +44,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "inspect") return bigstep::inspect_command({args.begin() + 1, args.end()});
   if (args[0] == "export-mjcf") return bigstep::export_command({args.begin() + 1, args.end()});
   if (args[0] == "render") return bigstep::render_command({args.begin() + 1, args.end()});
-  std::fprintf(stderr, "bigstep: unknown command '%s'\n%s", args[0].c_str(), kUsage);
+  std::fprintf(stderr, "bigstep: unknown command '%s'\n%s", args[0].c_str(), bigstep::top_usage().c_str());
   return 2;
 }
 

@@ -1,6 +1,7 @@
 // `bigstep run`: load a scene, simulate it, write trajectory.csv, steps.csv and summary.json.
 #include "cli/run_command.h"
 
+#include "cli/commands.h"
 #include "cli/render_command.h"
 #include "envs/mjcf_export.h"
 
@@ -25,8 +26,7 @@
 namespace bigstep {
 
 const char* run_help() {
-  return "usage: bigstep run CONFIG [--set key=value]... [--out DIR] [--backend cpu|cuda|auto]\n"
-         "                  [--rollouts K] [--seed S] [--threads N] [--quiet]\n"
+  static const std::string help = command_usage("run") +
          "\n"
          "Simulates the scene in CONFIG (YAML, see configs/; or an MJCF / URDF file, compiled by MuJoCo)\n"
          "and writes to DIR (default out/<scene>):\n"
@@ -64,6 +64,7 @@ const char* run_help() {
          "terrain (a contact sphere's centre more than max(0.05 m, radius) below a plane: status\n"
          "penetrated); 2 bad usage or config (one line naming the file, key and value).\n"
          "\n";
+  return help.c_str();
 }
 
 namespace {

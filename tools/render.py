@@ -54,7 +54,7 @@ def make_renderer(mujoco, model, width, height):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="bigstep render", description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--frames", type=int, default=60, help="frames in the GIF (spread over the run)")
     ap.add_argument("--fps", type=float, default=20)
