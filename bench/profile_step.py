@@ -46,7 +46,12 @@ SCENES = [
 PHASES = [
     ("fk", r"bigstep::forward_kinematics\("),
     ("link_derivatives", r"bigstep::link_derivatives\("),
-    ("inertia", r"bigstep::(add_inertia_gradient|add_inertia_hessian|inertia_value|add_inertia_terms)\("),
+    ("inertia", r"bigstep::(add_inertia_gradient|add_inertia_hessian|inertia_value)\("),
+    # the subtree moments (core/composite_moments.h, from 1742ce5): inertia + gravity per link
+    # (begin), the per-DOF read-out of r and J_r (finish), the world contacts' J^T K J (stiffness)
+    ("moments_begin", r"bigstep::begin_moments\("),
+    ("moments_finish", r"bigstep::finish_moments\("),
+    ("point_stiffness", r"bigstep::add_point_stiffness\("),
     ("gravity", r"bigstep::(add_gravity_derivatives|gravity_value)\("),
     ("collide", r"bigstep::ContactSet::update\("),
     ("point_jacobians", r"bigstep::point_jacobian\("),
@@ -132,12 +137,20 @@ def main() -> None:
         for k, v in ph.items():
             row[f"{k}_per_lm_iteration"] = round(v / dit)
         row["rest_per_lm_iteration"] = round((dIr - sum(ph.values())) / dit)
+        # the solver alone (LM with its residual evaluations), without the run loop's per-step
+        # output and metrics
+        row["lm_solve_per_lm_iteration"] = round(sum(
+            f2.get(n, 0) - f1.get(n, 0) for n in set(f1) | set(f2)
+            if re.search(r"bigstep::levenberg_marquardt\(", n)) / dit)
         rows.append(row)
         print(json.dumps(row), flush=True)
     fields = list(rows[0].keys())
     old = []
     if a.out.is_file():
-        old = [r for r in csv.DictReader(a.out.open()) if r["label"] != a.label]
+        with a.out.open() as f:
+            rd = csv.DictReader(f)
+            fields += [k for k in rd.fieldnames or [] if k not in fields]  # columns of older rows
+            old = [r for r in rd if r["label"] != a.label]
     meta_path = a.out.with_suffix(".meta.json")
     runs = json.loads(meta_path.read_text()).get("runs", []) if meta_path.is_file() else []
     runs = [r for r in runs if r.get("label") != a.label]

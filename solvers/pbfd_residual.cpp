@@ -41,9 +41,12 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     Vec3 F = -fn * c.n;
     FrictionForce ff;
     if (cp.c_par != 0) {
-      const Vec3 u = contact_slip(ws.kin, ws.kin_n, c);
+      // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
+      const Vec3 y = (xa - contact_core_a(ws.kin_n, c)) - (xb - contact_core_b(ws.kin_n, c));
+      const double eta = c.n.dot(y);
+      const Vec3 u = y - c.n * eta;
       ff = pbfd_friction(u, d, c.n, cp);
-      if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, contact_normal_slip(ws.kin, ws.kin_n, c), cp);
+      if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
       F -= cp.c_par * ff.f;
     }
     add_point_force(cm, c.link_a, xa, F);
