@@ -8,13 +8,6 @@ void ContactSet::update(const Model& m, const Kinematics& kin, const VecX& theta
   n_lim = joint_limits(m, theta, margin, lim.data());
 }
 
-namespace {
-Vec3 place(const Kinematics& kin, int j, const Vec3& x) { return j < 0 ? x : point_position(kin, j, x); }
-}  // namespace
-
-Vec3 contact_core_a(const Kinematics& kin, const Contact& c) { return place(kin, c.link_a, c.ca_local); }
-Vec3 contact_core_b(const Kinematics& kin, const Contact& c) { return place(kin, c.link_b, c.cb_local); }
-
 double contact_core_depth(const Kinematics& kin, const Contact& c) {
   return c.ra + c.rb - c.n.dot(contact_core_a(kin, c) - contact_core_b(kin, c));
 }

@@ -40,9 +40,14 @@ struct ContactSet {
   void update(const Model& m, const Kinematics& kin, const VecX& theta, double margin);
 };
 
-/// World core points c_a, c_b of contact c at the configuration of kin.
-Vec3 contact_core_a(const Kinematics& kin, const Contact& c);
-Vec3 contact_core_b(const Kinematics& kin, const Contact& c);
+/// World core points c_a, c_b of contact c at the configuration of kin (inline: they sit in the
+/// contact loops of every iterate).
+inline Vec3 contact_core_a(const Kinematics& kin, const Contact& c) {
+  return c.link_a < 0 ? c.ca_local : point_position(kin, c.link_a, c.ca_local);
+}
+inline Vec3 contact_core_b(const Kinematics& kin, const Contact& c) {
+  return c.link_b < 0 ? c.cb_local : point_position(kin, c.link_b, c.cb_local);
+}
 
 /// depth(theta) = r_a + r_b - n . (c_a - c_b) with the cores placed by kin (n held).
 double contact_core_depth(const Kinematics& kin, const Contact& c);

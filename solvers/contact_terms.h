@@ -18,6 +18,15 @@ struct ContactParams {
   double mu = 0.5;      ///< Coulomb coefficient for the Newton-Euler baselines (unused by PBD/PBFD)
 };
 
+/// x^e with the default exponents (0, 1, 2: alpha = 2, beta = gamma = 1 and their +-1) as
+/// products, bit-identical to std::pow there (one rounding at most); std::pow otherwise.
+inline double powr(double x, double e) {
+  if (e == 2) return x * x;
+  if (e == 1) return x;
+  if (e == 0) return 1;
+  return std::pow(x, e);
+}
+
 /// Signed distance of a contact sphere centre c to plane (n, h0): phi = n^T c - h0 - r.
 inline double sphere_plane_phi(const Vec3& c, double r, const Vec3& n, double h0) {
   return n.dot(c) - h0 - r;
@@ -34,9 +43,9 @@ inline TangentialEnergy tangential_energy(const Vec3& u, double d, const Vec3& n
                                           const ContactParams& cp) {
   const double b = cp.beta, g = cp.gamma, un = u.norm();
   const Mat3 Pt = Mat3::Identity() - n * n.transpose();
-  const double ub1 = std::pow(un, b - 1);  // |u|^(beta-1); 1 at u = 0 when beta = 1
-  const double ubp1 = std::pow(un, b + 1);
-  const double dg = std::pow(d, g), dg1 = std::pow(d, g + 1);
+  const double ub1 = powr(un, b - 1);  // |u|^(beta-1); 1 at u = 0 when beta = 1
+  const double ubp1 = powr(un, b + 1);
+  const double dg = powr(d, g), dg1 = powr(d, g + 1);
   TangentialEnergy t;
   t.e = ubp1 * dg1;
   t.grad = (b + 1) * ub1 * dg1 * u - (g + 1) * ubp1 * dg * n;
@@ -44,7 +53,7 @@ inline TangentialEnergy tangential_energy(const Vec3& u, double d, const Vec3& n
   if (b != 1 && un > 0) slip += (b - 1) * (u / un) * (u / un).transpose();
   t.hess = (b + 1) * dg1 * ub1 * slip -
            (b + 1) * (g + 1) * dg * ub1 * (u * n.transpose() + n * u.transpose()) +
-           g * (g + 1) * ubp1 * std::pow(d, g - 1) * n * n.transpose();
+           g * (g + 1) * ubp1 * powr(d, g - 1) * n * n.transpose();
   return t;
 }
 
@@ -58,8 +67,8 @@ struct FrictionForce {
 inline FrictionForce pbfd_friction(const Vec3& u, double d, const Vec3& n, const ContactParams& cp) {
   const double b = cp.beta, g = cp.gamma, un = u.norm();
   const Mat3 Pt = Mat3::Identity() - n * n.transpose();
-  const double ub1 = std::pow(un, b - 1);
-  const double dg = std::pow(d, g), dg1 = std::pow(d, g + 1);
+  const double ub1 = powr(un, b - 1);
+  const double dg = powr(d, g), dg1 = powr(d, g + 1);
   FrictionForce ff;
   ff.f = -(b + 1) * ub1 * dg1 * u;
   Mat3 slip = Pt;
@@ -87,8 +96,8 @@ inline void add_normal_turning(TangentialEnergy& t, const Vec3& u, double d, con
                                double eta, const ContactParams& cp) {
   const double b = cp.beta, g = cp.gamma, un = u.norm(), s = 1 - kappa * eta;
   const Mat3 Pt = Mat3::Identity() - n * n.transpose();
-  const double ub1 = std::pow(un, b - 1), ubp1 = std::pow(un, b + 1);
-  const double dg = std::pow(d, g), dg1 = std::pow(d, g + 1);
+  const double ub1 = powr(un, b - 1), ubp1 = powr(un, b + 1);
+  const double dg = powr(d, g), dg1 = powr(d, g + 1);
   const double a = (b + 1) * ub1 * dg1, mm = (b + 1) * (g + 1) * dg * ub1, c = (g + 1) * ubp1 * dg;
   Mat3 S = Pt;
   if (b != 1 && un > 0) S += (b - 1) * (u / un) * (u / un).transpose();
@@ -104,7 +113,7 @@ inline void add_normal_turning(FrictionForce& ff, const Vec3& u, double d, const
                                double eta, const ContactParams& cp) {
   const double b = cp.beta, g = cp.gamma, un = u.norm(), s = 1 - kappa * eta;
   const Mat3 Pt = Mat3::Identity() - n * n.transpose();
-  const double a = (b + 1) * std::pow(un, b - 1) * std::pow(d, g + 1);
+  const double a = (b + 1) * powr(un, b - 1) * powr(d, g + 1);
   Mat3 S = Pt;
   if (b != 1 && un > 0) S += (b - 1) * (u / un) * (u / un).transpose();
   ff.df_dp = s * ff.df_dp + s * kappa * (eta * a * S + a * n * u.transpose()) +
@@ -114,7 +123,7 @@ inline void add_normal_turning(FrictionForce& ff, const Vec3& u, double d, const
 
 /// Spurious normal push f* = (gamma+1)|u|^(beta+1) d^gamma n that PBFD drops (pbfd.md §4.4).
 inline Vec3 spurious_normal_force(const Vec3& u, double d, const Vec3& n, const ContactParams& cp) {
-  return (cp.gamma + 1) * std::pow(u.norm(), cp.beta + 1) * std::pow(d, cp.gamma) * n;
+  return (cp.gamma + 1) * powr(u.norm(), cp.beta + 1) * powr(d, cp.gamma) * n;
 }
 
 }  // namespace bigstep

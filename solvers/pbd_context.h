@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/composite_moments.h"
 #include "core/contact_set.h"
 #include "core/data.h"
 #include "core/inertia.h"
@@ -44,7 +45,7 @@ struct PbdWorkspace : Workspace {
   explicit PbdWorkspace(const Model& m)
       : kin(m), kin_a(m), kin_n(m), cs(m),
         theta_cs(VecX::Constant(m.n_q, std::numeric_limits<double>::quiet_NaN())), Ja(3, m.n_q), Jb(3, m.n_q), J(3, m.n_q), Jt_n(m.n_q),
-        JtH(m.n_q, 3), JtP(m.n_q, 3), r(m.n_q), Jr(m.n_q, m.n_q), lm(m.n_q) {
+        JtH(m.n_q, 3), JtP(m.n_q, 3), cm(m), r(m.n_q), Jr(m.n_q, m.n_q), lm(m.n_q) {
     in.anchor.R.resize(m.n_link);
     in.anchor.t.resize(m.n_link);
     in.centre_n.resize(m.n_point);
@@ -62,6 +63,7 @@ struct PbdWorkspace : Workspace {
   VecX Jt_n;         ///< (n_q) J^T n of a contact
   MatX JtH;          ///< (n_q x 3) J^T times a 3 x 3 contact matrix
   MatX JtP;          ///< (n_q x 3) scratch of add_contact_curvature
+  CompositeMoments cm;  ///< subtree moments of pbfd_residual (core/composite_moments.h)
   VecX r;            ///< (n_q) PBFD residual (Eq. 13)
   MatX Jr;           ///< (n_q x n_q) its Jacobian
   LmWorkspace lm;    ///< LM's iterates and matrices

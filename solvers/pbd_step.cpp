@@ -73,7 +73,7 @@ struct Eq13Objective final : LmObjective {
     pbfd_residual(m, in, x, ws, r, &Jr);
     F = 0.5 * r.squaredNorm();
     g.noalias() = Jr.transpose() * r;
-    B.noalias() = Jr.transpose() * Jr;
+    B.noalias() = Jr.transpose().lazyProduct(Jr);  // n_q is small: coefficient-wise beats GEMM's packing
     res = r.lpNorm<Eigen::Infinity>();
   }
 };

@@ -1,4 +1,11 @@
 // PBFD residual, Eq. 13 (spec pbfd.md §4.6; friction force §4.4 with the A1 exponent).
+//
+// Evaluated at the cost of its maths (issue 12): every per-link term (inertia §3, gravity, the
+// contact forces at their cores and their second kinematic derivatives) goes into one subtree
+// moment per link and is read out per DOF (core/composite_moments.h: O(L + D^2) instead of
+// per link and DOF pair); a contact against the world adds its 3 x 3 stiffness there too, so no
+// 3 x n_q Jacobian is formed for it. Kinematics and the contact set are found once per iterate:
+// LM evaluates r at a trial point and then r, J_r at the same point once accepted.
 #include "solvers/pbfd_residual.h"
 
 #include "solvers/joint_terms.h"
@@ -8,34 +15,59 @@ namespace bigstep {
 
 void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws,
                    VecX& r, MatX* Jr) {
-  forward_kinematics(m, theta, ws.kin);
-  link_derivatives(m, ws.kin);
+  // ws.kin and ws.cs are at ws.theta_cs (pbd_context.h): reuse them at the same iterate
+  if (!(ws.theta_cs == theta)) {
+    forward_kinematics(m, theta, ws.kin);
+    update_contacts(m, theta, ws);
+  }
+  CompositeMoments& cm = ws.cm;
+  begin_moments(m, ws.kin, in.anchor, in.dt, in.mass_scale, Jr != nullptr, cm);  // inertia, gravity
   r.setZero(m.n_q);
   r -= in.tau;
-  add_inertia_gradient(m, ws.kin, in.anchor, in.dt, r, in.mass_scale);
-  if (Jr) {
-    Jr->setZero(m.n_q, m.n_q);
-    add_inertia_hessian(m, ws.kin, in.anchor, in.dt, *Jr, in.mass_scale);
-  }
-  add_gravity_derivatives(m, ws.kin, r, Jr, in.mass_scale);
+  if (Jr) Jr->setZero(m.n_q, m.n_q);
   add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (pbfd.md §4.6)
   // armature, damping, limits: the gradients of their Eq. 6 energies (conservative / implicit)
   add_joint_passive_terms(m, theta, in.theta_n, in.theta_pred, in.dt, r, Jr);
-  update_contacts(m, theta, ws);
   add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, r, Jr);
   const ContactParams& cp = in.cp;
-  for_each_active_contact(m, ws, [&](const Contact& c, const Vec3& u) {
-    add_normal_contact(m, c, cp, ws, r, Jr, true);
-    if (cp.c_par == 0) return;
-    // f_par at the cores, +f on a and -f on b through J = Ja - Jb (turning normal: contact_terms.h)
-    FrictionForce ff = pbfd_friction(u, c.depth, c.n, cp);
-    if (c.kappa != 0) add_normal_turning(ff, u, c.depth, c.n, c.kappa, contact_normal_slip(ws.kin, ws.kin_n, c), cp);
-    r.noalias() -= cp.c_par * ws.J.transpose() * ff.f;
-    if (!Jr) return;
-    ws.JtH.noalias() = ws.J.transpose() * ff.df_dp;
-    Jr->noalias() -= cp.c_par * ws.JtH * ws.J;
-    add_contact_point_hessian(m, ws.kin, c, ws.Ja, ws.Jb, ff.f, -cp.c_par, *Jr);
-  });
+  for (int i = 0; i < ws.cs.n_con; ++i) {
+    const Contact& c = ws.cs.con[size_t(i)];
+    const double d = c.depth;
+    if (!(d > 0)) continue;
+    // F on core a, -F on core b: the normal force C_perp d^alpha n (§4.2) and C_par f_par (§4.4,
+    // turning normal: contact_terms.h); r -= J^T (C_perp d^alpha n + C_par f_par)
+    const Vec3 xa = contact_core_a(ws.kin, c), xb = contact_core_b(ws.kin, c);
+    const double fn = cp.c_perp * powr(d, cp.alpha);
+    Vec3 F = -fn * c.n;
+    FrictionForce ff;
+    if (cp.c_par != 0) {
+      // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
+      const Vec3 y = (xa - contact_core_a(ws.kin_n, c)) - (xb - contact_core_b(ws.kin_n, c));
+      const double eta = c.n.dot(y);
+      const Vec3 u = y - c.n * eta;
+      ff = pbfd_friction(u, d, c.n, cp);
+      if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
+      F -= cp.c_par * ff.f;
+    }
+    add_point_force(cm, c.link_a, xa, F);
+    add_point_force(cm, c.link_b, xb, -F);
+    if (!Jr) continue;
+    // J^T K J with K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha kappa P_t - C_par df_par/dp
+    Mat3 K = cp.c_perp * cp.alpha * powr(d, cp.alpha - 1) * c.n * c.n.transpose();
+    if (c.kappa != 0) K -= fn * c.kappa * (Mat3::Identity() - c.n * c.n.transpose());
+    if (cp.c_par != 0) K -= cp.c_par * ff.df_dp;
+    if (c.link_b < 0) {
+      add_point_stiffness(cm, c.link_a, xa, K);  // J = Ja
+    } else if (c.link_a < 0) {
+      add_point_stiffness(cm, c.link_b, xb, K);  // J = -Jb
+    } else {
+      // two moving links: J = Ja - Jb couples both paths, dense
+      contact_core_jacobians(m, ws.kin, c, ws.Ja, ws.Jb, ws.J);
+      ws.JtH.noalias() = ws.J.transpose() * K;
+      Jr->noalias() += ws.JtH * ws.J;
+    }
+  }
+  finish_moments(m, ws.kin, cm, r, Jr);
 }
 
 }  // namespace bigstep

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Cost of one PBFD step, per LM iteration and per simulated second (issue 12 item 1).
+
+For each scene (floating chain in contact, PBFD JTJ-LM at dt 0.05 with C_par = 5e4/dt; spider
+quadruped, PBFD at dt 0.02):
+  - instructions (valgrind --tool=callgrind, deterministic): Ir(N2 steps) - Ir(N1 steps), so the
+    start-up and output cancel, divided by the LM iterations of those N2 - N1 steps (steps.csv)
+    and by their simulated time;
+  - the phase breakdown: callgrind_annotate --inclusive=yes of both runs, differenced per
+    function and summed into phases (FK, link derivatives, inertia terms, contact set / collide,
+    point Jacobians, point Hessians, dense algebra); 'rest' is what the phases leave of the total;
+  - wall time per LM iteration and per simulated second (plain runs: steps.csv's per-step wall_s
+    summed over the same steps, median of WALL_REPEATS runs; start-up is excluded).
+Rows go to bench/results/step_cost.csv under a label (default: the short commit); rows of other
+labels are kept, so before/after sit in one file.
+
+Usage: python3 bench/profile_step.py [--label L] [--binary build/bigstep]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+WALL_REPEATS = 15
+
+# (name, config, dt, overrides, N1, N2): the steps N1+1 .. N2 are measured. The floating chain
+# falls from 1 m and lands in step 9 at dt 0.05: steps 9-20 are the landing and settling, all in
+# contact (steps 21+ are at rest, 0-6 iterations). C_par = 5e4 / dt (the config's rule, issue 12).
+SCENES = [
+    ("chain_floating_ground", "chain_floating_ground", 0.05,
+     {"integrator.type": "pbfd", "integrator.optimizer": "jtj_lm", "contact.c_par": 5e4 / 0.05}, 8, 20),
+    ("quadruped_spider", "quadruped_spider", 0.02, {"integrator.type": "pbfd"}, 10, 30),
+]
+
+# phase -> regex on callgrind_annotate's function names; the phases do not nest in one another
+PHASES = [
+    ("fk", r"bigstep::forward_kinematics\("),
+    ("link_derivatives", r"bigstep::link_derivatives\("),
+    ("inertia", r"bigstep::(add_inertia_gradient|add_inertia_hessian|inertia_value)\("),
+    # the subtree moments (core/composite_moments.h, from 1742ce5): inertia + gravity per link
+    # (begin), the per-DOF read-out of r and J_r (finish), the world contacts' J^T K J (stiffness)
+    ("moments_begin", r"bigstep::begin_moments\("),
+    ("moments_finish", r"bigstep::finish_moments\("),
+    ("point_stiffness", r"bigstep::add_point_stiffness\("),
+    ("gravity", r"bigstep::(add_gravity_derivatives|gravity_value)\("),
+    ("collide", r"bigstep::ContactSet::update\("),
+    ("point_jacobians", r"bigstep::point_jacobian\("),
+    ("point_hessians", r"bigstep::add_point_hessian\("),
+    # Eigen's GEMM / GEMV / Cholesky drivers (their kernels are inside; fixed-size products are inlined)
+    ("dense_algebra", r"Eigen::internal::(general_matrix_matrix_product<.*>::run|"
+                      r"general_matrix_vector_product<.*>::run|llt_inplace<|triangular_solve_)"),
+]
+def callgrind(binary: Path, cfg: str, dt: float, sets: dict, steps: int, tmp: Path):
+    """Total Ir, per-function inclusive Ir, and LM iterations of a `steps`-step run."""
+    out, cg = tmp / f"out{steps}", tmp / f"cg{steps}"
+    args = [str(binary), "run", str(common.config_path(cfg)), "--quiet", "--out", str(out)]
+    for k, v in {**sets, "integrator.dt": dt, "integrator.duration": dt * steps,
+                 "metrics.stop_at_rest": False}.items():
+        args += ["--set", f"{k}={common.fmt_value(v)}"]
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", *args],
+                   capture_output=True, text=True)
+    total = 0
+    for line in cg.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            total = int(line.split()[1])
+            break
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(cg)],
+                         capture_output=True, text=True).stdout
+    fn = {}
+    for line in ann.splitlines():
+        m = re.match(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$", line)
+        if m and ":" in m.group(2):
+            name = m.group(2).split(" [")[0]
+            fn[name] = fn.get(name, 0) + int(m.group(1).replace(",", ""))
+    it = sum(int(r["iterations"]) for r in csv.DictReader((out / "steps.csv").open()))
+    return total, fn, it
+
+
+def phase_costs(fn1: dict, fn2: dict) -> dict:
+    names = set(fn1) | set(fn2)
+    d = {n: fn2.get(n, 0) - fn1.get(n, 0) for n in names}
+    res = {}
+    for ph, rx in PHASES:
+        res[ph] = sum(v for n, v in d.items() if re.search(rx, n))
+    return res
+
+
+def wall(binary: Path, cfg: str, dt: float, sets: dict, n1: int, n2: int):
+    """Median over WALL_REPEATS runs of the wall time of steps n1+1 .. n2 (steps.csv), and their
+    LM iterations."""
+    walls, its = [], 0
+    for _ in range(WALL_REPEATS):
+        r = common.run_scene(cfg, {**sets, "integrator.dt": dt, "integrator.duration": dt * n2,
+                                   "metrics.stop_at_rest": False}, binary=binary)
+        window = [s for s in r.steps if n1 < s["step"] <= n2]
+        walls.append(sum(s["wall_s"] for s in window))
+        its = sum(s["iterations"] for s in window)
+    return sorted(walls)[len(walls) // 2], its
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--label", default=common._git("rev-parse", "--short", "HEAD") or "local")
+    ap.add_argument("--binary", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=common.RESULTS / "step_cost.csv")
+    a = ap.parse_args()
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind not found (apt-get install valgrind)")
+    binary = (a.binary or common.find_binary()).resolve()
+    rows = []
+    for scene, cfg, dt, sets, N1, N2 in SCENES:
+        with tempfile.TemporaryDirectory(prefix="bigstep-prof-") as tmp:
+            t1, f1, i1 = callgrind(binary, cfg, dt, sets, N1, Path(tmp))
+            t2, f2, i2 = callgrind(binary, cfg, dt, sets, N2, Path(tmp))
+        dIr, dit, dsim = t2 - t1, i2 - i1, (N2 - N1) * dt
+        ph = phase_costs(f1, f2)
+        ws, wit = wall(binary, cfg, dt, sets, N1, N2)
+        wn = N2 - N1
+        row = {"label": a.label, "scene": scene, "dt": dt, "steps": f"{N1 + 1}-{N2}",
+               "lm_iterations_per_step": dit / (N2 - N1),
+               "instructions_per_lm_iteration": round(dIr / dit),
+               "instructions_per_sim_s": round(dIr / dsim),
+               "wall_us_per_lm_iteration": 1e6 * ws / wit,
+               "wall_s_per_sim_s": ws / (wn * dt),
+               "sim_s_per_wall_s": wn * dt / ws,
+               "wall_lm_iterations_per_step": wit / wn}
+        for k, v in ph.items():
+            row[f"{k}_per_lm_iteration"] = round(v / dit)
+        row["rest_per_lm_iteration"] = round((dIr - sum(ph.values())) / dit)
+        # the solver alone (LM with its residual evaluations), without the run loop's per-step
+        # output and metrics
+        row["lm_solve_per_lm_iteration"] = round(sum(
+            f2.get(n, 0) - f1.get(n, 0) for n in set(f1) | set(f2)
+            if re.search(r"bigstep::levenberg_marquardt\(", n)) / dit)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    fields = list(rows[0].keys())
+    old = []
+    if a.out.is_file():
+        with a.out.open() as f:
+            rd = csv.DictReader(f)
+            fields += [k for k in rd.fieldnames or [] if k not in fields]  # columns of older rows
+            old = [r for r in rd if r["label"] != a.label]
+    meta_path = a.out.with_suffix(".meta.json")
+    runs = json.loads(meta_path.read_text()).get("runs", []) if meta_path.is_file() else []
+    runs = [r for r in runs if r.get("label") != a.label]
+    runs.append({"label": a.label, "command": common.command_line(), **common.machine_info(binary)})
+    common.write_csv(a.out, old + rows, fields, meta={
+        "note": "callgrind Ir(N2 steps) - Ir(N1 steps) of bigstep run (column steps = N1+1-N2); phases: inclusive Ir "
+                "of the phase's functions differenced the same way (point_hessians also counts the "
+                "gravity Hessian; dense_algebra is Eigen's GEMM/GEMV/LLT kernels; inlined code counts "
+                "in its caller); wall: sum of steps.csv wall_s over "
+                "the same steps, median of 15 runs, on a shared 2-core machine (noisy; instructions "
+                "are the measure)",
+        "scenes": {s: {"config": c, "dt": d, "overrides": o, "steps": [n1 + 1, n2]} for s, c, d, o, n1, n2 in SCENES},
+        "runs": runs})
+
+
+if __name__ == "__main__":
+    main()
