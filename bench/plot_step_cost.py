@@ -23,10 +23,11 @@ def main(csv_path="bench/results/step_cost.csv", png=None):
     x = np.arange(len(rows))
     fig, ax = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [2, 1]})
     bottom = np.zeros(len(rows))
-    for ph in phases:
+    colors = plt.cm.tab20(np.linspace(0, 1, 20))
+    for i, ph in enumerate(phases):
         v = np.array([float(r[ph + "_per_lm_iteration"] or 0) for r in rows])
         if v.any():
-            ax[0].bar(x, v, bottom=bottom, label=ph.replace("_", " "))
+            ax[0].bar(x, v, bottom=bottom, label=ph.replace("_", " "), color=colors[i % 20])
             bottom += v
     total = np.array([float(r["instructions_per_lm_iteration"]) for r in rows])
     ax[0].plot(x, total, "k_", ms=30, mew=2, label="total (callgrind)")
