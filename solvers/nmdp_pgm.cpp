@@ -72,7 +72,9 @@ Pgm::Pgm(const NmdpProblem& P) : qp_(std::max(1, P.n_w()), std::max(1, P.n_w() +
   S_.setZero(n, nw);
   QS_.setZero(n, nw);
   P_.setZero(nw, nw);
+  P0_.setZero(nw, nw);
   c_.setZero(nw);
+  q0_.setZero(nw);
   wa_.setZero(nw);
   lb_.setZero(nw);
   lu_.compute(MatX::Identity(n, n));
@@ -209,56 +211,69 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
   std::vector<int>& cols = cols_;  // active weights: candidates with a non-zero polytope, or w_x != 0
   VecX& theta_c = theta_c_;
   VecX& w_c = w_c_;
+  // after a rejected candidate (lines 9-10) theta, w and so the active set, S^T Q_K S and
+  // -S^T g_K are unchanged: only gamma changed, so the next QP reuses them (P0_, q0_, sigma)
+  bool rejected = false;
+  int na = 0;
+  double sigma = 1.0;
   for (int k = 1; k <= s.k_max; ++k) {
     r.iterations = k;
-    // line 5: search direction QP at (theta, w); one simplex group per active candidate (V
-    // weights for a geom contact, 1 for a joint-limit stop)
-    const std::vector<NmdpContact>& cs = P.contacts(theta);
-    cols.clear();
-    groups_.clear();
-    for (int x = 0; x < P.n_contacts(); ++x) {
-      const NmdpContact& c = cs[x];
-      if (c.s > 0 || (w.segment(c.off, c.nv).array() != 0).any()) {
-        groups_.push_back({int(cols.size()), c.nv});
-        for (int i = 0; i < c.nv; ++i) cols.push_back(c.off + i);
+    if (!rejected) {
+      // line 5: search direction QP at (theta, w); one simplex group per active candidate (V
+      // weights for a geom contact, 1 for a joint-limit stop)
+      const std::vector<NmdpContact>& cs = P.contacts(theta);
+      cols.clear();
+      groups_.clear();
+      for (int x = 0; x < P.n_contacts(); ++x) {
+        const NmdpContact& c = cs[x];
+        if (c.s > 0 || (w.segment(c.off, c.nv).array() != 0).any()) {
+          groups_.push_back({int(cols.size()), c.nv});
+          for (int i = 0; i < c.nv; ++i) cols.push_back(c.off + i);
+        }
       }
+      na = int(cols.size());
     }
-    const int na = int(cols.size());
     w_c = w;
     if (na > 0) {
       // packed maps over the max-size buffers (the layout of freshly sized matrices): no allocation
-      P.B(theta, B_);
-      Eigen::Map<MatX> Ba(Ba_.data(), n, na), S(S_.data(), n, na), QS(QS_.data(), n, na), Pm(P_.data(), na, na);
-      for (int c = 0; c < na; ++c) Ba.col(c) = B_.col(cols[c]);
-      P.A(theta, w, s.mode, A_);
-      if (!A_.allFinite()) {
-        r.outcome = PgmOutcome::ProjectionFailed;
-        r.project = ProjectOutcome::NonFinite;
-        return r;
+      Eigen::Map<MatX> S(S_.data(), n, na), Pm(P_.data(), na, na), P0(P0_.data(), na, na);
+      auto q0 = q0_.head(na);
+      if (!rejected) {
+        P.B(theta, B_);
+        Eigen::Map<MatX> Ba(Ba_.data(), n, na), QS(QS_.data(), n, na);
+        for (int c = 0; c < na; ++c) Ba.col(c) = B_.col(cols[c]);
+        P.A(theta, w, s.mode, A_);
+        if (!A_.allFinite()) {
+          r.outcome = PgmOutcome::ProjectionFailed;
+          r.project = ProjectOutcome::NonFinite;
+          return r;
+        }
+        Eigen::PartialPivLU<MatX>& lu = lu_;
+        lu.compute(A_);
+        if (!(lu_rcond() >= s.rcond_min)) {
+          r.outcome = PgmOutcome::ProjectionFailed;
+          r.project = ProjectOutcome::Singular;
+          return r;
+        }
+        S.noalias() = lu.solve(Ba);
+        S = -S;  // S = A^-1 grad_w G, grad_w G = -B
+        P.K_derivatives(theta, g_K_, Q_K_);
+        QS.noalias() = Q_K_ * S;
+        P0.noalias() = S.transpose() * QS;
+        for (int i = 0; i < na; ++i)  // symmetrize in place: 0.5 (P + P^T)
+          for (int j = i + 1; j < na; ++j) P0(i, j) = P0(j, i) = 0.5 * (P0(i, j) + P0(j, i));
+        sigma = s.gamma_scaling == GammaScaling::Diag ? P0.diagonal().maxCoeff() : 1.0;
+        if (!(sigma > 0)) sigma = 1.0;  // S^T Q S = 0: nothing couples w to K, dw = 0 below
+        q0.noalias() = -S.transpose() * g_K_;
       }
-      Eigen::PartialPivLU<MatX>& lu = lu_;
-      lu.compute(A_);
-      if (!(lu_rcond() >= s.rcond_min)) {
-        r.outcome = PgmOutcome::ProjectionFailed;
-        r.project = ProjectOutcome::Singular;
-        return r;
-      }
-      S.noalias() = lu.solve(Ba);
-      S = -S;  // S = A^-1 grad_w G, grad_w G = -B
-      P.K_derivatives(theta, g_K_, Q_K_);
-      QS.noalias() = Q_K_ * S;
-      Pm.noalias() = S.transpose() * QS;
-      for (int i = 0; i < na; ++i)  // symmetrize in place: 0.5 (P + P^T)
-        for (int j = i + 1; j < na; ++j) Pm(i, j) = Pm(j, i) = 0.5 * (Pm(i, j) + Pm(j, i));
-      double sigma = s.gamma_scaling == GammaScaling::Diag ? Pm.diagonal().maxCoeff() : 1.0;
-      if (!(sigma > 0)) sigma = 1.0;  // S^T Q S = 0: nothing couples w to K, dw = 0 below
+      Pm = P0;
       Pm.diagonal().array() += 2 * sigma / gamma;
       // QP in y = w_a + dw (qp_dense's simplex rows are sum y <= 1):
       // 1/2 dw^T P dw + q^T dw = 1/2 y^T P y + (q - P w_a)^T y + const, q = -S^T g_K
       auto wa = wa_.head(na);
       for (int c = 0; c < na; ++c) wa[c] = w[cols[c]];
       auto cq = c_.head(na);
-      cq.noalias() = -S.transpose() * g_K_;
+      cq = q0;
       cq.noalias() -= Pm * wa;
       auto lb = lb_.head(na);
       lb.setZero();
@@ -316,6 +331,7 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
     // lines 9-10: reject, shrink the step (gamma divides the proximal weight, B1)
     if (K_new > K_cur) {
       if (obs) obs(it);
+      rejected = true;
       gamma /= s.eta;
       if (gamma < s.gamma_min) {
         r.outcome = PgmOutcome::GammaMin;
@@ -324,6 +340,7 @@ PgmResult Pgm::solve(NmdpProblem& P, const PgmSettings& s, double gamma0, VecX& 
       continue;
     }
     // lines 11-14: accept, grow the step
+    rejected = false;
     it.accepted = true;
     if (obs) obs(it);
     const double step = (theta_c - theta).lpNorm<Eigen::Infinity>();

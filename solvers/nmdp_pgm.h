@@ -97,8 +97,8 @@ class Pgm {
   std::vector<DenseQp::Group> groups_;  // simplex rows of the active candidates
   // every buffer sized at construction for all weights active; packed maps over them per QP
   VecX G_, Gn_, dth_, g_K_;
-  MatX A_, B_, Ba_, S_, QS_, Q_K_, P_;
-  VecX c_, wa_, lb_, y_;
+  MatX A_, B_, Ba_, S_, QS_, Q_K_, P_, P0_;  // P0_: S^T Q_K S before the proximal shift
+  VecX c_, wa_, lb_, y_, q0_;                 // q0_: -S^T g_K
   Eigen::PartialPivLU<MatX> lu_;
   VecX rc_v_, rc_s_, rc_old_, rc_t_;  // lu_rcond scratch
   VecX theta_new_, theta_c_, w_c_;

@@ -88,6 +88,7 @@ NmdpProblem::NmdpProblem(const Model& m, const MdpPolytope& poly, NmdpForm form,
   g0_.setZero(n);
   w0_.setZero(n_w_);
   theta_.setZero(n);
+  A0_.setZero(n, n);
   theta_dot_m_.setZero(n);
   theta_tilde_.setZero(n);
   JtP_.setZero(n, 3);
@@ -151,7 +152,7 @@ void NmdpProblem::set_step(const NmdpStepInput& in) {
     c.sgn = l.s;
     c.ghost = poly_.zeta_s > 0 && -l.depth <= ghost_distance_;
   }
-  have_kin_ = have_deriv_ = false;
+  have_kin_ = have_deriv_ = have_A0_ = false;
 }
 
 void NmdpProblem::update(const VecX& theta, bool derivatives) {
@@ -161,7 +162,7 @@ void NmdpProblem::update(const VecX& theta, bool derivatives) {
   if (!same) {
     theta_ = theta;
     forward_kinematics(m_, theta, kin_);
-    have_deriv_ = false;
+    have_deriv_ = have_A0_ = false;
     // depth(theta) of each candidate: geom contacts through their cores (n held), limit stops
     // lo - theta_k / theta_k - hi; the cap k_c s(d) and, for geoms, J = J_a(c_a) - J_b(c_b)
     for (int x = 0; x < n_slots_; ++x) {
@@ -283,6 +284,35 @@ VecX NmdpProblem::torque(const VecX& theta) const {
 double NmdpProblem::inertia_dt() const {
   return accel_ == AccelDenominator::Recommended ? in_.h : std::sqrt(in_.h * in_.dt_last);
 }
+
+namespace {
+
+// A direction-like pair (M, v) of pbfd.md §2.3 (a pose derivative) and the operations on it.
+using Pair = detail::PosePair;
+inline Pair operator*(double a, const Pair& p) { return {a * p.R, a * p.t}; }
+inline Pair operator+(const Pair& a, const Pair& b) { return {a.R + b.R, a.t + b.t}; }
+// left action of a 3x3 matrix: a |> (M, v) = ([w_a]x M, w_a x v) is apply(skew(w_a), .)
+inline Pair apply(const Mat3& L, const Pair& p) { return {L * p.R, L * p.t}; }
+
+// The moment product of link j (core/inertia.h moment_product, pbfd.md §2.4) is bilinear:
+//   <X, Y>_j = tr(X.R S_j Y.R^T) + m_j (X.t . Y.R c_j + Y.t . X.R c_j + X.t . Y.t)
+//            = sum(X*.R o Y.R) + X*.t . Y.t,   X* = (X.R S_j + m_j X.t c_j^T, m_j (X.R c_j + X.t))
+// (times the link's mass scale). One dual X* per pair, then each product with it is a 12-term
+// dot: the O(p^2) double sums of A and Q_K below pay 12 multiply-adds per entry instead of a
+// full moment_product (same value up to rounding: the terms are summed in another order).
+inline Pair moment_dual(const Model& m, int j, const Mat3& R, const Vec3& t, const double* ms) {
+  const double mj = m.link_mass[j];
+  const Vec3& c = m.link_com[j];
+  Pair d{R * m.link_S[j] + (mj * t) * c.transpose(), mj * (R * c + t)};
+  if (ms) {
+    d.R *= ms[j];
+    d.t *= ms[j];
+  }
+  return d;
+}
+inline double dual_dot(const Pair& d, const Mat3& R, const Vec3& t) { return d.R.cwiseProduct(R).sum() + d.t.dot(t); }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // K, g_K, Q_K
@@ -414,13 +444,15 @@ void NmdpProblem::kinetic_derivatives(const VecX& theta, VecX& g, MatX& Q) {
   std::vector<Vec3>& Wt = Wt_;
   velocity_frames(theta, Rd, td, WR, Wt);
   Q.setZero(n, n);
+  // one moment dual W_kj* per (k, j), then 12-term dots (moment_dual above)
   for (int j = 0; j < m_.n_link; ++j) {
     const size_t base = size_t(j) * n;
     for (int k = 0; k < n; ++k) {
       if (!m_.moves(k, j)) continue;
-      g[k] += moment_product(m_, j, WR[base + k], Wt[base + k], Rd[j], td[j], ms_);
+      const Pair Wd = moment_dual(m_, j, WR[base + k], Wt[base + k], ms_);
+      g[k] += dual_dot(Wd, Rd[j], td[j]);
       for (int l = k; l < n; ++l)
-        if (m_.moves(l, j)) Q(k, l) += moment_product(m_, j, WR[base + k], Wt[base + k], WR[base + l], Wt[base + l], ms_);
+        if (m_.moves(l, j)) Q(k, l) += dual_dot(Wd, WR[base + l], Wt[base + l]);
     }
   }
   Q.triangularView<Eigen::StrictlyLower>() = Q.transpose().triangularView<Eigen::StrictlyLower>();
@@ -498,16 +530,6 @@ void NmdpProblem::G(const VecX& theta, const VecX& w, VecX& G) {
   add_contact_force(w, G);
 }
 
-namespace {
-
-// A direction-like pair (M, v) of pbfd.md §2.3 (a pose derivative) and the operations on it.
-using Pair = detail::PosePair;
-Pair operator*(double a, const Pair& p) { return {a * p.R, a * p.t}; }
-Pair operator+(const Pair& a, const Pair& b) { return {a.R + b.R, a.t + b.t}; }
-// left action of a 3x3 matrix: a |> (M, v) = ([w_a]x M, w_a x v) is apply(skew(w_a), .)
-Pair apply(const Mat3& L, const Pair& p) { return {L * p.R, L * p.t}; }
-
-}  // namespace
 
 void NmdpProblem::ne_inertial_jacobian(MatX& A) {
   // d/dtheta_l of G_k = sum_j <d_k T_j, T_ddot_j>_j + ... with theta_dot = (theta - theta_-)/h,
@@ -546,9 +568,9 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) {
     const size_t base = size_t(j) * n;
     dT.resize(p);
     Om.resize(p);
-    Ud.assign(p, Pair());
-    Ua.assign(p, Pair());
-    Qd.assign(p, Pair());
+    Ud.resize(p);  // suffix sums, every entry written below
+    Ua.resize(p);
+    Qd.resize(p);
     Y.resize(p);
     for (int i = 0; i < p; ++i) {
       const int k = path[i];
@@ -579,15 +601,19 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) {
       Wb += qd[l] * Om[i];
       Wa += qdd[l] * Om[i];
     }
+    // A_kl += <d_k T_j, Y^l>_j + <d_kl T_j, T_ddot_j>_j through moment duals (moment_dual above):
+    // <d_k T, Y^l> = dual(d_k T) . Y^l and, for k <= l (d_kl T = Omega_k d_l T),
+    // <Omega_k d_l T, T_ddot> = (Omega_k^T dual(T_ddot)) . d_l T, symmetric in (k, l)
+    const Pair Zt = moment_dual(m_, j, Tdd.R, Tdd.t, ms_);
     for (int a = 0; a < p; ++a) {
       const int k = path[a];
+      const Pair Dk = moment_dual(m_, j, dT[a].R, dT[a].t, ms_);
+      const Pair Zk{Om[a].transpose() * Zt.R, Om[a].transpose() * Zt.t};
       for (int b = 0; b < p; ++b) {
         const int l = path[b];
-        A(k, l) += moment_product(m_, j, dT[a].R, dT[a].t, Y[b].R, Y[b].t, ms_);
+        A(k, l) += dual_dot(Dk, Y[b].R, Y[b].t);
         if (b >= a) {
-          // <d_kl T_j, T_ddot_j>, symmetric in (k, l): d_kl T = Omega_k d_l T for k <= l
-          const Pair dkl = apply(Om[a], dT[b]);
-          const double v = moment_product(m_, j, dkl.R, dkl.t, Tdd.R, Tdd.t, ms_);
+          const double v = dual_dot(Zk, dT[b].R, dT[b].t);
           A(k, l) += v;
           if (b != a) A(l, k) += v;
         }
@@ -600,18 +626,25 @@ void NmdpProblem::A(const VecX& theta, const VecX& w, PgmMode mode, MatX& A) {
   BIGSTEP_CHECK_ARG(w.size() == n_w(), "w size", w.size(), detail::concat("expected m = ", n_w()));
   const int n = m_.n_q;
   update(theta, true);
-  if (form_ == NmdpForm::Ne) {
-    ne_inertial_jacobian(A);
-  } else {
-    A.setZero(n, n);
-    add_inertia_hessian(m_, kin_, anchor_I_, inertia_dt(), A, ms_);
+  // the part of A that does not depend on w (inertia, gravity, joint terms, servo), cached with
+  // the kinematics of theta_: PGM asks for A(theta, w) and then A(theta, w') at the same theta
+  // (the search-direction QP, then the first Newton step of the projection, line 6)
+  if (!have_A0_) {
+    if (form_ == NmdpForm::Ne) {
+      ne_inertial_jacobian(A0_);
+    } else {
+      A0_.setZero(n, n);
+      add_inertia_hessian(m_, kin_, anchor_I_, inertia_dt(), A0_, ms_);
+    }
+    tmp_.setZero(n);
+    add_gravity_derivatives(m_, kin_, tmp_, &A0_, ms_);
+    add_joint_terms(theta, nullptr, &A0_);
+    // -d tau/d theta = diag(K_p + K_d / h)  (§9)
+    if (in_.kp.size() != 0)
+      for (int i = 0; i < n; ++i) A0_(i, i) += in_.kp[i] + in_.kd[i] / in_.h;
+    have_A0_ = true;
   }
-  tmp_.setZero(n);
-  add_gravity_derivatives(m_, kin_, tmp_, &A, ms_);
-  add_joint_terms(theta, nullptr, &A);
-  // -d tau/d theta = diag(K_p + K_d / h)  (§9)
-  if (in_.kp.size() != 0)
-    for (int i = 0; i < n; ++i) A(i, i) += in_.kp[i] + in_.kd[i] / in_.h;
+  A = A0_;
   add_contact_jacobian(w, mode == PgmMode::Fo, A);
 }
 

@@ -149,6 +149,7 @@ class NmdpProblem {
   /// The rollout's link mass scales (RolloutParams::link_mass_scale, nullptr = 1; not owned) and
   /// the polytope's k_c that goes with them (make_mdp_polytope with the same scales).
   void set_mass_scale(const double* s, double k_c) {
+    have_A0_ = false;  // A's cached inertial part scales with the masses
     ms_ = s;
     poly_.k_c = k_c;
   }
@@ -236,6 +237,8 @@ class NmdpProblem {
   Kinematics kin_, kin_a_;
   VecX theta_;
   bool have_kin_ = false, have_deriv_ = false;
+  bool have_A0_ = false;             // A0_ holds A's w-independent part at theta_
+  MatX A0_;                          // (n_q x n_q) inertia + gravity + joint + servo part of A
   std::vector<NmdpContact> pairs_;   // (n_slots)
   // scratch sized at construction (no allocation in a step)
   VecX qd_, qdd_, tmp_, tmp2_, g0_, w0_;
