@@ -98,7 +98,7 @@ NmdpProblem::NmdpProblem(const Model& m, const MdpPolytope& poly, NmdpForm form,
   WR_.assign(L * n, Mat3::Zero());
   Wt_.assign(L * n, Vec3::Zero());
   path_.reserve(size_t(n));
-  Om_.reserve(size_t(n));
+  om_.reserve(size_t(n));
   for (auto* v : {&dT_, &Ud_, &Ua_, &Qd_, &Y_}) v->reserve(size_t(n));
 }
 
@@ -293,6 +293,13 @@ inline Pair operator*(double a, const Pair& p) { return {a * p.R, a * p.t}; }
 inline Pair operator+(const Pair& a, const Pair& b) { return {a.R + b.R, a.t + b.t}; }
 // left action of a 3x3 matrix: a |> (M, v) = ([w_a]x M, w_a x v) is apply(skew(w_a), .)
 inline Pair apply(const Mat3& L, const Pair& p) { return {L * p.R, L * p.t}; }
+// the same for L = [w]x, column by column: w x (M, v)
+inline Pair cross(const Vec3& w, const Pair& p) {
+  Pair r;
+  for (int c = 0; c < 3; ++c) r.R.col(c) = w.cross(p.R.col(c));
+  r.t = w.cross(p.t);
+  return r;
+}
 
 // The moment product of link j (core/inertia.h moment_product, pbfd.md §2.4) is bilinear:
 //   <X, Y>_j = tr(X.R S_j Y.R^T) + m_j (X.t . Y.R c_j + Y.t . X.R c_j + X.t . Y.t)
@@ -558,7 +565,7 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) {
   std::vector<Pair>& Ua = Ua_;
   std::vector<Pair>& Qd = Qd_;
   std::vector<Pair>& Y = Y_;
-  std::vector<Mat3>& Om = Om_;
+  std::vector<Vec3>& om = om_;
   for (int j = 0; j < m_.n_link; ++j) {
     path.clear();
     for (int k = 0; k < n; ++k)
@@ -567,15 +574,16 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) {
     if (p == 0 || m_.link_mass[j] == 0) continue;  // a massless link adds nothing to H, c
     const size_t base = size_t(j) * n;
     dT.resize(p);
-    Om.resize(p);
+    om.resize(p);
     Ud.resize(p);  // suffix sums, every entry written below
     Ua.resize(p);
     Qd.resize(p);
     Y.resize(p);
+    // Omega_l = [w_l]x is applied as cross products (cross below); w_l = 0 for a prismatic DOF
     for (int i = 0; i < p; ++i) {
       const int k = path[i];
       dT[i] = {kin_.dR[base + k], kin_.dt[base + k]};
-      Om[i] = m_.dof_revolute[k] ? skew(kin_.w[k]) : Mat3::Zero();
+      om[i] = m_.dof_revolute[k] ? kin_.w[k] : Vec3::Zero();
     }
     // suffix sums along the path: U_{>=l} (qd and qdd), Q_{>=l}
     Pair U_next, Ua_next, Q_next;
@@ -583,23 +591,30 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) {
       const int l = path[i];
       Ud[i] = U_next + qd[l] * dT[i];
       Ua[i] = Ua_next + qdd[l] * dT[i];
-      Qd[i] = Q_next + qd[l] * apply(Om[i], U_next + Ud[i]);
+      Qd[i] = Q_next + qd[l] * cross(om[i], U_next + Ud[i]);
       U_next = Ud[i];
       Ua_next = Ua[i];
       Q_next = Qd[i];
     }
     const Pair Tdd = Ua[0] + Qd[0];
-    // prefix sums: Wbar_{<l} (qd, qdd), M_{<l}
-    Mat3 Wb = Mat3::Zero(), Wa = Mat3::Zero(), M = Mat3::Zero();
+    // prefix sums: Wbar_{<l} = [wb]x (qd), [wa]x (qdd), M_{<l}. Y^l = dT/(h hd) + 2/h P^l + R^l + S^l
+    // regrouped by the linearity of cross(): with X = Omega_l U_{>=l},
+    //   Y^l = dT/(h hd) + Omega_l (2/h U_{>=l} + Ua_{>=l} + Q_{>=l}) + (2/h Wbar + Wbar_a) dT
+    //         + 2 Wbar X + M dT,
+    //   M_{<l+1} = M_{<l} + qd_l [u]x [w_l]x = M_{<l} + qd_l (w_l u^T - (u . w_l) I),  u = 2 wb + qd_l w_l
+    Vec3 wb = Vec3::Zero(), wa = Vec3::Zero();
+    Mat3 M = Mat3::Zero();
+    const double c_h = 2 / h;
     for (int i = 0; i < p; ++i) {
       const int l = path[i];
-      const Pair P = apply(Om[i], Ud[i]) + apply(Wb, dT[i]);
-      const Pair R = apply(Om[i], Ua[i]) + apply(Wa, dT[i]);
-      const Pair S = apply(Om[i], Qd[i]) + 2.0 * apply(Wb * Om[i], Ud[i]) + apply(M, dT[i]);
-      Y[i] = (1 / (h * hd)) * dT[i] + (2 / h) * P + R + S;
-      M += qd[l] * (2 * Wb + qd[l] * Om[i]) * Om[i];
-      Wb += qd[l] * Om[i];
-      Wa += qdd[l] * Om[i];
+      const Pair X = cross(om[i], Ud[i]);
+      Y[i] = (1 / (h * hd)) * dT[i] + cross(om[i], c_h * Ud[i] + Ua[i] + Qd[i]) + cross(c_h * wb + wa, dT[i]) +
+             2.0 * cross(wb, X) + apply(M, dT[i]);
+      const Vec3 u = 2 * wb + qd[l] * om[i];
+      M.noalias() += (qd[l] * om[i]) * u.transpose();
+      M.diagonal().array() -= qd[l] * u.dot(om[i]);
+      wb += qd[l] * om[i];
+      wa += qdd[l] * om[i];
     }
     // A_kl += <d_k T_j, Y^l>_j + <d_kl T_j, T_ddot_j>_j through moment duals (moment_dual above):
     // <d_k T, Y^l> = dual(d_k T) . Y^l and, for k <= l (d_kl T = Omega_k d_l T),
@@ -608,7 +623,7 @@ void NmdpProblem::ne_inertial_jacobian(MatX& A) {
     for (int a = 0; a < p; ++a) {
       const int k = path[a];
       const Pair Dk = moment_dual(m_, j, dT[a].R, dT[a].t, ms_);
-      const Pair Zk{Om[a].transpose() * Zt.R, Om[a].transpose() * Zt.t};
+      const Pair Zk = cross(-om[a], Zt);  // Omega_k^T = -[w_k]x
       for (int b = 0; b < p; ++b) {
         const int l = path[b];
         A(k, l) += dual_dot(Dk, Y[b].R, Y[b].t);

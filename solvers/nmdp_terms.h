@@ -246,7 +246,7 @@ class NmdpProblem {
   std::vector<Mat3> Rd_, WR_;
   std::vector<Vec3> td_, Wt_;
   std::vector<int> path_;
-  std::vector<Mat3> Om_;
+  std::vector<Vec3> om_;
   std::vector<detail::PosePair> dT_, Ud_, Ua_, Qd_, Y_;
   RneaScratch rnea_ws_;  // the NE form's H theta_ddot + c + grad V without allocation
 };
