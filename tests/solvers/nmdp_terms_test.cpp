@@ -238,6 +238,57 @@ TEST_CASE("ND4: A (FO) vs central differences of G, both forms, with contacts, g
       }
 }
 
+TEST_CASE("A's w-independent part is cached per theta and step: equal bit for bit to a fresh problem's A",
+          "[nmdp][ND4]") {
+  // PGM asks for A(theta, w) then A(theta, w') at the same theta (QP, then the projection's first
+  // Newton step); the second call reuses the inertia/gravity/joint/servo part. It must equal a
+  // fresh evaluation exactly, and moving theta, a new step or new mass scales must invalidate it.
+  for (uint32_t seed : kSeeds)
+    for (NmdpForm form : kForms) {
+      INFO("seed " << seed << " form " << nmdp_form_name(form));
+      ContactScene sc = contact_scene(seed);
+      NmdpProblem P = make_problem(sc, form);
+      const VecX w0 = VecX::Zero(P.n_w());
+      MatX A, A_fresh;
+      auto fresh = [&](const NmdpStepInput& in, const double* ms, const VecX& th) {
+        NmdpProblem F(sc.m, sc.poly, form, AccelDenominator::Recommended, 0.1);
+        if (ms) F.set_mass_scale(ms, sc.poly.k_c);
+        F.set_step(in);
+        F.A(th, sc.w, PgmMode::Fo, A_fresh);
+      };
+      P.A(sc.th, w0, PgmMode::Fo, A);  // fills the cache at th
+      P.A(sc.th, sc.w, PgmMode::Fo, A);  // reuses it with other weights
+      fresh(sc.in, nullptr, sc.th);
+      CHECK(A == A_fresh);
+      // theta moved and back
+      VecX G;
+      const VecX th2 = sc.th + VecX::Constant(sc.m.n_q, 1e-3);
+      P.G(th2, sc.w, G);
+      P.A(th2, sc.w, PgmMode::Fo, A);
+      fresh(sc.in, nullptr, th2);
+      CHECK(A == A_fresh);
+      P.A(sc.th, sc.w, PgmMode::Fo, A);
+      fresh(sc.in, nullptr, sc.th);
+      CHECK(A == A_fresh);
+      // new step constants at the same theta
+      NmdpStepInput in2 = sc.in;
+      in2.h *= 0.5;
+      in2.kp *= 2;
+      P.set_step(in2);
+      P.A(sc.th, sc.w, PgmMode::Fo, A);
+      fresh(in2, nullptr, sc.th);
+      CHECK(A == A_fresh);
+      // new mass scales at the same theta and step
+      std::vector<double> ms(size_t(sc.m.n_link), 1.0);
+      ms[1 % sc.m.n_link] = 1.7;
+      P.set_mass_scale(ms.data(), sc.poly.k_c);
+      P.A(sc.th, sc.w, PgmMode::Fo, A);
+      fresh(in2, ms.data(), sc.th);
+      CHECK(A == A_fresh);
+      CHECK(A.norm() > 0);
+    }
+}
+
 TEST_CASE("ND4: A-bar = A minus exactly the dv/dX term; A-bar is the Jacobian with frozen vertices",
           "[nmdp][ND4][fd]") {
   for (uint32_t seed : kSeeds)
