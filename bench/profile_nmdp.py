@@ -53,7 +53,7 @@ PHASES = [
     # Newton-Euler dynamics: RNEA for G (H theta_ddot + c + grad V), A's inertial part, K, g_K, Q_K
     ("dynamics", r"bigstep::(rnea|NmdpProblem::(ne_inertial_jacobian|kinetic|kinetic_derivatives|velocity_frames|"
                  r"link_velocity|K\()|moment_product|dof_act|mass_matrix|add_gravity_derivatives|"
-                 r"NeSmoothStep|crba|composite)|bigstep::\(anonymous namespace\)::(apply|operator[+*]|rnea_pass|inertia_apply)|"
+                 r"NeSmoothStep|crba|composite)|bigstep::\(anonymous namespace\)::(apply|cross|moment_dual|dual_dot|operator[+*]|rnea_pass|inertia_apply)|"
                  r"PosePair"),
     ("kinematics", r"bigstep::(forward_kinematics|link_derivatives)|sincos|AngleAxis"),
     # contact set at theta_-, depths, contact Jacobians J_x, their second derivatives, B(theta)
