@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -98,8 +99,10 @@ def callgrind(binary: Path, cfg: str, dt: float, sets: dict, steps: int, tmp: Pa
     for k, v in {**sets, "integrator.dt": dt, "integrator.duration": dt * steps,
                  "metrics.stop_at_rest": False}.items():
         args += ["--set", f"{k}={common.fmt_value(v)}"]
+    # OMP_WAIT_POLICY=passive: the team engine's OpenMP threads sleep instead of spinning at a
+    # barrier, whose instructions would depend on the machine's load
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", *args],
-                   capture_output=True, text=True)
+                   capture_output=True, text=True, env={**os.environ, "OMP_WAIT_POLICY": "passive"})
     total = 0
     for line in cg.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
