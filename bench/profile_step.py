@@ -14,13 +14,20 @@ quadruped, PBFD at dt 0.02):
 Rows go to bench/results/step_cost.csv under a label (default: the short commit); rows of other
 labels are kept, so before/after sit in one file.
 
-Usage: python3 bench/profile_step.py [--label L] [--binary build/bigstep]
+--engine team measures the team engine instead (batch.engine: team, the CPU emulation of the
+CUDA algorithm, solvers/pbfd_lm_team.h): two identical rollouts (no perturbation) on one thread,
+so the iterations are the reference's; the LM iterations come from rollouts.csv and the wall
+time from summary.json (wall_time_s at N2 steps minus at N1 steps, medians); its rows carry
+engine = team and the label suffix "-team".
+
+Usage: python3 bench/profile_step.py [--label L] [--binary build/bigstep] [--engine reference|team]
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -59,7 +66,32 @@ PHASES = [
     # Eigen's GEMM / GEMV / Cholesky drivers (their kernels are inside; fixed-size products are inlined)
     ("dense_algebra", r"Eigen::internal::(general_matrix_matrix_product<.*>::run|"
                       r"general_matrix_vector_product<.*>::run|llt_inplace<|triangular_solve_)"),
+    # the team engine (--engine team): its residual r, J_r (solvers/pbfd_residual_team.h)
+    # (its lambdas, the lanes' bodies, are named inside it: excluded, they count in its inclusive cost)
+    ("team_residual", r"bigstep::pbfd_residual_team<(?!.*\{lambda)"),
 ]
+
+# engine -> the overrides that select it; the team engine steps K = 2 identical rollouts on one
+# thread (batch runs need K > 1), so per-iteration costs compare with the reference's
+ENGINES = {
+    "reference": {},
+    "team": {"batch.rollouts": 2, "batch.engine": "team", "batch.threads": 1, "batch.perturb_theta": 0,
+             "batch.perturb_theta_dot": 0},
+}
+
+
+def lm_iterations(out: Path) -> int:
+    """LM iterations of a run: steps.csv (one rollout) or rollouts.csv (a batch: the sum over
+    rollouts of iterations_mean x steps)."""
+    if (out / "steps.csv").is_file():
+        return sum(int(r["iterations"]) for r in csv.DictReader((out / "steps.csv").open()))
+    return sum(round(float(r["iterations_mean"]) * int(r["steps"])) for r in csv.DictReader((out / "rollouts.csv").open()))
+
+
+# the solver alone: the reference's LM, or the team engine's launches (its LM phases)
+LM_SOLVE = {"reference": r"bigstep::levenberg_marquardt\(", "team": r"bigstep::PbfdTeamBatch<[^>]*>::launch\((?!.*\{lambda)"}
+
+
 def callgrind(binary: Path, cfg: str, dt: float, sets: dict, steps: int, tmp: Path):
     """Total Ir, per-function inclusive Ir, and LM iterations of a `steps`-step run."""
     out, cg = tmp / f"out{steps}", tmp / f"cg{steps}"
@@ -67,8 +99,10 @@ def callgrind(binary: Path, cfg: str, dt: float, sets: dict, steps: int, tmp: Pa
     for k, v in {**sets, "integrator.dt": dt, "integrator.duration": dt * steps,
                  "metrics.stop_at_rest": False}.items():
         args += ["--set", f"{k}={common.fmt_value(v)}"]
+    # OMP_WAIT_POLICY=passive: the team engine's OpenMP threads sleep instead of spinning at a
+    # barrier, whose instructions would depend on the machine's load
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", *args],
-                   capture_output=True, text=True)
+                   capture_output=True, text=True, env={**os.environ, "OMP_WAIT_POLICY": "passive"})
     total = 0
     for line in cg.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
@@ -82,8 +116,13 @@ def callgrind(binary: Path, cfg: str, dt: float, sets: dict, steps: int, tmp: Pa
         if m and ":" in m.group(2):
             name = m.group(2).split(" [")[0]
             fn[name] = fn.get(name, 0) + int(m.group(1).replace(",", ""))
-    it = sum(int(r["iterations"]) for r in csv.DictReader((out / "steps.csv").open()))
-    return total, fn, it
+    return total, fn, lm_iterations(out)
+
+
+# phase -> regex used when the phase's own function is inlined into its caller (then only the
+# functions inside it appear): the team residual's lane bodies, its top-level lambdas (names with
+# one "{lambda": a nested lambda counts in its enclosing one)
+PHASE_FALLBACK = {"team_residual": r"bigstep::pbfd_residual_team<[^{]*\{lambda[^{]*$"}
 
 
 def phase_costs(fn1: dict, fn2: dict) -> dict:
@@ -92,6 +131,8 @@ def phase_costs(fn1: dict, fn2: dict) -> dict:
     res = {}
     for ph, rx in PHASES:
         res[ph] = sum(v for n, v in d.items() if re.search(rx, n))
+        if res[ph] == 0 and ph in PHASE_FALLBACK:
+            res[ph] = sum(v for n, v in d.items() if re.search(PHASE_FALLBACK[ph], n))
     return res
 
 
@@ -108,32 +149,54 @@ def wall(binary: Path, cfg: str, dt: float, sets: dict, n1: int, n2: int):
     return sorted(walls)[len(walls) // 2], its
 
 
+def wall_batch(binary: Path, cfg: str, dt: float, sets: dict, n1: int, n2: int):
+    """A batch run has no per-step wall time: median over WALL_REPEATS runs of summary.json's
+    wall_time_s at n2 steps minus the same at n1 steps, and the LM iterations between."""
+    def runs(n):
+        ws, its = [], 0
+        for _ in range(WALL_REPEATS):
+            with tempfile.TemporaryDirectory(prefix="bigstep-prof-") as tmp:
+                r = common.run_scene(cfg, {**sets, "integrator.dt": dt, "integrator.duration": dt * n,
+                                           "metrics.stop_at_rest": False}, binary=binary, keep_dir=Path(tmp) / "o")
+                ws.append(r.summary["wall_time_s"])
+                its = lm_iterations(Path(tmp) / "o")
+        return sorted(ws)[len(ws) // 2], its
+    (w1, i1), (w2, i2) = runs(n1), runs(n2)
+    return w2 - w1, i2 - i1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--label", default=common._git("rev-parse", "--short", "HEAD") or "local")
+    ap.add_argument("--label", default=None, help="row label (default: the short commit, + '-team')")
+    ap.add_argument("--engine", choices=sorted(ENGINES), default="reference")
     ap.add_argument("--binary", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=common.RESULTS / "step_cost.csv")
     a = ap.parse_args()
+    if a.label is None:
+        a.label = (common._git("rev-parse", "--short", "HEAD") or "local") + ("-team" if a.engine == "team" else "")
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind not found (apt-get install valgrind)")
     binary = (a.binary or common.find_binary()).resolve()
     rows = []
     for scene, cfg, dt, sets, N1, N2 in SCENES:
+        sets = {**sets, **ENGINES[a.engine]}
         with tempfile.TemporaryDirectory(prefix="bigstep-prof-") as tmp:
             t1, f1, i1 = callgrind(binary, cfg, dt, sets, N1, Path(tmp))
             t2, f2, i2 = callgrind(binary, cfg, dt, sets, N2, Path(tmp))
-        dIr, dit, dsim = t2 - t1, i2 - i1, (N2 - N1) * dt
+        # per rollout: a team run steps K identical rollouts (LM iterations summed over them)
+        K = int(ENGINES[a.engine].get("batch.rollouts", 1))
+        dIr, dit, dsim = t2 - t1, i2 - i1, (N2 - N1) * dt * K
         ph = phase_costs(f1, f2)
-        ws, wit = wall(binary, cfg, dt, sets, N1, N2)
+        ws, wit = (wall_batch if a.engine == "team" else wall)(binary, cfg, dt, sets, N1, N2)
         wn = N2 - N1
-        row = {"label": a.label, "scene": scene, "dt": dt, "steps": f"{N1 + 1}-{N2}",
-               "lm_iterations_per_step": dit / (N2 - N1),
+        row = {"label": a.label, "engine": a.engine, "scene": scene, "dt": dt, "steps": f"{N1 + 1}-{N2}",
+               "lm_iterations_per_step": dit / (N2 - N1) / K,
                "instructions_per_lm_iteration": round(dIr / dit),
                "instructions_per_sim_s": round(dIr / dsim),
                "wall_us_per_lm_iteration": 1e6 * ws / wit,
-               "wall_s_per_sim_s": ws / (wn * dt),
-               "sim_s_per_wall_s": wn * dt / ws,
-               "wall_lm_iterations_per_step": wit / wn}
+               "wall_s_per_sim_s": ws / (wn * dt * K),
+               "sim_s_per_wall_s": wn * dt * K / ws,
+               "wall_lm_iterations_per_step": wit / wn / K}
         for k, v in ph.items():
             row[f"{k}_per_lm_iteration"] = round(v / dit)
         row["rest_per_lm_iteration"] = round((dIr - sum(ph.values())) / dit)
@@ -141,7 +204,7 @@ def main() -> None:
         # output and metrics
         row["lm_solve_per_lm_iteration"] = round(sum(
             f2.get(n, 0) - f1.get(n, 0) for n in set(f1) | set(f2)
-            if re.search(r"bigstep::levenberg_marquardt\(", n)) / dit)
+            if re.search(LM_SOLVE[a.engine], n)) / dit)
         rows.append(row)
         print(json.dumps(row), flush=True)
     fields = list(rows[0].keys())
@@ -151,6 +214,8 @@ def main() -> None:
             rd = csv.DictReader(f)
             fields += [k for k in rd.fieldnames or [] if k not in fields]  # columns of older rows
             old = [r for r in rd if r["label"] != a.label]
+    for r in old:  # rows from before the engine column measured the reference
+        r["engine"] = r.get("engine") or "reference"
     meta_path = a.out.with_suffix(".meta.json")
     runs = json.loads(meta_path.read_text()).get("runs", []) if meta_path.is_file() else []
     runs = [r for r in runs if r.get("label") != a.label]

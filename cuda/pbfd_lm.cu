@@ -29,7 +29,7 @@ namespace {
 
 // Where a block's team scratch lives (chosen on the host from the device's shared-memory limit):
 // in dynamic shared memory (global == nullptr) or, when pbfd_scratch_size does not fit (long
-// chains: 12 L D entries), in a global buffer with one slice per block. jl_shared: the fused
+// chains: 76 L + 18 D entries), in a global buffer with one slice per block. jl_shared: the fused
 // kernel also keeps J_r and the Cholesky factor (2 D^2, produced and consumed within one
 // iteration) in shared memory after the scratch; B and g persist across launches in global memory.
 template <class S>
@@ -276,7 +276,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
       shmem = scr;
       sp.jl_shared = scr + jl <= size_t(optin);
       shmem_fused = sp.jl_shared ? scr + jl : scr;
-    } else {  // long chains: 12 L D scratch entries exceed shared memory
+    } else {  // long chains: 76 L + 18 D scratch entries exceed shared memory
       sp.global = pool.alloc<S>(size_t(sp.n) * K);
       shmem = shmem_fused = 0;
     }

@@ -1,5 +1,5 @@
 // CUDA mirror of solvers/pbfd_residual_team.h: the same team code, instantiated with CudaTeam.
-// One block per rollout; scratch (poses, axes, link derivatives) in dynamic shared memory.
+// One block per rollout; scratch (poses, DOF twists, subtree moments) in dynamic shared memory.
 #include "core/model_view.h"
 #include "cuda/check.h"
 #include "cuda/device_buffers.cuh"

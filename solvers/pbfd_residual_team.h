@@ -2,8 +2,10 @@
 // the team interface (solvers/team.h): lane k owns r_k and row k of J_r. Instantiated by the CPU
 // emulation (tests, CPU batched backend) and by CUDA (cuda/pbfd_residual.cu). Mirrors the Eigen
 // reference solvers/pbfd_residual.cpp term by term (inertia §3, gravity §2.4, normal §4.2,
-// friction §4.4) plus the per-DOF armature, damping, spring and joint-limit terms (pbfd_dof_terms); the
-// second link-pose derivatives use the twist rule a |> d_b T (§2.3).
+// friction §4.4) plus the per-DOF armature, damping, spring and joint-limit terms (pbfd_dof_terms).
+// Like the reference it reads every term out of per-link subtree moments (core/composite_moments.h,
+// twist rule §2.3): O(L + D^2) work and O(L + D) scratch, no per link and DOF derivative tables
+// (issue 12 item 4). Only (core point, plane) contacts exist here, so every stiffness is a world one.
 #pragma once
 #include "core/model_view.h"
 
@@ -29,20 +31,25 @@ struct PbfdStepConst {
   const S* theta_nm1 = nullptr;
 };
 
-/// Team scratch size (number of S) for one rollout of model m.
+/// Per-link moment block of the team scratch: G (4 x 3), P (4 x 4), K6 (6 x 6), row-major
+/// (core/composite_moments.h has their meaning). r alone needs only the first kMomG entries.
+inline constexpr int kMomG = 12, kMomP = 16, kMomK = 36, kMomStride = kMomG + kMomP + kMomK;
+
+/// Team scratch size (number of S) for one rollout of model m: link poses (12 L), the subtree
+/// moments (64 L) and per DOF its twist s and read-outs u, u~ (18 D). No L x D term.
 template <class S>
 BIGSTEP_HD int pbfd_scratch_size(const ModelView<S>& m) {
-  return m.n_link * 12 + m.n_q * 6 + m.n_link * m.n_q * 12;
+  return m.n_link * (12 + kMomStride) + m.n_q * 18;
 }
 
 namespace team_detail {
 
+// R, t at offset 0 and 9 L: lm_step_constants (pbfd_lm_team.h) reuses them as its FK scratch
 template <class S>
 struct Scratch {
-  S *R, *t, *w, *o, *dR, *dt;
+  S *R, *t, *s, *u, *ut, *mom;
   BIGSTEP_HD Scratch(S* p, const ModelView<S>& m)
-      : R(p), t(p + 9 * m.n_link), w(t + 3 * m.n_link), o(w + 3 * m.n_q), dR(o + 3 * m.n_q),
-        dt(dR + 9 * m.n_link * m.n_q) {}
+      : R(p), t(p + 9 * m.n_link), s(t + 3 * m.n_link), u(s + 6 * m.n_q), ut(u + 6 * m.n_q), mom(ut + 6 * m.n_q) {}
 };
 
 template <class S> BIGSTEP_HD hd::M3<S> ld9(const S* p) {
@@ -60,16 +67,44 @@ template <class S> BIGSTEP_HD void st3(S* p, hd::V3<S> v) {
   p[2] = v.z;
 }
 
-// <(A,a),(B,b)>_j = tr(A S B^T) + m (a.(B c) + b.(A c) + a.b)
-template <class S>
-BIGSTEP_HD S moment_product(const ModelView<S>& m, int j, const hd::M3<S>& A, hd::V3<S> a, const hd::M3<S>& B,
-                            hd::V3<S> b) {
-  const hd::M3<S> Sj = m.m3(m.link_S, j);
-  const hd::M3<S> AS = A * Sj;
-  S tr = 0;
-  for (int i = 0; i < 9; ++i) tr += AS.a[i] * B.a[i];
-  const hd::V3<S> c = m.v3(m.link_com, j);
-  return tr + m.link_mass[j] * (hd::dot(a, B * c) + hd::dot(b, A * c) + hd::dot(a, b));
+// y = tr6(X): tr(W_top X) = s . y for a twist s = (w, v), W_top = [w^ v], X 4 x 3 row-major
+template <class S> BIGSTEP_HD void tr6(const S* X, S* y) {
+  y[0] = X[5] - X[7];  // X(1,2) - X(2,1)
+  y[1] = X[6] - X[2];  // X(2,0) - X(0,2)
+  y[2] = X[1] - X[3];  // X(0,1) - X(1,0)
+  y[3] = X[9];
+  y[4] = X[10];
+  y[5] = X[11];
+}
+template <class S> BIGSTEP_HD S dot6(const S* a, const S* b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+// W = W_top = [w^ v] (3 x 4 row-major) of twist s = (w, v)
+template <class S> BIGSTEP_HD void twist_top(const S* s, S* W) {
+  W[0] = 0, W[1] = -s[2], W[2] = s[1], W[3] = s[3];
+  W[4] = s[2], W[5] = 0, W[6] = -s[0], W[7] = s[4];
+  W[8] = -s[1], W[9] = s[0], W[10] = 0, W[11] = s[5];
+}
+
+// force f at world point x (G += [x; 1] f^T, composite_moments.h add_point_force)
+template <class S> BIGSTEP_HD void add_force(S* G, hd::V3<S> x, hd::V3<S> f) {
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) G[3 * r + c] += x[r] * f[c];
+    G[9 + c] += f[c];
+  }
+}
+
+// stiffness X^T K X at world point x, X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]] (add_point_stiffness)
+template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M3<S>& K) {
+  const hd::M3<S> xh{{0, -x.z, x.y, x.z, 0, -x.x, -x.y, x.x, 0}};
+  const hd::M3<S> xK = xh * K, Kx = K * xh, xKx = xK * xh;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      K6[6 * a + b] -= xKx(a, b);
+      K6[6 * a + 3 + b] += xK(a, b);
+      K6[6 * (3 + a) + b] -= Kx(a, b);
+      K6[6 * (3 + a) + 3 + b] += K(a, b);
+    }
 }
 
 }  // namespace team_detail
@@ -122,6 +157,16 @@ BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in
 }
 
 /// r (n_q) and, when Jr != nullptr, J_r (n_q x n_q row-major) at theta. scratch: pbfd_scratch_size.
+///
+/// Subtree ("composite") moments as the reference (core/composite_moments.h, pbfd.md §2.3-§2.4):
+///   1. FK (one lane: sequential along the tree), the DOF twists s_k;
+///   2. lane j per link: G_j (inertia §3, gravity §2.4, the forces of link j's own contact
+///      points §4.2/§4.4), with J_r also P_j and the point stiffnesses K6_j;
+///   3. lane e per moment entry: the subtree sums, children into parents in reverse Model order;
+///   4. lane l per DOF (J_r only): u_l = tr6(P W_l^T + W_l G) + K6 s_l, u~_l the same with K6^T,
+///      all at link(l)'s subtree;
+///   5. lane k per DOF: r_k = s_k . tr6(G_sub(k)) - tau_k + per-DOF terms, and row k of J_r:
+///      J_kl = s_k . u_l (l >= k, k moving link(l)), J_kl = s_l . u~_k (l < k, l moving link(k)).
 template <class S, class Team>
 BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const PbfdStepConst<S>& in, const S* theta,
                                    S* scratch, S* r, S* Jr) {
@@ -131,7 +176,9 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   using std::pow;
   Scratch<S> sh(scratch, m);
   const int L = m.n_link, D = m.n_q;
-  // forward kinematics (sequential along the tree; pbfd.md §2.2)
+  const bool jac = Jr != nullptr;
+  // forward kinematics (sequential along the tree; pbfd.md §2.2) and the DOF twists
+  // s_k = (w_k, o_k x w_k) revolute, (0, u_k) prismatic (§2.3)
   team.single([&] {
     for (int j = 0; j < L; ++j) {
       const int p = m.link_parent[j];
@@ -142,11 +189,13 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
       for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
         const V a = m.v3(m.dof_axis, k);
         const V w = R * a;
-        st3(sh.w + 3 * k, w);
-        st3(sh.o + 3 * k, t);
         if (m.dof_revolute[k]) {
+          st3(sh.s + 6 * k, w);
+          st3(sh.s + 6 * k + 3, hd::cross(t, w));
           R = R * hd::axis_rotation(a, theta[k]);
         } else {
+          st3(sh.s + 6 * k, V{0, 0, 0});
+          st3(sh.s + 6 * k + 3, w);
           t = t + theta[k] * w;
         }
       }
@@ -155,114 +204,139 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
     }
   });
   team.sync();
-  // first link-pose derivatives, lane k fills column k (§2.3)
-  team.for_each_lane(D, [&](int k) {
-    const V w = ld3(sh.w + 3 * k), o = ld3(sh.o + 3 * k);
-    for (int j = 0; j < L; ++j) {
-      M dR = M::zero();
-      V dt{0, 0, 0};
-      if (m.moves(k, j)) {
-        if (m.dof_revolute[k]) {
-          dR = hd::skew_mul(w, ld9(sh.R + 9 * j));
-          dt = hd::cross(w, ld3(sh.t + 3 * j) - o);
-        } else {
-          dt = w;
-        }
-      }
-      st9(sh.dR + 9 * (j * D + k), dR);
-      st3(sh.dt + 3 * (j * D + k), dt);
-    }
-  });
-  team.sync();
   const S inv_dt2 = S(1) / (in.dt * in.dt);
   const V g{m.gravity[0], m.gravity[1], m.gravity[2]};
-  // second derivative d_ab T_j = min(a,b) |> d_max(a,b) T_j (both on the path of j)
-  auto d2T = [&](int j, int a, int b, M& Mo, V& vo) {
-    const int lo = a < b ? a : b, hi = a < b ? b : a;
-    if (!m.dof_revolute[lo]) {
-      Mo = M::zero();
-      vo = V{0, 0, 0};
-      return;
+  // per-link moments, lane j owns link j's block (its contact points included: no races)
+  team.for_each_lane(L, [&](int j) {
+    S* G = sh.mom + kMomStride * j;
+    S* P = G + kMomG;
+    S* K6 = P + kMomP;
+    const M R = ld9(sh.R + 9 * j);
+    const V t = ld3(sh.t + 3 * j), c = m.v3(m.link_com, j);
+    const S ms = in.mass_scale ? in.mass_scale[j] : S(1), mj = ms * m.link_mass[j];
+    const V x = R * c + t;
+    // Y_j Sigma_j = [s R S + t m c^T, m x; m c^T, m] (4 x 4, Sigma_j scaled by the rollout's s_j)
+    S YS[16];
+    const M RS = R * m.m3(m.link_S, j);
+    for (int a = 0; a < 3; ++a) {
+      for (int b = 0; b < 3; ++b) YS[4 * a + b] = ms * RS(a, b) + mj * t[a] * c[b];
+      YS[4 * a + 3] = mj * x[a];
+      YS[12 + a] = mj * c[a];
     }
-    const V w = ld3(sh.w + 3 * lo);
-    Mo = hd::skew_mul(w, ld9(sh.dR + 9 * (j * D + hi)));
-    vo = hd::cross(w, ld3(sh.dt + 3 * (j * D + hi)));
-  };
-  // column k of the point Jacobian of world point p on link j
-  auto Jcol = [&](int k, int j, V p) -> V {
-    if (!m.moves(k, j)) return V{0, 0, 0};
-    const V w = ld3(sh.w + 3 * k);
-    return m.dof_revolute[k] ? hd::cross(w, p - ld3(sh.o + 3 * k)) : w;
-  };
-  // residual and Jacobian row k
-  team.for_each_lane(D, [&](int k) {
-    S rk = -in.tau[k];
-    if (Jr)
-      for (int l = 0; l < D; ++l) Jr[k * D + l] = 0;
-    for (int j = 0; j < L; ++j) {
-      if (!m.moves(k, j)) continue;
-      const M A = ld9(sh.R + 9 * j) - ld9(in.anchor_R + 9 * j);
-      const V b = ld3(sh.t + 3 * j) - ld3(in.anchor_t + 3 * j);
-      const M dRk = ld9(sh.dR + 9 * (j * D + k));
-      const V dtk = ld3(sh.dt + 3 * (j * D + k));
-      const V c = m.v3(m.link_com, j);
-      const S mj = m.link_mass[j];
-      const S ms = in.mass_scale ? in.mass_scale[j] : S(1);
-      rk += ms * (inv_dt2 * moment_product(m, j, dRk, dtk, A, b));  // inertia (§3)
-      rk -= ms * (mj * hd::dot(g, dRk * c + dtk));                  // gravity (§2.4)
-      if (!Jr) continue;
-      for (int l = 0; l < D; ++l) {
-        if (!m.moves(l, j)) continue;
-        M M2;
-        V v2;
-        d2T(j, k, l, M2, v2);
-        Jr[k * D + l] += ms * (inv_dt2 * (moment_product(m, j, dRk, dtk, ld9(sh.dR + 9 * (j * D + l)),
-                                                         ld3(sh.dt + 3 * (j * D + l))) +
-                                          moment_product(m, j, M2, v2, A, b)) -
-                               mj * hd::dot(g, M2 * c + v2));
+    YS[15] = mj;
+    // inertia (§3): G_j = Y_j Sigma_j [A_j b_j]^T / dt^2, A_j = R_j - Rhat_j, b_j = t_j - that_j
+    const M A = R - ld9(in.anchor_R + 9 * j);
+    const V bv = t - ld3(in.anchor_t + 3 * j);
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 3; ++b)
+        G[3 * a + b] = inv_dt2 * (YS[4 * a] * A(b, 0) + YS[4 * a + 1] * A(b, 1) + YS[4 * a + 2] * A(b, 2) +
+                                  YS[4 * a + 3] * bv[b]);
+    // gravity (§2.4): the force -m_j g at the COM
+    add_force(G, x, S(-1) * mj * g);
+    if (jac) {
+      // mass moment P_j = Y_j Sigma_j Y_j^T / dt^2, Y_j^T = [R^T 0; t^T 1]
+      for (int a = 0; a < 4; ++a) {
+        for (int b = 0; b < 3; ++b)
+          P[4 * a + b] = inv_dt2 * (YS[4 * a] * R(b, 0) + YS[4 * a + 1] * R(b, 1) + YS[4 * a + 2] * R(b, 2) +
+                                    YS[4 * a + 3] * t[b]);
+        P[4 * a + 3] = inv_dt2 * YS[4 * a + 3];
       }
+      for (int e = 0; e < kMomK; ++e) K6[e] = 0;
     }
-    // contacts: every (core point, plane) row in penetration (§4.2, §4.4); a link geom's plane pair
-    // is its core points against the plane (Model::point_pair_*), as collide() forms it
+    // contacts: link j's (core point, plane) rows in penetration (§4.2, §4.4); a link geom's plane
+    // pair is its core points against the plane (Model::point_pair_*), as collide() forms it
     for (int q = 0; q < m.n_point_pair; ++q) {
       const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
-      const int j = m.point_link[s];
-      const V c = ld9(sh.R + 9 * j) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * j);
+      if (m.point_link[s] != j) continue;
+      const V cp = R * m.v3(m.point_pos, s) + t;
       const V n = m.v3(m.plane_normal, p);
-      const S d = -(hd::dot(n, c) - m.plane_offset[p] - m.point_radius[s]);
+      const S d = -(hd::dot(n, cp) - m.plane_offset[p] - m.point_radius[s]);
       if (!(d > 0)) continue;
-      const V Jk = Jcol(k, j, c);
-      const V dc = c - ld3(in.centre_n + 3 * s);
+      const V dc = cp - ld3(in.centre_n + 3 * s);
       const V u = dc - hd::dot(n, dc) * n;
       const S un = hd::norm(u);
       const S da = pow(d, in.alpha);
       const S ub1 = pow(un, in.beta - 1), dg = pow(d, in.gamma), dg1 = pow(d, in.gamma + 1);
       const V f = (-(in.beta + 1) * ub1 * dg1) * u;  // f_par
-      const S nJk = hd::dot(n, Jk);
-      rk -= in.c_perp * da * nJk;
-      rk -= in.c_par * hd::dot(Jk, f);
-      if (!Jr) continue;
-      for (int l = 0; l < D; ++l) {
-        if (!m.moves(l, j)) continue;
-        const V Jl = Jcol(l, j, c);
-        // d^2 p / d theta_k d theta_l = omega_lo x J_hi
-        V d2p{0, 0, 0};
-        const int lo = k < l ? k : l, hi = k < l ? l : k;
-        if (m.dof_revolute[lo] && m.moves(lo, j)) d2p = hd::cross(ld3(sh.w + 3 * lo), Jcol(hi, j, c));
-        // df/dp J_l
-        const S nJl = hd::dot(n, Jl);
-        V PtJl = Jl - nJl * n;
-        if (in.beta != S(1) && un > 0) PtJl = PtJl + ((in.beta - 1) * hd::dot(u, Jl) / (un * un)) * u;
-        const V dfJl = (-(in.beta + 1) * dg1 * ub1) * PtJl + ((in.beta + 1) * (in.gamma + 1) * dg * ub1 * nJl) * u;
-        Jr[k * D + l] += in.c_perp * in.alpha * pow(d, in.alpha - 1) * nJk * nJl - in.c_perp * da * hd::dot(n, d2p) -
-                         in.c_par * (hd::dot(Jk, dfJl) + hd::dot(f, d2p));
+      // F = -C_perp d^alpha n - C_par f_par on the point (r += J^T F)
+      add_force(G, cp, S(-1) * (in.c_perp * da) * n - in.c_par * f);
+      if (!jac) continue;
+      // K = dF/dp = C_perp alpha d^(alpha-1) n n^T - C_par df_par/dp (dd/dp = -n), with
+      // df_par/dp = -(beta+1) d^(gamma+1) |u|^(beta-1) (P_t + (beta-1) u u^T / |u|^2)
+      //             + (beta+1)(gamma+1) d^gamma |u|^(beta-1) u n^T
+      const S kn = in.c_perp * in.alpha * pow(d, in.alpha - 1);
+      const S kt = in.c_par * (in.beta + 1) * dg1 * ub1;
+      const S kuu = (in.beta != S(1) && un > 0) ? kt * (in.beta - 1) / (un * un) : S(0);
+      const S kun = in.c_par * (in.beta + 1) * (in.gamma + 1) * dg * ub1;
+      M K;
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+          K(a, b) = kn * n[a] * n[b] + kt * ((a == b ? S(1) : S(0)) - n[a] * n[b]) + kuu * u[a] * u[b] -
+                    kun * u[a] * n[b];
+      add_stiffness(K6, cp, K);
+    }
+  });
+  team.sync();
+  // subtree sums, children after their parents in Model order: lane e owns entry e of every
+  // link's block and walks the links backwards. Why per entry, not level by level over links:
+  // it needs one sync whatever the depth, has no two lanes adding into one parent, and gives
+  // 64 (12 for r alone) busy lanes on a chain, where a level holds one link.
+  team.for_each_lane(jac ? kMomStride : kMomG, [&](int e) {
+    for (int j = L - 1; j >= 0; --j) {
+      const int p = m.link_parent[j];
+      if (p >= 0) sh.mom[kMomStride * p + e] += sh.mom[kMomStride * j + e];
+    }
+  });
+  team.sync();
+  // second-order read-outs per DOF l at link(l)'s subtree: u_l = tr6(P W_l^T + W_l G) + K6 s_l,
+  // u~_l = the same with K6^T (the mirror J_lk, k < l)
+  if (jac) {
+    team.for_each_lane(D, [&](int l) {
+      const S* G = sh.mom + kMomStride * m.dof_link[l];
+      const S* P = G + kMomG;
+      const S* K6 = P + kMomP;
+      const S* sl = sh.s + 6 * l;
+      S W[12], X[12];
+      twist_top(sl, W);
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 3; ++b) {
+          S v = 0;
+          for (int e = 0; e < 4; ++e) v += P[4 * a + e] * W[4 * b + e];
+          if (a < 3)
+            for (int e = 0; e < 4; ++e) v += W[4 * a + e] * G[3 * e + b];
+          X[3 * a + b] = v;
+        }
+      S y[6];
+      tr6(X, y);
+      for (int a = 0; a < 6; ++a) {
+        S Ks = 0, Kts = 0;
+        for (int b = 0; b < 6; ++b) {
+          Ks += K6[6 * a + b] * sl[b];
+          Kts += K6[6 * b + a] * sl[b];
+        }
+        sh.u[6 * l + a] = y[a] + Ks;
+        sh.ut[6 * l + a] = y[a] + Kts;
       }
+    });
+    team.sync();
+  }
+  // residual and Jacobian row k
+  team.for_each_lane(D, [&](int k) {
+    const int j = m.dof_link[k];
+    const S* sk = sh.s + 6 * k;
+    S y[6];
+    tr6(sh.mom + kMomStride * j, y);
+    S rk = dot6(sk, y) - in.tau[k];
+    if (jac) {
+      // l < k: J_kl = s_l . u~_k when l moves link(k); l >= k: J_kl = s_k . u_l when k moves link(l)
+      for (int l = 0; l < k; ++l) Jr[k * D + l] = m.moves(l, j) ? dot6(sh.s + 6 * l, sh.ut + 6 * k) : S(0);
+      for (int l = k; l < D; ++l) Jr[k * D + l] = m.moves(k, m.dof_link[l]) ? dot6(sk, sh.u + 6 * l) : S(0);
     }
     // per-DOF model terms (agreed formulas; each is diagonal: lane k adds to r_k and J_kk only)
-    pbfd_dof_terms(m, in, theta, k, rk, Jr ? &Jr[k * D + k] : static_cast<S*>(nullptr));
+    pbfd_dof_terms(m, in, theta, k, rk, jac ? &Jr[k * D + k] : static_cast<S*>(nullptr));
     if (in.kp) {  // stable PD servo: -tau_pd(theta) and its Jacobian
       rk += in.kp[k] * (theta[k] - in.theta_bar[k]) + in.kd[k] * ((theta[k] - in.theta_n[k]) / in.dt - in.theta_dot_bar[k]);
-      if (Jr) Jr[k * D + k] += in.kp[k] + in.kd[k] / in.dt;
+      if (jac) Jr[k * D + k] += in.kp[k] + in.kd[k] / in.dt;
     }
     r[k] = rk;
   });
