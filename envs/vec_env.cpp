@@ -81,10 +81,23 @@ void VecEnv::build(int64_t seed) {
   // b_ keeps its buffers (Python holds views of status / iterations): rows rewritten in place
   b_.steps = 0;
   init_batch(sc(), bopt_, b_, p_);
-  engine_ = make_batch_engine(sc(), bk_, b_, p_);
+  // the CUDA engine cannot change per-rollout parameters between episodes (BatchEngine::set_params)
+  if (bk_.backend == Backend::Cuda && randomized_) {
+    BIGSTEP_CHECK_ARG(opt_.backend == "auto", "backend", opt_.backend,
+                      "per-episode re-randomisation (batch.randomize_*) needs a CPU engine: use backend cpu");
+    bk_ = BackendChoice{Backend::Cpu, "auto: CPU, the CUDA engine does not re-randomise per episode"};
+  }
+  try {
+    engine_ = make_batch_engine(sc(), bk_, b_, p_);
+  } catch (const InvalidArgument& e) {
+    // auto falls back to the CPU reference when the CUDA (team) engine does not support the task
+    if (opt_.backend != "auto" || bk_.backend != Backend::Cuda) throw;
+    bk_ = BackendChoice{Backend::Cpu, std::string("auto: CPU, the CUDA engine does not support this task: ") + e.what()};
+    engine_ = make_batch_engine(sc(), bk_, b_, p_);
+  }
   engine_name_ = engine_->name();
   clear_outputs();
-#pragma omp parallel for schedule(static) num_threads(threads_)
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int k = 0; k < K_; ++k) observe(k, nullptr, true);
 }
 
@@ -119,7 +132,7 @@ void VecEnv::reset_envs(const std::vector<int>& ks) {
   }
   engine_->reset(b_, ks);
   const int n = int(ks.size());
-#pragma omp parallel for schedule(static) num_threads(threads_)
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int i = 0; i < n; ++i) {
     episode_step_[ks[i]] = 0;
     observe(ks[i], nullptr, true);
@@ -183,7 +196,7 @@ void VecEnv::step(const double* actions) {
   engine_->step(b_, p_, tau_.data());
   // 3. failures held, observations, rewards, terminations, truncations
   ended_.clear();
-#pragma omp parallel for schedule(static) num_threads(threads_)
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int k = 0; k < K_; ++k) {
     const uint32_t st = b_.status[k];
     status_[k] = st;  // kept: an auto-reset clears the batch's row

@@ -66,6 +66,7 @@ class VecEnv {
   const Task& task() const { return *task_; }
   const Scene& sc() const { return tf_.scene; }
   const std::string& engine_name() const { return engine_name_; }
+  const std::string& backend_reason() const { return bk_.reason; }  ///< why this backend (auto's choice)
 
   // persistent outputs of the last step / reset (row k = env k)
   double* obs() { return obs_.data(); }                 ///< (K x obs_dim)

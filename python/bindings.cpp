@@ -340,7 +340,8 @@ NB_MODULE(_bigstep, m) {
       .def_prop_ro("episode_steps", [](V& e) { return e.env().task().spec().episode_steps; })
       .def_prop_ro("iteration_budget", [](V& e) { return e.env().iteration_budget(); })
       .def_prop_ro("task_kind", [](V& e) { return e.env().task().spec().kind_name; })
-      .def_prop_ro("engine", [](V& e) { return e.env().engine_name(); });
+      .def_prop_ro("engine", [](V& e) { return e.env().engine_name(); }, "cpu_batched | cpu_team_emulation | cuda_team_fp64 ...")
+      .def_prop_ro("backend_reason", [](V& e) { return e.env().backend_reason(); }, "why this backend was chosen");
   m.def(
       "model_arrays",
       [](const std::string& config, const std::vector<std::string>& overrides) {

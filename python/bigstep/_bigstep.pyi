@@ -99,3 +99,4 @@ class VecEnvCore:
     iteration_budget: int
     task_kind: str
     engine: str
+    backend_reason: str

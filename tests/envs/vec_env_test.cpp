@@ -17,8 +17,11 @@ namespace {
 
 std::string task_file(const std::string& name) { return std::string(BIGSTEP_SOURCE_DIR) + "/configs/tasks/" + name + ".yaml"; }
 
+VecEnv make_env(const std::string& task, int K, std::vector<std::string> ov = {}, uint64_t seed = 3, bool autoreset = true) {
+  return VecEnv(task_file(task), VecEnvOptions{K, seed, "cpu", std::move(ov), autoreset});
+}
 VecEnv hopper(int K, std::vector<std::string> ov = {}, uint64_t seed = 3, bool autoreset = true) {
-  return VecEnv(task_file("hopper"), VecEnvOptions{K, seed, "cpu", std::move(ov), autoreset});
+  return make_env("hopper", K, std::move(ov), seed, autoreset);
 }
 
 // Smooth deterministic actions in [-0.8, 0.8], different per env and step.
@@ -121,6 +124,29 @@ TEST_CASE("vec_env: masses / friction / stiffness are re-drawn per episode from 
   // env 1's draws are its own stream: the same with K = 2
   for (int j = 0; j < L; ++j) CHECK(a.params().link_mass_scale[size_t(L) + j] == b.params().link_mass_scale[size_t(L) + j]);
   CHECK(a.params().contact[1].c_perp == b.params().contact[1].c_perp);
+}
+
+TEST_CASE("vec_env: the team engine takes each episode's new parameters", "[vec_env]") {
+  // the CPU emulation of the CUDA engine (batch.engine=team) against the reference engine, with
+  // masses, friction and stiffness re-drawn at every episode (2 steps each); walker2d (the team
+  // engine takes link geoms against the floor only, hopper's foot-torso pairs are not)
+  const std::vector<std::string> ov{"task.episode_steps=2", "batch.randomize_mass=0.3", "batch.randomize_friction=0.3",
+                                    "batch.randomize_stiffness=0.3", "batch.threads=1"};
+  std::vector<std::string> team_ov = ov;
+  team_ov.push_back("batch.engine=team");
+  VecEnv ref = make_env("walker2d", 2, ov), team = make_env("walker2d", 2, team_ov);
+  REQUIRE(team.engine_name() == "cpu_team_emulation");
+  const int D = ref.obs_dim();
+  std::vector<double> u;
+  for (int s = 0; s < 7; ++s) {
+    actions_at(s, 2, ref.action_dim(), u);
+    for (double& x : u) x *= 0.3;
+    ref.step(u.data());
+    team.step(u.data());
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < D; ++i) CHECK(team.obs()[size_t(k) * D + i] == Approx(ref.obs()[size_t(k) * D + i]).margin(1e-6));
+  }
+  CHECK(team.episode()[0] == 3u);
 }
 
 TEST_CASE("vec_env: bad actions are flagged per env, never thrown", "[vec_env]") {

@@ -244,3 +244,17 @@ def test_rsl_rl_adapter_shapes():
     # env 2 was at step 4 of 5: its episode timed out
     assert list(np.asarray(extras["time_outs"])) == [0, 0, 1] and list(np.asarray(done)) == [0, 0, 1]
     assert list(np.asarray(env.episode_length_buf)) == [1, 3, 0]
+
+
+@pytest.mark.parametrize("task", ["hopper", "walker2d", "half_cheetah", "ant", "humanoid", "a1_walk"])
+def test_every_task_file_steps(task):
+    """Each shipped task: spaces as declared, 10 zero-action steps (0.15-0.5 s) finite, converged,
+    no episode ended (each model starts in its standing / resting pose)."""
+    venv = bigstep.make_vec(task, num_envs=2, backend="cpu", seed=0)
+    obs, _ = venv.reset(seed=0)
+    assert obs.shape == (2, venv.core.obs_dim) and venv.single_action_space.shape == (venv.core.action_dim,)
+    for _ in range(10):
+        obs, rew, term, trunc, info = venv.step(np.zeros(venv.action_space.shape))
+        assert np.isfinite(obs).all() and np.isfinite(rew).all()
+        assert not (term | trunc).any(), (task, venv.core.qpos)
+        assert (info["flags"] == 0).all()
