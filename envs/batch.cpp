@@ -42,6 +42,41 @@ void reset_rollouts(const Scene& sc, const BatchOptions& opt, StateBatch& b, con
   }
 }
 
+namespace {
+// The randomised parameters of rollout k from rng: friction c_par and mu, stiffness c_perp, then
+// one mass factor per link, each only when its option is on (so earlier options keep their streams).
+void draw_params(const Scene& sc, const BatchOptions& opt, int k, std::mt19937_64& rng, RolloutParamTable& p) {
+  const int L = sc.model.n_link;
+  if (!p.contact.empty()) p.contact[k] = sc.settings.contact;
+  if (opt.randomize_friction > 0) {
+    std::uniform_real_distribution<double> U(-opt.randomize_friction, opt.randomize_friction);
+    p.contact[k].c_par *= std::exp(U(rng));
+    p.contact[k].mu *= std::exp(U(rng));
+  }
+  if (opt.randomize_stiffness > 0) {
+    std::uniform_real_distribution<double> U(-opt.randomize_stiffness, opt.randomize_stiffness);
+    p.contact[k].c_perp *= std::exp(U(rng));
+  }
+  if (opt.randomize_mass > 0) {
+    std::uniform_real_distribution<double> U(-opt.randomize_mass, opt.randomize_mass);
+    for (int j = 0; j < L; ++j) p.link_mass_scale[size_t(k) * L + j] = std::exp(U(rng));  // each link its own draw
+  }
+}
+}  // namespace
+
+void redraw_params(const Scene& sc, const BatchOptions& opt, const StateBatch& b, RolloutParamTable& p,
+                   const std::vector<int>& ks) {
+  if (p.contact.empty() && p.link_mass_scale.empty()) return;
+  for (int k : ks) {
+    BIGSTEP_CHECK_ARG(k >= 0 && k < b.K, "rollout index", k, detail::concat("must be in [0, K = ", b.K, ")"));
+    if (b.episode[k] == 0) continue;  // init_batch's draws
+    // a stream of its own per (seed, k, episode), apart from the initial-state stream
+    std::seed_seq seq{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x7072u, b.episode[k]};
+    std::mt19937_64 rng(seq);
+    draw_params(sc, opt, k, rng, p);
+  }
+}
+
 void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParamTable& p) {
   BIGSTEP_CHECK_ARG(opt.rollouts >= 1, "--rollouts", opt.rollouts, "must be >= 1");
   BIGSTEP_CHECK_ARG(opt.randomize_stiffness >= 0 && opt.randomize_mass >= 0,
@@ -53,26 +88,12 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
                     "must be >= 0");
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
-  const int L = sc.model.n_link;
-  p.link_mass_scale.assign(opt.randomize_mass > 0 ? size_t(opt.rollouts) * L : 0, 1.0);
+  p.link_mass_scale.assign(opt.randomize_mass > 0 ? size_t(opt.rollouts) * sc.model.n_link : 0, 1.0);
   for (int k = 0; k < opt.rollouts; ++k) {
     // per-rollout stream: independent of K and of the thread partition
     b.episode[k] = 0;
     std::mt19937_64 rng = draw_initial_state(sc, opt, k, 0, b);
-    if (opt.randomize_friction > 0) {
-      std::uniform_real_distribution<double> U(-opt.randomize_friction, opt.randomize_friction);
-      p.contact[k].c_par *= std::exp(U(rng));
-      p.contact[k].mu *= std::exp(U(rng));
-    }
-    // later draws only when enabled, so earlier options keep their streams
-    if (opt.randomize_stiffness > 0) {
-      std::uniform_real_distribution<double> U(-opt.randomize_stiffness, opt.randomize_stiffness);
-      p.contact[k].c_perp *= std::exp(U(rng));
-    }
-    if (opt.randomize_mass > 0) {
-      std::uniform_real_distribution<double> U(-opt.randomize_mass, opt.randomize_mass);
-      for (int j = 0; j < L; ++j) p.link_mass_scale[size_t(k) * L + j] = std::exp(U(rng));  // each link its own draw
-    }
+    draw_params(sc, opt, k, rng, p);
   }
 }
 

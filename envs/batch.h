@@ -70,6 +70,13 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
 /// must then be told (BatchEngine::reset). Throws InvalidArgument for an index outside [0, K).
 void reset_rollouts(const Scene& sc, const BatchOptions& opt, StateBatch& b, const std::vector<int>& ks);
 
+/// Per-episode re-randomisation: the listed rollouts draw fresh friction / stiffness / mass factors
+/// (the options' ranges, the order of init_batch) from their stream (seed, k, episode) with episode =
+/// b.episode[k] (>= 1 after reset_rollouts); episode 0 keeps init_batch's draws. No-op when no
+/// randomize_* option is on. The engine must then be told (BatchEngine::set_params).
+void redraw_params(const Scene& sc, const BatchOptions& opt, const StateBatch& b, RolloutParamTable& p,
+                   const std::vector<int>& ks);
+
 /// The CPU reference engine: one const integrator shared by every thread, one Data per rollout
 /// (state copied in and out of b each step, carried solver state and scratch kept), so a
 /// rollout's result does not depend on the thread count or on which thread steps it.

@@ -21,6 +21,7 @@ class ReferenceEngine final : public BatchEngine {
   void step(StateBatch& b, const RolloutParamTable& p, const double* tau) override { st_.step(b, p, tau); }
   // the rows in b are the state; the rollouts' carried solver state is dropped
   void reset(const StateBatch&, const std::vector<int>& ks) override { st_.reset(ks); }
+  void set_params(const RolloutParamTable&, const std::vector<int>&) override {}  // p is read every step
   std::string name() const override { return "cpu_batched"; }
   int threads() const override { return st_.threads(); }
 
@@ -72,6 +73,12 @@ struct CpuTeamBatch {
   void reinit(const StateBatch& s, const std::vector<int>& ks) {
     for (int k : ks) b.reinit(k, s.row(s.theta, k), s.row(s.theta_prev, k));
   }
+  void set_params(const Scene& sc, const RolloutParamTable& p, const std::vector<int>& ks) {
+    for (int k : ks) {
+      const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
+      b.set_params(k, cp.c_perp, cp.c_par, p.mass_scale_row(k, sc.model.n_link));
+    }
+  }
   void sync() {}
 };
 #ifdef BIGSTEP_WITH_CUDA
@@ -113,6 +120,10 @@ struct CudaTeamBatch {
       thm1.push_back(s.row(s.theta_prev, k));
     }
     b.reinit(ks, th0, thm1);
+  }
+  void set_params(const Scene&, const RolloutParamTable&, const std::vector<int>&) {
+    throw InvalidArgument("--backend cuda = cuda_team: per-episode re-randomisation (batch.randomize_*) is not "
+                          "supported by the CUDA engine yet; use the CPU engines or turn randomisation off");
   }
   void sync() { b.download_outputs(); }  // per step: outputs only, not K whole trajectory states
 };
@@ -168,6 +179,7 @@ class TeamEngine final : public BatchEngine {
                       "resetting rollouts needs batch.schedule=lockstep (free-running rollouts run all steps at once)");
     team_.reinit(b, ks);  // RUNNING from the new rows; the others wait for the next step()
   }
+  void set_params(const RolloutParamTable& p, const std::vector<int>& ks) override { team_.set_params(sc_, p, ks); }
   std::string name() const override { return name_; }
   int threads() const override { return threads_; }
 

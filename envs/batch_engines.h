@@ -27,6 +27,10 @@ class BatchEngine {
   /// After reset_rollouts(sc, opt, b, ks): the listed rollouts start a new episode from b's rows
   /// (their engine state is re-initialised; the others are untouched). Lockstep engines only.
   virtual void reset(const StateBatch& b, const std::vector<int>& ks) = 0;
+  /// After redraw_params: the listed rollouts take their new row of p (friction, stiffness, mass
+  /// scales). Engines that read p every step need nothing; an engine that cannot change them
+  /// throws InvalidArgument naming itself.
+  virtual void set_params(const RolloutParamTable& p, const std::vector<int>& ks) = 0;
   virtual std::string name() const = 0;  ///< cpu_batched | cpu_team_emulation | cuda_team_fp64
   virtual int threads() const = 0;       ///< CPU threads (0 for CUDA)
 };

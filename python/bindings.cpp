@@ -20,6 +20,7 @@
 #include "envs/batch_engines.h"
 #include "envs/mujoco_import.h"
 #include "envs/scene_keys.h"
+#include "envs/vec_env.h"
 
 namespace nb = nanobind;
 using namespace bigstep;
@@ -209,6 +210,62 @@ class LoadedModel {
   Scene sc_;
 };
 
+
+// A view (no copy) of a persistent VecEnv buffer, kept alive by the Python object that owns it.
+template <class T>
+nb::ndarray<nb::numpy, T> view(T* p, size_t rows, size_t cols, nb::handle owner) {
+  if (cols == 0) return nb::ndarray<nb::numpy, T>(p, {rows}, owner);
+  return nb::ndarray<nb::numpy, T>(p, {rows, cols}, owner);
+}
+
+// K environments of a task (envs/vec_env.h) with numpy views of the persistent buffers.
+class PyVecEnv {
+ public:
+  using In = nb::ndarray<const double, nb::numpy, nb::c_contig>;
+  PyVecEnv(const std::string& task_file, int num_envs, uint64_t seed, const std::vector<std::string>& overrides,
+           const std::string& backend, bool autoreset)
+      : env_(task_file, VecEnvOptions{num_envs, seed, backend, overrides, autoreset}) {}
+  void reset(std::optional<int64_t> seed) {
+    if (seed) BIGSTEP_CHECK_ARG(*seed >= 0, "seed", *seed, "must be >= 0");
+    env_.reset(seed ? *seed : -1);
+  }
+  void step(const In& a) {
+    const size_t K = size_t(env_.num_envs()), A = size_t(env_.action_dim());
+    if (a.ndim() != 2 || a.shape(0) != K || a.shape(1) != A) {
+      std::string got = "(";
+      for (size_t i = 0; i < a.ndim(); ++i) got += (i ? ", " : "") + std::to_string(a.shape(i));
+      throw InvalidArgument(detail::concat("actions.shape = ", got, "): expected (", K, ", ", A, ") = (num_envs, action_dim)"));
+    }
+    env_.step(a.data());
+  }
+  void set_state(int k, const In& qpos, const In& qvel) {
+    check1(qpos, env_.task().nq(), "qpos");
+    check1(qvel, env_.task().nv(), "qvel");
+    env_.set_state(k, qpos.data(), qvel.data());
+  }
+  // (obs, reward, terminated, terms (forward, ctrl, contact, survive), xy) of the task at a state
+  nb::tuple evaluate(const In& qpos, const In& qvel, std::optional<In> action, const In& xy_before) {
+    check1(qpos, env_.task().nq(), "qpos");
+    check1(qvel, env_.task().nv(), "qvel");
+    check1(xy_before, 2, "xy_before");
+    if (action) check1(*action, env_.action_dim(), "action");
+    std::vector<double> obs(env_.obs_dim()), terms(4), xy(2);
+    uint8_t term = 0;
+    const double r = env_.evaluate(qpos.data(), qvel.data(), action ? action->data() : nullptr, xy_before.data(), obs.data(),
+                                   &term, terms.data(), xy.data());
+    return nb::make_tuple(to_numpy(obs.data(), obs.size(), 1), r, bool(term), to_numpy(terms.data(), 4, 1),
+                          to_numpy(xy.data(), 2, 1));
+  }
+  VecEnv& env() { return env_; }
+
+ private:
+  static void check1(const In& a, int n, const char* name) {
+    BIGSTEP_CHECK_ARG(a.ndim() == 1 && int(a.shape(0)) == n, name, detail::concat("shape (", a.ndim() ? a.shape(0) : 0, ",)"),
+                      detail::concat("expected (", n, ",)"));
+  }
+  VecEnv env_;
+};
+
 }  // namespace
 
 NB_MODULE(_bigstep, m) {
@@ -224,6 +281,67 @@ NB_MODULE(_bigstep, m) {
   m.attr("STATUS_NONFINITE") = uint32_t(STATUS_NONFINITE);
   m.attr("STATUS_FACTOR_FAILED") = uint32_t(STATUS_FACTOR_FAILED);
   m.attr("STATUS_GIMBAL_LOCK") = uint32_t(STATUS_GIMBAL_LOCK);
+
+  m.attr("ENV_ACTION_NONFINITE") = uint32_t(ENV_ACTION_NONFINITE);
+  m.attr("ENV_ACTION_OUT_OF_RANGE") = uint32_t(ENV_ACTION_OUT_OF_RANGE);
+  m.attr("ENV_BUDGET_EXCEEDED") = uint32_t(ENV_BUDGET_EXCEEDED);
+  m.attr("ENV_SOLVER_FAILED") = uint32_t(ENV_SOLVER_FAILED);
+  m.attr("SOURCE_DIR") = BIGSTEP_SOURCE_DIR;
+  using V = PyVecEnv;
+  auto K = [](V& e) { return size_t(e.env().num_envs()); };
+  nb::class_<V>(m, "VecEnvCore",
+                "K environments of a task file (configs/tasks/*.yaml) stepped by one batch engine (envs/vec_env.h). "
+                "Outputs are numpy views of persistent buffers (no copies; overwritten by the next step / reset). "
+                "Auto-reset is SAME_STEP: an env whose episode ended has its last observation in final_obs and "
+                "its next episode's first observation in obs.")
+      .def(nb::init<const std::string&, int, uint64_t, const std::vector<std::string>&, const std::string&, bool>(),
+           nb::arg("task_file"), nb::arg("num_envs"), nb::arg("seed") = 0,
+           nb::arg("overrides") = std::vector<std::string>{}, nb::arg("backend") = "cpu", nb::arg("autoreset") = true)
+      .def("reset", &V::reset, nb::arg("seed").none() = nb::none(),
+           "Every env starts a new episode; seed: rebuild the batch from that seed (else each env's next episode).")
+      .def("step", &V::step, nb::arg("actions"),
+           "One env step with actions (num_envs, action_dim) float64. A wrong shape raises ValueError; NaN / inf / "
+           "out-of-range values are flagged per env in flags (ENV_*), never raised.")
+      .def("set_state", &V::set_state, nb::arg("env"), nb::arg("qpos"), nb::arg("qvel"),
+           "Sets env's state from MuJoCo's qpos / qvel and recomputes its observation.")
+      .def("evaluate", &V::evaluate, nb::arg("qpos"), nb::arg("qvel"), nb::arg("action").none(), nb::arg("xy_before"),
+           "The task at a MuJoCo state without stepping: (obs, reward, terminated, terms[forward, ctrl, contact, "
+           "survive], xy) where xy is the state's tracked position (the next step's xy_before).")
+      .def_prop_ro("obs", [K](V& e) { return view(e.env().obs(), K(e), e.env().obs_dim(), nb::handle()); }, nb::rv_policy::reference_internal, "(K, obs_dim) view")
+      .def_prop_ro("final_obs", [K](V& e) { return view(e.env().final_obs(), K(e), e.env().obs_dim(), nb::handle()); }, nb::rv_policy::reference_internal,
+                   "(K, obs_dim) view: the last observation of the episodes that ended in the last step")
+      .def_prop_ro("reward", [K](V& e) { return view(e.env().reward(), K(e), 0, nb::handle()); }, nb::rv_policy::reference_internal, "(K,) view")
+      .def_prop_ro("terminated", [K](V& e) { return view(reinterpret_cast<bool*>(e.env().terminated()), K(e), 0, nb::handle()); }, nb::rv_policy::reference_internal, "(K,) bool view")
+      .def_prop_ro("truncated", [K](V& e) { return view(reinterpret_cast<bool*>(e.env().truncated()), K(e), 0, nb::handle()); }, nb::rv_policy::reference_internal, "(K,) bool view")
+      .def_prop_ro("flags", [K](V& e) { return view(e.env().flags(), K(e), 0, nb::handle()); }, nb::rv_policy::reference_internal, "(K,) uint32 ENV_* bits of the last step")
+      .def_prop_ro("status", [K](V& e) { return view(e.env().status(), K(e), 0, nb::handle()); }, nb::rv_policy::reference_internal, "(K,) engine status bits (STATUS_*)")
+      .def_prop_ro("iterations", [K](V& e) { return view(e.env().iterations(), K(e), 0, nb::handle()); }, nb::rv_policy::reference_internal, "(K,) solver iterations of the last step")
+      .def_prop_ro("episode_step", [K](V& e) { return view(e.env().episode_step(), K(e), 0, nb::handle()); }, nb::rv_policy::reference_internal, "(K,) steps of the current episode")
+      .def_prop_ro("qpos", [K](V& e) { return view(e.env().qpos(), K(e), e.env().task().nq(), nb::handle()); }, nb::rv_policy::reference_internal, "(K, nq) MuJoCo qpos")
+      .def_prop_ro("qvel", [K](V& e) { return view(e.env().qvel(), K(e), e.env().task().nv(), nb::handle()); }, nb::rv_policy::reference_internal, "(K, nv) MuJoCo qvel")
+      .def_prop_ro("terms", [](V& e) { return to_numpy(e.env().terms(), size_t(e.env().num_envs()), 4); }, nb::rv_policy::move,
+                   "(K, 4) reward terms of the last step: forward, ctrl cost, contact cost, survive (a copy)")
+      .def_prop_ro("episode", [](V& e) { return to_numpy(e.env().episode(), size_t(e.env().num_envs()), 1); }, nb::rv_policy::move, "(K,) episodes started (a copy)")
+      .def_prop_ro("link_mass_scale", [](V& e) {
+            const RolloutParamTable& p = e.env().params();
+            const int L = e.env().sc().model.n_link;
+            std::vector<double> s(size_t(e.env().num_envs()) * L, 1.0);
+            if (!p.link_mass_scale.empty()) s = p.link_mass_scale;
+            return to_numpy(s.data(), size_t(e.env().num_envs()), L);
+          }, nb::rv_policy::move, "(K, n_link) the current episodes' link mass factors (a copy)")
+      .def_prop_ro("action_low", [](V& e) { return to_numpy(e.env().task().action_low().data(), size_t(e.env().action_dim()), 1); }, nb::rv_policy::move)
+      .def_prop_ro("action_high", [](V& e) { return to_numpy(e.env().task().action_high().data(), size_t(e.env().action_dim()), 1); }, nb::rv_policy::move)
+      .def_prop_ro("num_envs", [](V& e) { return e.env().num_envs(); })
+      .def_prop_ro("obs_dim", [](V& e) { return e.env().obs_dim(); })
+      .def_prop_ro("action_dim", [](V& e) { return e.env().action_dim(); })
+      .def_prop_ro("nq", [](V& e) { return e.env().task().nq(); })
+      .def_prop_ro("nv", [](V& e) { return e.env().task().nv(); })
+      .def_prop_ro("dt", [](V& e) { return e.env().dt(); })
+      .def_prop_ro("episode_steps", [](V& e) { return e.env().task().spec().episode_steps; })
+      .def_prop_ro("iteration_budget", [](V& e) { return e.env().iteration_budget(); })
+      .def_prop_ro("task_kind", [](V& e) { return e.env().task().spec().kind_name; })
+      .def_prop_ro("engine", [](V& e) { return e.env().engine_name(); }, "cpu_batched | cpu_team_emulation | cuda_team_fp64 ...")
+      .def_prop_ro("backend_reason", [](V& e) { return e.env().backend_reason(); }, "why this backend was chosen");
   m.def(
       "model_arrays",
       [](const std::string& config, const std::vector<std::string>& overrides) {

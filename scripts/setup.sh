@@ -19,7 +19,7 @@ if ! $PY -c "import numpy, matplotlib, pytest, pinocchio, nanobind" 2>/dev/null;
   $PY -m pip install -q --disable-pip-version-check numpy matplotlib pytest pin nanobind 2>/dev/null ||
     $PY -m pip install -q --disable-pip-version-check --break-system-packages numpy matplotlib pytest pin nanobind
 fi
-if ! $PY -c "import mujoco, gymnasium, cmeel" 2>/dev/null || [ ! -d "$($PY -c 'import cmeel, os; print(os.path.dirname(os.path.dirname(cmeel.__file__)))' 2>/dev/null)/cmeel.prefix/share/example-robot-data" ]; then
-  $PY -m pip install -q --disable-pip-version-check mujoco gymnasium example-robot-data 2>/dev/null ||
-    $PY -m pip install -q --disable-pip-version-check --break-system-packages mujoco gymnasium example-robot-data
+if ! $PY -c "import mujoco, gymnasium, cmeel, imageio" 2>/dev/null || [ ! -d "$($PY -c 'import cmeel, os; print(os.path.dirname(os.path.dirname(cmeel.__file__)))' 2>/dev/null)/cmeel.prefix/share/example-robot-data" ]; then
+  $PY -m pip install -q --disable-pip-version-check mujoco gymnasium imageio example-robot-data 2>/dev/null ||
+    $PY -m pip install -q --disable-pip-version-check --break-system-packages mujoco gymnasium imageio example-robot-data
 fi

@@ -5,8 +5,30 @@
                            overrides=["batch.engine=team"])
     theta = env.step(np.zeros((env.rollouts, env.n_q)))
     hopper = bigstep.load_model("hopper.xml")   # MJCF / URDF through MuJoCo's compiler
-"""
-from ._bigstep import (STATUS_FACTOR_FAILED, STATUS_GIMBAL_LOCK, STATUS_NONFINITE,  # noqa: F401
-                       STATUS_NOT_CONVERGED, BatchEnv, Model, load_model, model_arrays)
 
-__all__ = ["BatchEnv", "Model", "load_model", "model_arrays", "STATUS_NOT_CONVERGED", "STATUS_NONFINITE", "STATUS_FACTOR_FAILED", "STATUS_GIMBAL_LOCK"]
+RL tasks with Gymnasium v5 definitions (bigstep.envs; needs gymnasium):
+
+    env = bigstep.make("hopper")                                  # gymnasium.Env
+    venv = bigstep.make_vec("hopper", num_envs=64, seed=0)        # gymnasium.vector.VectorEnv
+    sb3_env = bigstep.SB3VecEnv(venv); rsl_env = bigstep.RslRlVecEnv(venv)
+"""
+from ._bigstep import (ENV_ACTION_NONFINITE, ENV_ACTION_OUT_OF_RANGE, ENV_BUDGET_EXCEEDED,  # noqa: F401
+                       ENV_SOLVER_FAILED, STATUS_FACTOR_FAILED, STATUS_GIMBAL_LOCK, STATUS_NONFINITE,
+                       STATUS_NOT_CONVERGED, BatchEnv, Model, VecEnvCore, load_model, model_arrays)
+
+_LAZY = {"make": "envs", "make_vec": "envs", "BigstepEnv": "envs", "BigstepVectorEnv": "envs", "task_path": "envs",
+         "TASK_NAMES": "envs", "SB3VecEnv": "adapters", "RslRlVecEnv": "adapters"}
+
+
+def __getattr__(name):
+    # the gymnasium front end is imported on first use, so the core module needs no gymnasium
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+    raise AttributeError(f"module 'bigstep' has no attribute {name!r}")
+
+
+__all__ = ["BatchEnv", "Model", "VecEnvCore", "load_model", "model_arrays", "make", "make_vec", "BigstepEnv",
+           "BigstepVectorEnv", "SB3VecEnv", "RslRlVecEnv", "task_path", "TASK_NAMES", "STATUS_NOT_CONVERGED",
+           "STATUS_NONFINITE", "STATUS_FACTOR_FAILED", "STATUS_GIMBAL_LOCK", "ENV_ACTION_NONFINITE",
+           "ENV_ACTION_OUT_OF_RANGE", "ENV_BUDGET_EXCEEDED", "ENV_SOLVER_FAILED"]
