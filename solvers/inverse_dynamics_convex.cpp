@@ -94,7 +94,8 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
     Hh.noalias() = Gc.transpose() * Gc;
     ws.cq.head(nz).noalias() = Gc.transpose() * ws.yk;
     auto A = ws.Aq.topLeftCorner(ni, nz);
-    A.topRows(n).noalias() = -(ws.G.leftCols(n).transpose() * Gc);
+    A.topRows(n).noalias() = ws.G.leftCols(n).transpose() * Gc;
+    A.topRows(n) *= -1;  // (no temporary: a negated product would allocate one)
     for (int i = 0; i < n; ++i) ws.bq[i] = ws.jv[i] + p.phi[i] / p.dt;
     int row = n;
     if (bounded)
@@ -135,7 +136,8 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   const double eps = 1e-8 * (1 + Hh.diagonal().maxCoeff());
   Hh.diagonal().array() += eps;
   auto c = ws.cq.head(d);
-  c.noalias() = -(Kt.transpose() * r.tau);
+  c.noalias() = Kt.transpose() * r.tau;
+  c *= -1;
   c.noalias() += eps * (W.transpose() * z);
   const int ni2 = nz + n_pyr;
   auto A = ws.Aq.topLeftCorner(ni2, d);

@@ -19,6 +19,7 @@
 #include "solvers/inverse_dynamics_convex.h"
 #include "solvers/inverse_dynamics_coulomb.h"
 #include "solvers/inverse_dynamics_nslip.h"
+#include "tests/support/malloc_guard.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
@@ -495,4 +496,23 @@ TEST_CASE("inverse dynamics: bad input names the field", "[id]") {
   s.terms.kappa[0] = NAN;
   id_solve(IdKind::LcpInf, s.problem(), s.ws, s.res);
   CHECK((s.res.status & ID_NONFINITE) != 0);
+}
+
+TEST_CASE("inverse dynamics: a solve allocates nothing once the workspace is sized", "[id][alloc]") {
+  std::mt19937 rng(21);
+  Setup s;
+  randomize(s, rng, 0.05, 0.05);
+  const IdProblem p = s.problem();
+  for (IdKind k : kKinds) {
+    for (int w = 0; w < 2; ++w) {  // warm-up (as tests/solvers/step_alloc_test.cpp)
+      s.terms.update(s.m, s.theta, s.v, kDt, 0.7, 0.05);
+      id_solve(k, p, s.ws, s.res);
+    }
+    test::MallocCounter mc;
+    s.terms.update(s.m, s.theta, s.v, kDt, 0.7, 0.05);
+    s.terms.phi.setZero();
+    id_solve(k, p, s.ws, s.res);
+    INFO(id_kind_name(k));
+    CHECK(mc.count() == 0);
+  }
 }
