@@ -28,11 +28,22 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   const int rest_steps = int(std::ceil(sc.rest_time / dt - 1e-9));
   int rest_count = 0;
   double x_prev = link_x(th_n);
+  std::unique_ptr<IdControllerState> id;
+  if (sc.controller.inverse_dynamics()) id = std::make_unique<IdControllerState>(m, sc.controller);
+  VecX tau_id = VecX::Zero(m.n_q);
   const auto t_start = std::chrono::steady_clock::now();
   for (int n = 0; n < total; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
     // the stable-PD servo (when configured) reads its targets at the end of the step
-    const StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
+    StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
+    if (id) {  // inverse-dynamics controller (solvers/id_controller.h) instead of the servo
+      id_control(m, sc.controller, sc.pd.reference, n * dt, th_n, th_nm1, dt, sc.controller.mu, *id, tau_id);
+      u.tau += tau_id;
+      u.pd = nullptr;
+      r.tau.push_back(tau_id);
+      r.force_pred.push_back(id->force_pred);
+      r.id_status.push_back(id->status);
+    }
     const StepStats st = integ->step_controlled(th_n, th_nm1, u, th_next);
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     r.stats.push_back(st);

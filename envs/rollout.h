@@ -15,6 +15,11 @@ struct Rollout {
   bool stopped_at_rest = false;       ///< the §8.1 stopping rule ended the run
   bool aborted = false;               ///< a non-recoverable status (non-finite, gimbal lock) ended it
   double wall_time_s = 0;
+  // controller.type = id_*: per step the controller's torques (n_q), predicted total normal force
+  // [N] and IdResult status (empty for pd)
+  std::vector<VecX> tau;
+  std::vector<double> force_pred;
+  std::vector<uint32_t> id_status;
 };
 
 /// Runs scene.steps() steps (fewer if the stopping rule or a failure ends it).

@@ -337,6 +337,23 @@ double lcp_violation(Eigen::Ref<const MatX> Q, Eigen::Ref<const VecX> r, Eigen::
   return v;
 }
 
+void id_given_impulse(const IdProblem& p, Eigen::Ref<const VecX> gi, IdWorkspace& ws, IdResult& r) {
+  if (!ws.begin(p, r)) return;
+  // kappa + g plays kappa's role with no contact rows
+  ws.tmp = p.kappa + gi;
+  const int nb = ws.nb_;
+  for (int i = 0; i < nb; ++i) ws.vb[i] = ws.tmp[ws.una_[size_t(i)]];
+  forward_subst(ws.L, ws.vb, nb);
+  ws.vb.noalias() -= ws.B * p.qdot_des;
+  backward_subst_transposed(ws.L, ws.vb, nb);
+  for (int i = 0; i < nb; ++i) r.v_plus[ws.una_[size_t(i)]] = ws.vb[i];
+  for (int j = 0; j < ws.nq_; ++j) r.v_plus[ws.act_[size_t(j)]] = p.qdot_des[j];
+  ws.g.noalias() = p.M * r.v_plus;
+  ws.g -= ws.tmp;
+  for (int j = 0; j < ws.nq_; ++j) r.tau[j] = ws.g[ws.act_[size_t(j)]] / p.dt;
+  r.n = 0;
+}
+
 void id_solve(IdKind kind, const IdProblem& p, IdWorkspace& ws, IdResult& r) {
   switch (kind) {
     case IdKind::LcpInf: id_no_slip(p, ws, r); return;

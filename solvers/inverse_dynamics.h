@@ -184,6 +184,11 @@ struct IdTerms {
 /// (Q, r) by z, used to vet Tikhonov-regularized solutions against the original LCP.
 double lcp_violation(Eigen::Ref<const MatX> Q, Eigen::Ref<const VecX> r, Eigen::Ref<const VecX> z, Eigen::Ref<VecX> w);
 
+/// Classical inverse dynamics with a known generalized contact impulse g (m): §3's block
+/// elimination, v+_q = qdot_des, v+_b = M_bb^-1 (kappa_b + g_b - M_bq qdot_des), dt tau =
+/// (M v+ - kappa - g)_q. Used by the ID(t_{i-1}), ID(t_{i-2}) controllers (§9). r.n = 0.
+void id_given_impulse(const IdProblem& p, Eigen::Ref<const VecX> g, IdWorkspace& ws, IdResult& r);
+
 /// Solves p with model `kind` (dispatch to the model files). Never throws for an infeasible plan
 /// (flagged in r.status); throws InvalidArgument for wrong sizes.
 void id_solve(IdKind kind, const IdProblem& p, IdWorkspace& ws, IdResult& r);

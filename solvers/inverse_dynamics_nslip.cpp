@@ -56,8 +56,9 @@ PpmStatus id_ppm(Eigen::Ref<const MatX> H, Eigen::Ref<const VecX> r0, std::span<
   z.head(n).setZero();
   std::vector<int>& S = ws.S_set;
   S.clear();
+  if (n == 0) return PpmStatus::Solved;
   const double tol_w = 1e-10 * (1 + r0.cwiseAbs().maxCoeff());
-  if (n == 0 || r0.minCoeff() >= -tol_w) return PpmStatus::Solved;
+  if (r0.minCoeff() >= -tol_w) return PpmStatus::Solved;
   double hmax = 0;
   for (int i = 0; i < n; ++i) hmax = std::max(hmax, H.col(i).squaredNorm());
   const double eps_piv = 1e-8 * std::max(hmax, 1e-300);
@@ -114,12 +115,13 @@ PpmStatus id_ppm(Eigen::Ref<const MatX> H, Eigen::Ref<const VecX> r0, std::span<
     backward_subst_transposed(K, zs, k);
     a.setZero();
     for (int j = 0; j < k; ++j) a += zs[j] * H.col(S[size_t(j)]);
-    const double zmax = zs.head(k).cwiseAbs().maxCoeff();
+    // (S may be empty after a removal: then w = r0 and the most negative entry enters next)
+    const double zmax = k > 0 ? zs.head(k).cwiseAbs().maxCoeff() : 0.0;
     const double tol_z = 1e-12 * (1 + zmax);
     int jmin = 0;
     for (int j = 1; j < k; ++j)
       if (zs[j] < zs[jmin]) jmin = j;
-    if (zs[jmin] < -tol_z) {
+    if (k > 0 && zs[jmin] < -tol_z) {
       S.erase(S.begin() + jmin);
       continue;
     }
@@ -160,8 +162,9 @@ PpmStatus id_ppm(Eigen::Ref<const MatX> H, Eigen::Ref<const VecX> r0, std::span<
     backward_subst_transposed(K, gam, k);
     int jout = -1;
     double ratio = 0;
+    const double gmax = k > 0 ? gam.head(k).cwiseAbs().maxCoeff() : 0.0;
     for (int j = 0; j < k; ++j) {
-      if (gam[j] <= 1e-12 * (1 + gam.head(k).cwiseAbs().maxCoeff())) continue;
+      if (gam[j] <= 1e-12 * (1 + gmax)) continue;
       const double rj = zs[j] / gam[j];
       if (jout < 0 || rj < ratio) {
         ratio = rj;
@@ -206,7 +209,7 @@ void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
         }
       }
       const double piv = res.squaredNorm();
-      if (piv > 1e-8 * gmax && gmax > 0) {
+      if (piv > kIdRowSelectEps * gmax && gmax > 0) {
         const double s = std::sqrt(piv);
         ws.U.col(k).head(nb) = res / s;
         ws.R(k, k) = s;
