@@ -70,6 +70,49 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   return r;
 }
 
+namespace {
+
+// tracking (control.reference) and ID controller metrics of Metrics
+void id_metrics(const Scene& sc, const Rollout& r, Metrics& out) {
+  if (!sc.pd.active() || r.theta.size() < 2) return;
+  const Model& m = sc.model;
+  const double dt = sc.settings.dt;
+  const std::vector<int> act = id_actuated_dofs(m);
+  VecX tb(m.n_q), tdb(m.n_q);
+  double ep = 0, ev = 0;
+  for (size_t n = 1; n < r.theta.size(); ++n) {
+    sc.pd.reference(double(n) * dt, tb, tdb);
+    for (int k : act) {
+      ep += std::abs(r.theta[n][k] - tb[k]);
+      ev += std::abs((r.theta[n][k] - r.theta[n - 1][k]) / dt - tdb[k]);
+    }
+  }
+  const double cnt = double(r.theta.size() - 1) * double(act.size());
+  out.track_pos_rad = ep / cnt;
+  out.track_vel_rad_s = ev / cnt;
+  if (r.tau.size() < 2) return;
+  double dsum = 0, tsum = 0;
+  for (size_t n = 0; n < r.tau.size(); ++n)
+    for (int k : act) {
+      tsum += std::abs(r.tau[n][k]);
+      if (n > 0) dsum += std::abs(r.tau[n][k] - r.tau[n - 1][k]) / dt;
+    }
+  out.tau_mean = tsum / (double(r.tau.size()) * double(act.size()));
+  out.dtau_mean = dsum / (double(r.tau.size() - 1) * double(act.size()));
+  const ControllerType t = sc.controller.type;
+  if (t == ControllerType::IdPrev1 || t == ControllerType::IdPrev2) return;
+  double err = 0, fsum = 0;
+  const size_t ns = std::min(r.force_pred.size(), r.stats.size());
+  for (size_t n = 0; n < ns; ++n) {
+    err += std::abs(r.force_pred[n] - r.stats[n].normal_force);
+    fsum += r.stats[n].normal_force;
+  }
+  out.force_err_n = ns > 0 ? err / double(ns) : 0;
+  out.force_err_rel = fsum > 0 ? err / fsum : 0;
+}
+
+}  // namespace
+
 Metrics compute_metrics(const Scene& sc, const Rollout& r) {
   const Model& m = sc.model;
   Kinematics k0(m), k(m);
@@ -97,6 +140,7 @@ Metrics compute_metrics(const Scene& sc, const Rollout& r) {
     out.height_min_m = *std::min_element(q.height_m.begin(), q.height_m.end());
     out.height_max_m = *std::max_element(q.height_m.begin(), q.height_m.end());
   }
+  id_metrics(sc, r, out);
   return out;
 }
 
