@@ -60,7 +60,7 @@ def main() -> None:
     for terrain, mu, seed in terrains():
         for c in CONTROLLERS:
             ov = {"controller.type": c, "contact.mu": mu, "integrator.duration": args.duration}
-            jobs.append(((terrain, mu, seed, c), "id_quadruped_trot.yaml", ov))
+            jobs.append(((terrain, mu, seed, c), "id_quadruped_trot", ov))
     rows = []
     for (terrain, mu, seed, c), r in common.run_many(jobs, workers=args.workers, timeout=args.timeout):
         s = r.summary or {}
