@@ -36,8 +36,8 @@ struct IdControllerSpec {
 };
 
 /// Per-rollout state of an ID controller: the problem terms, the solver workspace and result
-/// (warm start), the PID integral and the previous steps' data for id_prev1/2. Sized at
-/// construction: a control step does not allocate.
+/// (warm start), the PID integral and the previous steps' data for id_prev1/2, sized at
+/// construction (the solves are malloc-guard tested; the reference motion's callback is not).
 struct IdControllerState {
   IdControllerState(const Model& m, const IdControllerSpec& s);
   IdTerms terms;
