@@ -193,6 +193,16 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   }
   j["contact"] = {{"c_perp", sc.settings.contact.c_perp}, {"c_par", sc.settings.contact.c_par},
                   {"mu", sc.settings.contact.mu}};
+  if (sc.pd.active()) {
+    // tracking of control.reference; ID controller smoothness and force prediction (envs/rollout.h)
+    j["controller"] = {{"type", controller_type_name(sc.controller.type)},
+                       {"track_pos_rad", mt.track_pos_rad},
+                       {"track_vel_rad_s", mt.track_vel_rad_s},
+                       {"dtau_mean", mt.dtau_mean},
+                       {"tau_mean", mt.tau_mean},
+                       {"force_err_n", mt.force_err_n},
+                       {"force_err_rel", mt.force_err_rel}};
+  }
   if (sc.metric == MetricKind::Sliding) {
     j["sliding_distance_m"] = mt.sliding_distance_m;
     j["stopped_at_rest"] = r.stopped_at_rest;

@@ -109,6 +109,9 @@ void CpuBatchStepper::make_data(int K) {
   data_.clear();
   data_.reserve(K);
   for (int k = 0; k < K; ++k) data_.push_back(integ_->make_data());
+  id_.clear();
+  if (sc_.controller.inverse_dynamics())
+    for (int k = 0; k < K; ++k) id_.push_back(std::make_unique<IdControllerState>(sc_.model, sc_.controller));
 }
 
 double RolloutParamTable::mass_ratio(const Model& m, int k) const {
@@ -118,7 +121,10 @@ double RolloutParamTable::mass_ratio(const Model& m, int k) const {
 
 void CpuBatchStepper::reset(const std::vector<int>& ks) {
   for (int k : ks)
-    if (k >= 0 && k < int(data_.size())) data_[k].reset_carry();
+    if (k >= 0 && k < int(data_.size())) {
+      data_[k].reset_carry();
+      if (!id_.empty()) id_[k] = std::make_unique<IdControllerState>(sc_.model, sc_.controller);  // new episode
+    }
 }
 
 Model scale_mass(const Model& m, double s) {
@@ -171,6 +177,16 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     u.t = b.steps * sc_.settings.dt;
     const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],
                            p.mass_scale_row(k, sc_.model.n_link)};
+    if (!id_.empty() && !tau) {
+      // inverse-dynamics controller: torques from the plan and this rollout's state; the ID model
+      // assumes the rollout's friction coefficient when the table randomizes it
+      IdControllerState& cs = *id_[k];
+      const double mu = p.contact.empty() ? sc_.controller.mu : rp.contact.mu;
+      id_control(sc_.model, sc_.controller, sc_.pd.reference, u.t, d.theta, d.theta_prev, sc_.settings.dt, mu, cs,
+                 cs.tau_full);
+      u.tau += cs.tau_full;
+      u.pd = nullptr;
+    }
     const StepStats st = integ.step(d, u, rp);
     b.row(b.theta_prev, k) = d.theta_prev;
     b.row(b.theta, k) = d.theta;

@@ -99,6 +99,8 @@ class CpuBatchStepper {
   std::unique_ptr<Integrator> integ_;
   std::vector<Data> data_;                    // (K) one per rollout
   std::vector<StepControl> ctl_;              // per-thread controls of the current rollout
+  // (K) per-rollout inverse-dynamics controller state (controller.type = id_*), empty otherwise
+  std::vector<std::unique_ptr<IdControllerState>> id_;
 };
 
 }  // namespace bigstep

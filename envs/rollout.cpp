@@ -28,11 +28,22 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   const int rest_steps = int(std::ceil(sc.rest_time / dt - 1e-9));
   int rest_count = 0;
   double x_prev = link_x(th_n);
+  std::unique_ptr<IdControllerState> id;
+  if (sc.controller.inverse_dynamics()) id = std::make_unique<IdControllerState>(m, sc.controller);
+  VecX tau_id = VecX::Zero(m.n_q);
   const auto t_start = std::chrono::steady_clock::now();
   for (int n = 0; n < total; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
     // the stable-PD servo (when configured) reads its targets at the end of the step
-    const StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
+    StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
+    if (id) {  // inverse-dynamics controller (solvers/id_controller.h) instead of the servo
+      id_control(m, sc.controller, sc.pd.reference, n * dt, th_n, th_nm1, dt, sc.controller.mu, *id, tau_id);
+      u.tau += tau_id;
+      u.pd = nullptr;
+      r.tau.push_back(tau_id);
+      r.force_pred.push_back(id->force_pred);
+      r.id_status.push_back(id->status);
+    }
     const StepStats st = integ->step_controlled(th_n, th_nm1, u, th_next);
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     r.stats.push_back(st);
@@ -58,6 +69,49 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return r;
 }
+
+namespace {
+
+// tracking (control.reference) and ID controller metrics of Metrics
+void id_metrics(const Scene& sc, const Rollout& r, Metrics& out) {
+  if (!sc.pd.active() || r.theta.size() < 2) return;
+  const Model& m = sc.model;
+  const double dt = sc.settings.dt;
+  const std::vector<int> act = id_actuated_dofs(m);
+  VecX tb(m.n_q), tdb(m.n_q);
+  double ep = 0, ev = 0;
+  for (size_t n = 1; n < r.theta.size(); ++n) {
+    sc.pd.reference(double(n) * dt, tb, tdb);
+    for (int k : act) {
+      ep += std::abs(r.theta[n][k] - tb[k]);
+      ev += std::abs((r.theta[n][k] - r.theta[n - 1][k]) / dt - tdb[k]);
+    }
+  }
+  const double cnt = double(r.theta.size() - 1) * double(act.size());
+  out.track_pos_rad = ep / cnt;
+  out.track_vel_rad_s = ev / cnt;
+  if (r.tau.size() < 2) return;
+  double dsum = 0, tsum = 0;
+  for (size_t n = 0; n < r.tau.size(); ++n)
+    for (int k : act) {
+      tsum += std::abs(r.tau[n][k]);
+      if (n > 0) dsum += std::abs(r.tau[n][k] - r.tau[n - 1][k]) / dt;
+    }
+  out.tau_mean = tsum / (double(r.tau.size()) * double(act.size()));
+  out.dtau_mean = dsum / (double(r.tau.size() - 1) * double(act.size()));
+  const ControllerType t = sc.controller.type;
+  if (t == ControllerType::IdPrev1 || t == ControllerType::IdPrev2) return;
+  double err = 0, fsum = 0;
+  const size_t ns = std::min(r.force_pred.size(), r.stats.size());
+  for (size_t n = 0; n < ns; ++n) {
+    err += std::abs(r.force_pred[n] - r.stats[n].normal_force);
+    fsum += r.stats[n].normal_force;
+  }
+  out.force_err_n = ns > 0 ? err / double(ns) : 0;
+  out.force_err_rel = fsum > 0 ? err / fsum : 0;
+}
+
+}  // namespace
 
 Metrics compute_metrics(const Scene& sc, const Rollout& r) {
   const Model& m = sc.model;
@@ -86,6 +140,7 @@ Metrics compute_metrics(const Scene& sc, const Rollout& r) {
     out.height_min_m = *std::min_element(q.height_m.begin(), q.height_m.end());
     out.height_max_m = *std::max_element(q.height_m.begin(), q.height_m.end());
   }
+  id_metrics(sc, r, out);
   return out;
 }
 

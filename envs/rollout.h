@@ -15,6 +15,11 @@ struct Rollout {
   bool stopped_at_rest = false;       ///< the §8.1 stopping rule ended the run
   bool aborted = false;               ///< a non-recoverable status (non-finite, gimbal lock) ended it
   double wall_time_s = 0;
+  // controller.type = id_*: per step the controller's torques (n_q), predicted total normal force
+  // [N] and IdResult status (empty for pd)
+  std::vector<VecX> tau;
+  std::vector<double> force_pred;
+  std::vector<uint32_t> id_status;
 };
 
 /// Runs scene.steps() steps (fewer if the stopping rule or a failure ends it).
@@ -36,6 +41,15 @@ struct Metrics {
   double distance_final_m = 0;    ///< torso COM displacement along metrics.heading, last step
   double height_mean_m = 0;       ///< torso COM z averaged over the recorded states
   double height_min_m = 0, height_max_m = 0;
+  // tracking of control.reference (inverse-dynamics-contact.md §9 Table 3): mean over steps and
+  // actuated (non-floating) DOFs of |theta - theta_bar(t)| and |theta_dot - theta_dot_bar(t)|,
+  // theta_dot = (theta_n - theta_{n-1}) / dt; set when control.pd (the reference) is active
+  double track_pos_rad = 0, track_vel_rad_s = 0;
+  // controller.type = id_* (§9 Tables 4, 5): E|dtau| = mean |tau_n - tau_{n-1}| / dt [N m/s] and
+  // E|tau| [N m] over steps and actuated DOFs; summed normal force error of the controller's
+  // prediction vs the simulator's StepStats::normal_force in the same step: sum |F_pred - F_sim|
+  // [N, per step mean] and relative to sum F_sim (ID(t_i) controllers only, else 0)
+  double dtau_mean = 0, tau_mean = 0, force_err_n = 0, force_err_rel = 0;
 };
 
 Metrics compute_metrics(const Scene& sc, const Rollout& r);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "envs/reference_motion.h"
+#include "solvers/id_controller.h"
 #include "solvers/ne_contact.h"
 #include "solvers/nmdp_step.h"
 #include "solvers/pbd_step.h"
@@ -57,6 +58,7 @@ struct Scene {
   std::string schedule = "lockstep";///< batch.schedule: lockstep | rollout (team engines only)
   double fp32_eps_r = 1e-4;         ///< batch.fp32_eps_r: eps_r of FP32 engines
   double fp32_eps_x = 1e-6;         ///< batch.fp32_eps_x: eps_x of FP32 engines
+  IdControllerSpec controller;      ///< controller.*: pd (control.pd's servo) or an ID controller
 
   int steps() const;          ///< round(duration / dt), in [1, kMaxSteps] after loading
 };

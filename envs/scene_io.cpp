@@ -128,6 +128,26 @@ void parse_metrics(Cfg& top, Scene& sc) {
   met.finish();
 }
 
+// controller.*: pd, or an ID controller tracking control.reference through a PID (solvers/id_controller.h)
+void parse_controller(Cfg& top, Scene& sc) {
+  Cfg c = top.child("controller");
+  IdControllerSpec& s = sc.controller;
+  s.type = controller_type_from_name(c.choice("type"));
+  s.kp = c.num("kp");
+  s.kd = c.num("kd");
+  s.ki = c.num("ki");
+  s.mu = c.num("mu", sc.ne.mu);
+  s.contact_distance = c.num("contact_distance");
+  for (const char* k : {"kp", "kd", "ki", "mu", "contact_distance"}) {
+    const double x = k == std::string("kp") ? s.kp : k == std::string("kd") ? s.kd : k == std::string("ki") ? s.ki
+                   : k == std::string("mu") ? s.mu : s.contact_distance;
+    if (!(std::isfinite(x) && x >= 0)) c.fail(c.key(k), x, "must be finite and >= 0");
+  }
+  if (s.inverse_dynamics() && !sc.pd.active())
+    c.fail(c.key("type"), controller_type_name(s.type), "needs control.pd and control.reference (the planned motion)");
+  c.finish();
+}
+
 void parse_batch(Cfg& top, Scene& sc) {
   Cfg batch = top.child("batch");
   sc.rollouts = batch.integer("rollouts");
@@ -208,6 +228,7 @@ Scene parse(YAML::Node root, const CfgContext& ctx, const std::vector<std::strin
   parse_integrator(top, sc);
   parse_metrics(top, sc);
   parse_batch(top, sc);
+  parse_controller(top, sc);
   top.finish();
   return sc;
 }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "envs/reference_motion.h"
+#include "solvers/id_controller.h"
 #include "solvers/registry.h"
 
 namespace bigstep {
@@ -202,6 +203,18 @@ std::vector<SceneKey> build_table() {
          "team engines: rollout = a converged rollout starts its next step while others iterate");
   key("batch.fp32_eps_r", "number", "1e-4", "eps_r of FP32 engines, > 0");
   key("batch.fp32_eps_x", "number", "1e-6", "eps_x of FP32 engines, > 0");
+  // ---- controller (solvers/id_controller.h; inverse-dynamics-contact.md §9) ----
+  key("controller", "map", "(pd)", "joint controller: the stable-PD servo of control.pd, or inverse dynamics with contact");
+  choice("controller.type", controller_type_names(), "pd",
+         "pd: control.pd's servo; id_lcp_inf | id_lcp_mu | id_qp_mu | id_qp_inf: ID(t_i) with the no-slip LCP, "
+         "Coulomb LCP, convex QP with / without the friction pyramid; id_prev1 | id_prev2: ID with the simulator's "
+         "contact impulse of step i-1 / i-2. id_*: a PID on control.reference gives qdd_des (control.pd's gains unused)");
+  key("controller.kp", "number", "400", "id_*: PID proportional gain [1/s^2], >= 0");
+  key("controller.kd", "number", "40", "id_*: PID derivative gain [1/s], >= 0");
+  key("controller.ki", "number", "0", "id_*: PID integral gain [1/s^3], >= 0");
+  key("controller.mu", "number", "(contact.mu)", "id_lcp_mu, id_qp_mu: the friction coefficient the controller assumes, >= 0");
+  key("controller.contact_distance", "number", "0.001",
+      "id_*: a contact pair within this distance is in the ID problem [m], >= 0 (model C can push on any pair it holds)");
   return t;
 }
 

@@ -168,6 +168,11 @@ std::map<std::string, Probe> probes() {
       {"batch.schedule", {{}, [](const Scene& s) { return Value(s.schedule); }}},
       {"batch.fp32_eps_r", {{}, [](const Scene& s) { return Value(s.fp32_eps_r); }}},
       {"batch.fp32_eps_x", {{}, [](const Scene& s) { return Value(s.fp32_eps_x); }}},
+      {"controller.type", {{}, [](const Scene& s) { return Value(std::string(controller_type_name(s.controller.type))); }}},
+      {"controller.kp", {{}, [](const Scene& s) { return Value(s.controller.kp); }}},
+      {"controller.kd", {{}, [](const Scene& s) { return Value(s.controller.kd); }}},
+      {"controller.ki", {{}, [](const Scene& s) { return Value(s.controller.ki); }}},
+      {"controller.contact_distance", {{}, [](const Scene& s) { return Value(s.controller.contact_distance); }}},
   };
   // keyframe offsets {abduction, hip, knee, ankle}: all 0
   const std::vector<std::pair<std::string, std::vector<std::string>>> frames = {

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Inverse-dynamics controllers on the trotting quadruped (spec inverse-dynamics-contact.md §9,
+Tables 3-5; issue 16 item 4).
+
+Scene configs/id_quadruped_trot.yaml (spider, NE-LCP at 1 ms, planned trot, 3 s), every
+controller.type (pd, id_lcp_inf, id_lcp_mu, id_qp_mu, id_qp_inf, id_prev1, id_prev2) on three
+rigid terrains:
+  high   contact.mu = 100 (the paper's mu = inf; the simulator needs a finite mu)
+  low    contact.mu = 0.1
+  rand   contact.mu ~ U(0.1, 1.5), one draw per run (seeds 0..2; per run, not per contact)
+The ID controllers assume the terrain's mu (controller.mu = contact.mu).
+
+Per run, from summary.json "controller" (envs/rollout.h Metrics): mean |joint position error| [rad]
+and |velocity error| [rad/s] against the plan (Table 3), E|dtau| [N m/s] and E|tau| [N m]
+(Table 4; the pd servo's torques are not recorded: blank), summed normal force error of the ID
+prediction vs the simulator's force in the same step (Table 5; ID(t_i) controllers only), and
+whether the robot fell (torso tilt > 1 rad or torso height outside [0.1, 0.6] m, or aborted).
+
+Writes bench/results/id_tables.csv (+ .meta.json) and id_tables.png.
+
+    python3 bench/id_tables.py [--duration 3] [--workers 2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+CONTROLLERS = ["pd", "id_lcp_inf", "id_lcp_mu", "id_qp_mu", "id_qp_inf", "id_prev1", "id_prev2"]
+FIELDS = ["terrain", "mu", "seed", "controller", "fell", "rc", "steps", "track_pos_rad", "track_vel_rad_s",
+          "dtau_mean", "tau_mean", "force_err_n", "force_err_rel", "tilt_max_rad", "height_min_m",
+          "height_max_m", "distance_final_m", "wall_s"]
+
+
+def terrains():
+    rng = np.random.default_rng(16)
+    out = [("high", 100.0, 0), ("low", 0.1, 0)]
+    for seed in range(3):
+        out.append(("rand", float(rng.uniform(0.1, 1.5)), seed))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=3.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--out", type=Path, default=common.REPO / "bench" / "results")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    info = common.machine_info()
+    jobs = []
+    for terrain, mu, seed in terrains():
+        for c in CONTROLLERS:
+            ov = {"controller.type": c, "contact.mu": mu, "integrator.duration": args.duration}
+            jobs.append(((terrain, mu, seed, c), "id_quadruped_trot", ov))
+    rows = []
+    for (terrain, mu, seed, c), r in common.run_many(jobs, workers=args.workers, timeout=args.timeout):
+        s = r.summary or {}
+        ctl = s.get("controller", {})
+        tilt = s.get("tilt_max_rad")
+        hmin, hmax = s.get("height_min_m"), s.get("height_max_m")
+        fell = bool(r.rc not in (0, 1) or s.get("aborted") or tilt is None or tilt > 1.0 or hmin is None
+                    or hmin < 0.1 or hmax > 0.6)
+        row = {"terrain": terrain, "mu": mu, "seed": seed, "controller": c, "fell": fell, "rc": r.rc,
+               "steps": len(r.steps), "tilt_max_rad": tilt, "height_min_m": hmin, "height_max_m": hmax,
+               "distance_final_m": s.get("distance_final_m"), "wall_s": s.get("wall_time_s")}
+        for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel"):
+            row[k] = ctl.get(k)
+        if c == "pd":
+            row["dtau_mean"] = row["tau_mean"] = None
+        if c in ("pd", "id_prev1", "id_prev2"):
+            row["force_err_n"] = row["force_err_rel"] = None
+        rows.append(row)
+    meta = {"command": common.command_line(), **info, "loadavg_after_1_5_15": list(os.getloadavg()),
+            "script_wall_s": round(time.perf_counter() - t0, 1), "duration_s": args.duration,
+            "scene": "configs/id_quadruped_trot.yaml (ne_lcp, dt 1 ms, walk reference, duty 0.75)",
+            "fell_rule": "rc not in {0, 1}, aborted, tilt_max > 1 rad or torso height outside [0.1, 0.6] m"}
+    csv_path = common.write_csv(args.out / "id_tables.csv", rows, FIELDS, meta)
+    common.print_table(rows, ["terrain", "mu", "controller", "fell", "track_pos_rad", "track_vel_rad_s",
+                              "dtau_mean", "tau_mean", "force_err_rel", "distance_final_m"])
+    plot(rows, args.out / "id_tables.png", meta)
+    print(f"wrote {csv_path}", file=sys.stderr)
+
+
+def plot(rows, png: Path, meta) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    terr = ["high", "low", "rand"]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    panels = [("track_pos_rad", "mean |joint error| [rad]"), ("dtau_mean", "E|dtau| [N m/s]"),
+              ("force_err_rel", "normal force error vs simulator (rel.)")]
+    x = np.arange(len(CONTROLLERS))
+    for ax, (key, label) in zip(axes, panels):
+        for i, t in enumerate(terr):
+            vals = []
+            for c in CONTROLLERS:
+                v = [r[key] for r in rows if r["terrain"] == t and r["controller"] == c and r[key] is not None
+                     and not r["fell"]]
+                vals.append(np.mean(v) if v else np.nan)
+            ax.bar(x + (i - 1) * 0.27, vals, 0.27, label=t)
+        ax.set_xticks(x)
+        ax.set_xticklabels(CONTROLLERS, rotation=40, ha="right")
+        ax.set_ylabel(label)
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].legend(title="terrain (fallen runs omitted)")
+    fig.suptitle(f"ID controllers, spider trot 3 s, NE-LCP 1 ms — {meta['cpu']}, git {meta['git_commit'][:10]}"
+                 f"{' (dirty)' if meta['git_dirty'] else ''}, {meta['date']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

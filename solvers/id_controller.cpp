@@ -1,0 +1,79 @@
+// ID controllers (solvers/id_controller.h; spec inverse-dynamics-contact.md §9).
+#include "solvers/id_controller.h"
+
+#include "core/error.h"
+
+namespace bigstep {
+
+const std::vector<std::string>& controller_type_names() {
+  static const std::vector<std::string> names = {"pd", "id_lcp_inf", "id_lcp_mu", "id_qp_mu",
+                                                 "id_qp_inf", "id_prev1", "id_prev2"};
+  return names;
+}
+
+const char* controller_type_name(ControllerType t) { return controller_type_names()[size_t(t)].c_str(); }
+
+ControllerType controller_type_from_name(const std::string& s) {
+  const auto& names = controller_type_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == s) return ControllerType(i);
+  BIGSTEP_CHECK_ARG(false, "controller.type", s, "expected pd, id_lcp_inf, id_lcp_mu, id_qp_mu, id_qp_inf, id_prev1 or id_prev2");
+  return ControllerType::Pd;
+}
+
+IdControllerState::IdControllerState(const Model& m, const IdControllerSpec&)
+    : terms(m), ws(m.n_q, id_actuated_dofs(m), m.max_contacts) {
+  ws.init_result(res);
+  const int n = m.n_q;
+  for (VecX* x : {&theta_bar, &theta_dot_bar, &theta_dot_bar_next, &e_int, &qdd, &v, &tau_full, &kappa_prev, &tau_prev,
+                  &g1, &g2})
+    x->setZero(n);
+  qdot_des.setZero(ws.nq());
+  M_prev.setZero(n, n);
+}
+
+void id_control(const Model& m, const IdControllerSpec& s,
+                const std::function<void(double, VecX&, VecX&)>& reference, double t, const VecX& theta,
+                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau) {
+  const int n = m.n_q;
+  // state velocity and the simulator's contact impulse of the previous step (g = M v - kappa - dt P^T tau)
+  st.v = (theta - theta_prev) / dt;
+  if (st.calls > 0) {
+    st.g2 = st.g1;
+    st.g1.noalias() = st.M_prev * st.v;
+    st.g1 -= st.kappa_prev;
+    st.g1 -= dt * st.tau_prev;
+  }
+  // problem terms at (theta, v)
+  st.terms.update(m, theta, st.v, dt, mu, s.contact_distance);
+  // PID on the planned motion: qdd_des = qdd_ref + kp e + kd e_dot + ki int e
+  reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
+  reference(t, st.theta_bar, st.theta_dot_bar);
+  st.qdd = (st.theta_dot_bar_next - st.theta_dot_bar) / dt;
+  st.e_int += dt * (st.theta_bar - theta);
+  st.qdd += s.kp * (st.theta_bar - theta) + s.kd * (st.theta_dot_bar - st.v) + s.ki * st.e_int;
+  const std::vector<int>& act = st.ws.actuated();
+  for (size_t j = 0; j < act.size(); ++j) st.qdot_des[Eigen::Index(j)] = st.v[act[j]] + dt * st.qdd[act[j]];
+  const IdProblem p = st.terms.problem(st.qdot_des, dt);
+  switch (s.type) {
+    case ControllerType::IdLcpInf: id_solve(IdKind::LcpInf, p, st.ws, st.res); break;
+    case ControllerType::IdLcpMu: id_solve(IdKind::LcpMu, p, st.ws, st.res); break;
+    case ControllerType::IdQpMu: id_solve(IdKind::QpMu, p, st.ws, st.res); break;
+    case ControllerType::IdQpInf: id_solve(IdKind::QpInf, p, st.ws, st.res); break;
+    case ControllerType::IdPrev1: id_given_impulse(p, st.g1, st.ws, st.res); break;
+    case ControllerType::IdPrev2: id_given_impulse(p, st.g2, st.ws, st.res); break;
+    case ControllerType::Pd: BIGSTEP_CHECK_ARG(false, "controller.type", "pd", "has no inverse-dynamics controller");
+  }
+  st.status = st.res.status;
+  st.force_pred = st.res.n > 0 ? id_normal_force(st.res, dt) : 0;
+  tau.setZero(n);
+  for (size_t j = 0; j < act.size(); ++j) tau[act[j]] = st.res.tau[Eigen::Index(j)];
+  if (!tau.allFinite()) tau.setZero();
+  // carry for the next call
+  st.M_prev = st.terms.M;
+  st.kappa_prev = st.terms.kappa;
+  st.tau_prev = tau;
+  ++st.calls;
+}
+
+}  // namespace bigstep

@@ -1,0 +1,62 @@
+// Controllers built on inverse dynamics with contact (spec inverse-dynamics-contact.md §9
+// "Controllers"; issue 16 item 2): a PID on the joint tracking error of a planned motion gives the
+// desired accelerations qdd_des, and one of
+//   id_lcp_inf, id_lcp_mu, id_qp_mu, id_qp_inf   ID(t_i) with model A, B, C (mu), C (inf)
+//   id_prev1, id_prev2                            ID with the simulator's contact impulse of the
+//                                                 previous (t_{i-1}) or the one before (t_{i-2}) step
+// turns them into joint torques applied for the next step. (`pd`, the stable-PD servo of
+// solvers/stable_pd.h, is the scene's control.pd and needs no controller object.)
+// The simulator's generalized contact impulse of step i-1 is recovered from the motion it produced,
+//   g_{i-1} = M_{i-1} v_i - kappa_{i-1} - dt P^T tau_{i-1}      (§3's discrete dynamics solved for g),
+// so ID(t_{i-1}) / ID(t_{i-2}) work with every integrator ("exact simulator forces", §9).
+#pragma once
+#include <functional>
+#include <string>
+
+#include "solvers/inverse_dynamics.h"
+
+namespace bigstep {
+
+enum class ControllerType { Pd, IdLcpInf, IdLcpMu, IdQpMu, IdQpInf, IdPrev1, IdPrev2 };
+const char* controller_type_name(ControllerType t);
+/// "pd", "id_lcp_inf", ... -> type; InvalidArgument naming controller.type otherwise.
+ControllerType controller_type_from_name(const std::string& s);
+/// Every name, in enum order (the scene key table's choices).
+const std::vector<std::string>& controller_type_names();
+
+/// `controller:` of a scene.
+struct IdControllerSpec {
+  ControllerType type = ControllerType::Pd;
+  double kp = 400;             ///< PID proportional gain on joint error [1/s^2]
+  double kd = 40;              ///< derivative gain [1/s]
+  double ki = 0;               ///< integral gain [1/s^3]
+  double mu = 0.7;             ///< friction coefficient the ID model assumes (models B, C with mu)
+  double contact_distance = 0.001;  ///< a pair within this distance is a contact [m] (NE-LCP's active_distance)
+  bool inverse_dynamics() const { return type != ControllerType::Pd; }
+};
+
+/// Per-rollout state of an ID controller: the problem terms, the solver workspace and result
+/// (warm start), the PID integral and the previous steps' data for id_prev1/2, sized at
+/// construction (the solves are malloc-guard tested; the reference motion's callback is not).
+struct IdControllerState {
+  IdControllerState(const Model& m, const IdControllerSpec& s);
+  IdTerms terms;
+  IdWorkspace ws;
+  IdResult res;
+  VecX theta_bar, theta_dot_bar, theta_dot_bar_next, e_int, qdd, qdot_des, v, tau_full;  // (n_q)
+  MatX M_prev;                      ///< M of the previous control step
+  VecX kappa_prev, tau_prev;        ///< its kappa and P^T tau (n_q)
+  VecX g1, g2;                      ///< simulator contact impulse of steps i-1 and i-2 (n_q)
+  int calls = 0;
+  double force_pred = 0;            ///< predicted total normal force of the last call [N]
+  uint32_t status = 0;              ///< IdResult status of the last call
+};
+
+/// One control step at time t (state theta_n, theta_{n-1}, step dt): the torques (n_q, zero on
+/// unactuated DOFs) into tau. reference(t, theta_bar, theta_dot_bar) is the planned motion.
+/// mu: the ID model's friction coefficient (controller.mu, or the rollout's).
+void id_control(const Model& m, const IdControllerSpec& s,
+                const std::function<void(double, VecX&, VecX&)>& reference, double t, const VecX& theta,
+                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau);
+
+}  // namespace bigstep

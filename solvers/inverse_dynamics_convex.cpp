@@ -1,0 +1,171 @@
+// Model C: two-stage convex inverse dynamics (spec inverse-dynamics-contact.md §6.1, §6.2).
+// Stage I (reduced form, §6.1 [derived]), z = [f_N; f_F] >= 0 (5n):
+//   minimize 1/2 z^T G^T G z + (G^T yk)^T z                (= 1/2 v+^T M v+ + const; c_C = J_c 𝒫 kappa)
+//   s.t.     -(G_N^T G) z <= N v* + phi/dt                  (non-penetration, no complementarity)
+//            -mu_i f_N,i + sum_d f_F,(d,i) <= 0             (pyramid; QP,mu only, finite mu_i)
+// Stage II (§6.2): W = orthonormal basis of null(G) (= null(Q_C)); along W v+ and the Stage I
+// objective do not change and dt tau(z0 + W w) = dt tau(z0) - J_{c,q}^T W w, so with K = J_{c,q}^T W / dt
+//   minimize 1/2 |tau0 - K w|^2 + eps/2 |z0 + W w|^2,  eps = 1e-8 (1 + max diag K^T K)   (I8)
+//   s.t.     z0 + W w >= 0, pyramid rows of z0 + W w
+// w = 0 is feasible, so Stage II never fails for a solved Stage I (on a QP failure Stage I is kept).
+#include "solvers/inverse_dynamics_convex.h"
+
+#include <cmath>
+#include <limits>
+
+namespace bigstep {
+
+int id_nullspace(IdWorkspace& ws) {
+  const int rows = ws.rows, nb = ws.nb();
+  auto A = ws.QR.topLeftCorner(rows, nb);
+  A = ws.G.leftCols(rows).transpose();
+  double norm0 = 0;
+  for (int j = 0; j < nb; ++j) norm0 = std::max(norm0, A.col(j).norm());
+  // Householder QR with column pivoting; reflector k stored in A(k:, k) (unit vector)
+  int rank = 0;
+  const int kmax = std::min(rows, nb);
+  for (int k = 0; k < kmax; ++k) {
+    int jp = k;
+    double best = -1;
+    for (int j = k; j < nb; ++j) {
+      const double s = A.col(j).tail(rows - k).norm();
+      if (s > best) {
+        best = s;
+        jp = j;
+      }
+    }
+    if (!(best > 1e-9 * norm0)) break;
+    if (jp != k) A.col(k).swap(A.col(jp));
+    auto x = A.col(k).tail(rows - k);
+    const double alpha = x[0] >= 0 ? -best : best;
+    x[0] -= alpha;  // v = x - alpha e1
+    const double vn = x.norm();
+    x /= vn;
+    for (int j = k + 1; j < nb; ++j) {
+      auto y = A.col(j).tail(rows - k);
+      y -= 2 * x.dot(y) * x;
+    }
+    rank = k + 1;
+  }
+  // W = H_0 ... H_{r-1} [0; I]: the last rows - rank columns of the orthogonal factor
+  const int d = rows - rank;
+  auto W = ws.Wn.topLeftCorner(rows, d);
+  W.setZero();
+  for (int j = 0; j < d; ++j) W(rank + j, j) = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    auto v = A.col(k).tail(rows - k);
+    for (int j = 0; j < d; ++j) {
+      auto y = W.col(j).tail(rows - k);
+      y -= 2 * v.dot(y) * v;
+    }
+  }
+  return d;
+}
+
+namespace {
+
+DenseQpRef qp_view(IdWorkspace& ws, int nx, int ni) {
+  return DenseQpRef{ws.Hq.topLeftCorner(nx, nx), ws.cq.head(nx), ws.Eq.topLeftCorner(0, nx), ws.eq.head(0),
+                    ws.Aq.topLeftCorner(ni, nx), ws.bq.head(ni), ws.lbq.head(nx), ws.ubq.head(nx), {}};
+}
+
+}  // namespace
+
+void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, bool stage2) {
+  if (!ws.begin(p, r)) return;
+  r.n_support = 0;
+  ws.contact_rows(p, true);
+  const int n = ws.n, nz = 5 * n, nq = ws.nq();
+  auto z = ws.z.head(nz);
+  z.setZero();
+  ws.vq = p.qdot_des;
+  if (n == 0) {
+    ws.finish(p, z, ws.vq, r);
+    return;
+  }
+  // ---- Stage I ----
+  auto Gc = ws.G.leftCols(nz);
+  int n_pyr = 0;
+  if (bounded)
+    for (int i = 0; i < n; ++i) n_pyr += std::isfinite(p.mu[i]) ? 1 : 0;
+  const int ni = n + n_pyr;
+  {
+    auto Hh = ws.Hq.topLeftCorner(nz, nz);
+    Hh.noalias() = Gc.transpose() * Gc;
+    ws.cq.head(nz).noalias() = Gc.transpose() * ws.yk;
+    auto A = ws.Aq.topLeftCorner(ni, nz);
+    A.topRows(n).noalias() = ws.G.leftCols(n).transpose() * Gc;
+    A.topRows(n) *= -1;  // (no temporary: a negated product would allocate one)
+    for (int i = 0; i < n; ++i) ws.bq[i] = ws.jv[i] + p.phi[i] / p.dt;
+    int row = n;
+    if (bounded)
+      for (int i = 0; i < n; ++i) {
+        if (!std::isfinite(p.mu[i])) continue;
+        A.row(row).setZero();
+        A(row, i) = -p.mu[i];
+        for (int d = 1; d <= 4; ++d) A(row, d * n + i) = 1;
+        ws.bq[row++] = 0;
+      }
+    ws.lbq.head(nz).setZero();
+    ws.ubq.head(nz).setConstant(std::numeric_limits<double>::infinity());
+    const QpStatus st = ws.qp.solve(qp_view(ws, nz, ni), ws.qres, nullptr, 5000);
+    r.iterations = ws.qres.iterations;
+    if (st != QpStatus::Solved) {
+      r.status |= ID_INFEASIBLE;
+      if (!ws.repair(p, true, bounded, r)) {
+        ws.fail(p, r);
+      }
+      return;
+    }
+    z = ws.qres.x.head(nz);
+  }
+  ws.finish(p, z, ws.vq, r);
+  if (!stage2) return;
+  // ---- Stage II: minimum-norm torques along null(G) ----
+  const int d = id_nullspace(ws);
+  if (d == 0) return;
+  auto W = ws.Wn.topLeftCorner(nz, d);
+  auto Kt = ws.Kt.topLeftCorner(nq, d);
+  for (int j = 0; j < nq; ++j) {
+    const int col = ws.actuated()[size_t(j)];
+    Kt.row(j).noalias() = ws.Jc.col(col).head(nz).transpose() * W;
+  }
+  Kt /= p.dt;
+  auto Hh = ws.Hq.topLeftCorner(d, d);
+  Hh.noalias() = Kt.transpose() * Kt;
+  const double eps = 1e-8 * (1 + Hh.diagonal().maxCoeff());
+  Hh.diagonal().array() += eps;
+  auto c = ws.cq.head(d);
+  c.noalias() = Kt.transpose() * r.tau;
+  c *= -1;
+  c.noalias() += eps * (W.transpose() * z);
+  const int ni2 = nz + n_pyr;
+  auto A = ws.Aq.topLeftCorner(ni2, d);
+  A.topRows(nz) = -W;
+  ws.bq.head(nz) = z;
+  int row = nz;
+  if (bounded)
+    for (int i = 0; i < n; ++i) {
+      if (!std::isfinite(p.mu[i])) continue;
+      A.row(row) = -p.mu[i] * W.row(i);
+      double b = p.mu[i] * z[i];
+      for (int dd = 1; dd <= 4; ++dd) {
+        A.row(row) += W.row(dd * n + i);
+        b -= z[dd * n + i];
+      }
+      ws.bq[row++] = b;
+    }
+  ws.lbq.head(d).setConstant(-std::numeric_limits<double>::infinity());
+  ws.ubq.head(d).setConstant(std::numeric_limits<double>::infinity());
+  const QpStatus st = ws.qp.solve(qp_view(ws, d, ni2), ws.qres, nullptr, 5000);
+  r.iterations += ws.qres.iterations;
+  if (st != QpStatus::Solved) return;  // Stage I result stands
+  auto zz = ws.hv.head(nz);
+  zz = z;
+  zz.noalias() += W * ws.qres.x.head(d);
+  zz = zz.cwiseMax(0.0);  // round-off of the nullspace step
+  z = zz;
+  ws.finish(p, z, ws.vq, r);
+}
+
+}  // namespace bigstep

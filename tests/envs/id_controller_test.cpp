@@ -1,0 +1,69 @@
+// Inverse-dynamics controllers in the rollout loop (solvers/id_controller.h, controller.* keys):
+// the spider quadruped holding its stance under NE-LCP at 1 ms stays up with every ID controller
+// that is stable there (the momentum balance: contact forces carry the weight, so the torso neither
+// sinks nor rises), the controller's predicted normal force is the weight, and the CPU batched
+// engine runs the same controller per rollout (K identical rollouts stay identical).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "envs/batch.h"
+#include "envs/rollout.h"
+#include "envs/scene.h"
+
+using namespace bigstep;
+
+namespace {
+
+Scene hold_scene(const std::string& type, double duration) {
+  return load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_quadruped_trot.yaml",
+                    {"controller.type=" + type, "control.reference.type=hold",
+                     "integrator.duration=" + std::to_string(duration)});
+}
+
+}  // namespace
+
+TEST_CASE("id controllers: the quadruped holds its stance and the ID predicts its weight", "[id_controller]") {
+  // id_lcp_inf is left out: in closed loop it is unstable on this stance (nearly dependent
+  // tangent rows of 4 coplanar feet; see the report of issue 16)
+  for (const char* type : {"id_lcp_mu", "id_qp_mu", "id_qp_inf", "id_prev1", "id_prev2"}) {
+    const Scene sc = hold_scene(type, 0.3);
+    REQUIRE(sc.controller.inverse_dynamics());
+    const Rollout r = simulate(sc);
+    INFO(type);
+    REQUIRE(r.steps_run == sc.steps());
+    const double z0 = sc.theta0[2];
+    // torso height [m]: ID(t_{i-1}), ID(t_{i-2}) act on one- / two-step-old forces and bob by 2 /
+    // 5 mm (the paper's roughest controllers, Table 4); the ID(t_i) ones stay within 2 mm
+    const double dz = std::string(type).rfind("id_prev", 0) == 0 ? 1e-2 : 2e-3;
+    for (const VecX& th : r.theta) {
+      CHECK(std::abs(th[2] - z0) < dz);
+      CHECK(std::abs(th[3]) + std::abs(th[4]) + std::abs(th[5]) < 1e-2);  // Euler angles [rad]
+    }
+    REQUIRE(r.tau.size() == size_t(r.steps_run));
+    if (std::string(type).rfind("id_prev", 0) != 0) {
+      // after the first steps (theta0 leaves the feet a few um off the ground) the predicted
+      // normal force is the weight within 1 % (spec §10 oracle 3 in closed loop)
+      for (size_t n = 50; n < r.force_pred.size(); ++n) CHECK(r.force_pred[n] == Approx(sc.model.weight()).epsilon(0.01));
+    }
+  }
+}
+
+TEST_CASE("id controllers: the batched engine steps K rollouts with their own controller state", "[id_controller]") {
+  const Scene sc = hold_scene("id_qp_mu", 0.05);
+  CpuBatchStepper eng(sc, 2);
+  const int K = 3, n = sc.model.n_q;
+  StateBatch b(K, n);
+  for (int k = 0; k < K; ++k) {
+    b.row(b.theta, k) = sc.theta0;
+    b.row(b.theta_prev, k) = sc.theta0;
+  }
+  const RolloutParamTable p;
+  for (int s = 0; s < sc.steps(); ++s) eng.step(b, p);
+  const Rollout r = simulate(sc);
+  for (int k = 0; k < K; ++k) {
+    CHECK((b.row(b.theta, k) - b.row(b.theta, 0)).norm() == 0.0);  // deterministic per rollout
+    CHECK((b.row(b.theta, k) - r.theta.back()).norm() <= 1e-9);    // as the single-rollout loop
+  }
+}
