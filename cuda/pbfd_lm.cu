@@ -192,6 +192,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     const int n_out = cfg.n_out;
     cfg.lockstep = lockstep;
     cfg.restart = s.restart;
+    cfg.warm_lambda = s.warm_lambda;
     const S params[6] = {S(s.dt), S(s.contact.c_perp), S(s.contact.c_par), S(s.contact.alpha), S(s.contact.beta),
                          S(s.contact.gamma)};
     for (int i = 0; i < 6; ++i) p[i] = params[i];

@@ -52,6 +52,7 @@ void parse_integrator(Cfg& top, Scene& sc) {
   s.lbfgs_it_max = integ.integer("lbfgs_it_max");
   if (s.lbfgs_it_max <= 0) integ.fail(integ.key("lbfgs_it_max"), s.lbfgs_it_max, "must be > 0");
   s.restart = integ.flag("restart");
+  s.warm_lambda = integ.flag("warm_lambda");
   // NMDP (nmdp.md §7): PGM variant, acceleration denominator (§3, B2), gamma carried between calls
   nm.pgm.mode = integ.choice("pgm") == "zo" ? PgmMode::Zo : PgmMode::Fo;
   nm.accel = integ.choice("accel_denominator") == "literal" ? AccelDenominator::Literal : AccelDenominator::Recommended;

@@ -21,13 +21,26 @@ class LmObjective {
   /// Size of F's rounding error near F: changes below it make rho noise (pbfd.md §5.1 uses
   /// 64 eps max(1, |F|), right for an energy; a sum of squares overrides it, see pbd_step.cpp).
   virtual double rounding(double F) const { return 64 * 2.220446049250313e-16 * std::max(1.0, std::abs(F)); }
+  /// true: LM evaluates F, g, B together at each candidate (evaluate() instead of value()), so an
+  /// accepted candidate is not evaluated twice. Worth it when value() costs nearly what evaluate()
+  /// does and most candidates are accepted (PBFD: r and J_r share FK, contacts and moments).
+  virtual bool full_at_candidate() const { return false; }
 };
+
+/// Lowest warm-started lambda relative to max(1, max_i B_ii): keeps cond(B + lambda I) <= 1e10 so
+/// that two Cholesky orders (the team form, the reference) take the same accept / reject decisions.
+/// At 1e-12 they parted on a 2.6x-mass floating chain at impact (13 vs 21 iterations,
+/// tests/solvers/pbfd_lm_team_test.cpp); 1e-10 keeps the warm start's gain (pbd_integrator_test).
+constexpr double kLambdaFloor = 1e-10;
 
 struct LmSettings {
   double eps_r = 1e-8;   ///< converged when res <= eps_r * scale
   double eps_x = 1e-12;  ///< small-step test ||delta||_inf <= eps_x (eps_x + ||x||_inf)
   int it_max = 500;      ///< iterations (candidate evaluations) per attempt
   double scale = 1;      ///< s = max(1, W), W the total weight [N]
+  /// > 0: the starting damping (a warm start: the last step's final lambda, issue 12 item 3);
+  /// <= 0: the spec's 1e-3 max_i B_ii. Either way at least 1e-12 max(1, max_i B_ii).
+  double lambda0 = 0;
 };
 
 enum class LmOutcome { Converged, SmallStep, NotConverged, FactorFailed, NonFinite };
@@ -36,6 +49,7 @@ struct LmResult {
   LmOutcome outcome = LmOutcome::NotConverged;
   int iterations = 0;   ///< LM iterations (= candidates evaluated)
   double residual = 0;  ///< convergence measure at the returned x
+  double lambda = 0;    ///< damping of the last model solved (the next step's warm start)
   bool converged() const {
     return outcome == LmOutcome::Converged || outcome == LmOutcome::SmallStep;
   }

@@ -67,6 +67,8 @@ struct PbdWorkspace : Workspace {
   VecX r;            ///< (n_q) PBFD residual (Eq. 13)
   MatX Jr;           ///< (n_q x n_q) its Jacobian
   LmWorkspace lm;    ///< LM's iterates and matrices
+  double lambda_last = 0;  ///< LM's final lambda of the last converged step (0: none; a warm start)
+  void reset_carry() override { lambda_last = 0; }
   PbdStepInput in;   ///< the current step's constants
 };
 

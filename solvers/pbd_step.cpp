@@ -69,11 +69,19 @@ struct Eq13Objective final : LmObjective {
     pbfd_residual(m, in, x, ws, r, nullptr);
     return 0.5 * r.squaredNorm();
   }
+  // r and J_r share FK, the contact set and the moments: J_r costs ~1.4x r alone, so evaluating
+  // both at every candidate wins as soon as most candidates are accepted (warm-started lambda)
+  bool full_at_candidate() const override { return true; }
   void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) override {
     pbfd_residual(m, in, x, ws, r, &Jr);
     F = 0.5 * r.squaredNorm();
     g.noalias() = Jr.transpose() * r;
-    B.noalias() = Jr.transpose().lazyProduct(Jr);  // n_q is small: coefficient-wise beats GEMM's packing
+    // B = J_r^T J_r: the lower triangle by column dot products (n_q small: no GEMM packing), then
+    // mirrored; half the work of the full product
+    const int n = int(Jr.cols());
+    for (int j = 0; j < n; ++j)
+      for (int i = j; i < n; ++i) B(i, j) = Jr.col(i).dot(Jr.col(j));
+    B.triangularView<Eigen::StrictlyUpper>() = B.transpose();
     res = r.lpNorm<Eigen::Infinity>();
   }
 };
@@ -86,7 +94,7 @@ PbdIntegrator::PbdIntegrator(const Model& m, const PbdSettings& s) : Integrator(
   validate_pbd_settings(s_);
 }
 
-bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st) const {
+bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st, bool warm) const {
   const double scale = std::max(1.0, weight(m_, in.mass_scale));  // the rollout's scaled weight
   if (s_.optimizer == Optimizer::Lbfgs) {
     LbfgsSettings ls{s_.eps_r, scale, s_.lbfgs_it_max, 10};
@@ -120,7 +128,7 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
     st.residual = r.residual;
     return r.converged;
   }
-  LmSettings ls{s_.eps_r, s_.eps_x, s_.it_max, scale};
+  LmSettings ls{s_.eps_r, s_.eps_x, s_.it_max, scale, warm ? ws.lambda_last : 0};
   LmResult r;
   if (s_.formulation == Formulation::Pbfd) {
     Eq13Objective f(m_, in, ws);
@@ -131,6 +139,7 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
   }
   st.iterations += r.iterations;
   st.residual = r.residual;
+  ws.lambda_last = r.converged() ? r.lambda : 0;  // a failed step's lambda is no guide: cold next time
   if (r.outcome == LmOutcome::SmallStep) st.status |= STATUS_SMALL_STEP;
   if (r.outcome == LmOutcome::FactorFailed) st.status |= STATUS_FACTOR_FAILED;
   if (r.outcome == LmOutcome::NonFinite) st.status |= STATUS_NONFINITE;
@@ -165,11 +174,11 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   if (u.pd) set_step_pd(m_, *u.pd, theta_n, u.t + s_.dt, in);
   // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
   theta_next = 2 * theta_n - theta_nm1;
-  bool ok = solve(in, ws, theta_next, st);
+  bool ok = solve(in, ws, theta_next, st, s_.warm_lambda);
   if (!ok && s_.restart) {
     st.status = STATUS_RESTARTED;
     theta_next = theta_n;
-    ok = solve(in, ws, theta_next, st);
+    ok = solve(in, ws, theta_next, st, false);  // the restart starts cold (§5.1)
   }
   if (!ok) st.status |= STATUS_NOT_CONVERGED;
   if (!finite(theta_next)) {

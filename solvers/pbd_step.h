@@ -25,6 +25,7 @@ struct PbdSettings {
   int it_max = 500;         ///< LM iterations per attempt
   int lbfgs_it_max = 10000;
   bool restart = true;      ///< retry once from theta_n when the predictor start fails (§5.1)
+  bool warm_lambda = true;  ///< LM starts from the last converged step's lambda (lm.h LmSettings::lambda0)
 };
 
 /// Validates settings against the model (throws InvalidArgument naming the field).
@@ -50,7 +51,7 @@ class PbdIntegrator final : public Integrator {
 
  private:
   // one optimizer attempt from theta (in/out); returns converged
-  bool solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st) const;
+  bool solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st, bool warm) const;
 
   PbdSettings s_;
 };

@@ -36,6 +36,7 @@ class PbfdTeamBatch {
     cfg_.n_out = out_slots > 0 ? out_slots : n_steps;
     cfg_.lockstep = lockstep;
     cfg_.restart = s.restart;
+    cfg_.warm_lambda = s.warm_lambda;
     const ContactParams& c = s.contact;
     const S params[6] = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
     for (int i = 0; i < 6; ++i) p_[i] = params[i];

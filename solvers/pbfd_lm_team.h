@@ -6,6 +6,7 @@
 // Nielsen lambda schedule, rounding rule for 1/2|r|^2, small-step test, one restart from theta_n.
 #pragma once
 #include "core/types.h"
+#include "solvers/lm.h"  // kLambdaFloor
 #include "solvers/pbfd_residual_team.h"
 
 namespace bigstep {
@@ -25,6 +26,7 @@ struct LmTeamSettings {
   int n_out = 1;          ///< output slots: committed step s lands in slot s % n_out (n_steps keeps all)
   bool lockstep = false;  ///< WAITING after each committed step (an RL step()); else free-running
   bool restart = true;
+  bool warm_lambda = true;  ///< lambda starts from the last converged step's (lm.cpp, LmSettings::lambda0)
   bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
 };
 
@@ -49,7 +51,7 @@ struct LmTraj {
   S *out_theta;                // (n_out x D) committed configurations, slot = step % n_out
   int *out_iters;              // (n_out) iterations of each committed step
   unsigned *out_status;        // (n_out) StatusBits of each committed step
-  S *scal;                     // 8 scalars: F, lambda, nu, pred, res, rho, accept, gmax
+  S *scal;                     // 9 scalars: F, lambda, nu, pred, res, rho, accept, gmax, lambda_last
   S *params;                   // lm_params_size: C_perp, C_par, W, then the n_link link mass scales
   int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
 };
@@ -58,7 +60,7 @@ struct LmTraj {
 template <class S>
 BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
   const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_point * 3 + 5 * D + n_out * D + 8 + lm_params_size(m);
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_point * 3 + 5 * D + n_out * D + 9 + lm_params_size(m);
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
@@ -87,7 +89,7 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data
   t.kp = p; p += D;
   t.kd = p; p += D;
   t.out_theta = p; p += n_out * D;
-  t.scal = p; p += 8;
+  t.scal = p; p += 9;
   t.params = p;
   t.ints = ints + kLmInts * k;
   t.out_iters = iters + size_t(k) * n_out;
@@ -113,7 +115,7 @@ BIGSTEP_HD S lm_scale(const ModelView<S>&, const LmTraj<S>& t) {
   const S W = t.params[2];
   return W > S(1) ? W : S(1);
 }
-enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7 };
+enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7, LAMBDA_LAST = 8 };
 enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5, OVER = 6, TRIES = 7 };
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
 
@@ -171,6 +173,8 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
     t.out_iters[slot] = t.ints[IT_TOTAL] + t.ints[IT];
     t.ints[IT_TOTAL] = 0;
     t.out_status[slot] = status_bits;
+    // the next step's warm start: this step's final lambda when it converged (pbd_step.cpp)
+    t.scal[LAMBDA_LAST] = (status_bits & kFailBits) ? S(0) : t.scal[LAMBDA];
     t.ints[STEP] = step + 1;
     t.ints[IT] = 0;
     t.ints[FIRST] = 1;
@@ -198,6 +202,7 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
     t.ints[FIRST] = 1;
     t.ints[ATTEMPT] = 0;
     t.ints[IT_TOTAL] = 0;
+    t.scal[LAMBDA_LAST] = 0;  // a new episode starts cold
   });
   team.for_each_lane(m.n_q, [&](int i) { t.th_c[i] = 2 * t.th_n[i] - t.th_nm1[i]; });
   team.sync();
@@ -360,7 +365,11 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
     if (accept) {
       t.scal[GMAX] = gmax;
       if (t.ints[FIRST]) {
-        t.scal[LAMBDA] = S(1e-3) * bmax > S(1e-12) ? S(1e-3) * bmax : S(1e-12);
+        // warm start from the last converged step (the restart starts cold), as lm.cpp; FP32's
+        // floor sits near its epsilon (B + lambda I must stay factorable in single precision)
+        const S ll = t.scal[LAMBDA_LAST], lo = S(sizeof(S) == 4 ? 1e-6 : kLambdaFloor) * (bmax > S(1) ? bmax : S(1));
+        if (cfg.warm_lambda && t.ints[ATTEMPT] == 0 && ll > S(0)) t.scal[LAMBDA] = ll > lo ? ll : lo;
+        else t.scal[LAMBDA] = S(1e-3) * bmax > S(1e-12) ? S(1e-3) * bmax : S(1e-12);
       } else {
         const S x = 2 * t.scal[RHO] - 1, f = 1 - x * x * x;
         t.scal[LAMBDA] *= f > S(1) / 3 ? f : S(1) / 3;

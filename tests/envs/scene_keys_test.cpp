@@ -119,6 +119,7 @@ std::map<std::string, Probe> probes() {
       {"integrator.it_max", {{}, [d](const Scene& s) { return d(s.settings.it_max); }}},
       {"integrator.lbfgs_it_max", {{}, [d](const Scene& s) { return d(s.settings.lbfgs_it_max); }}},
       {"integrator.restart", {{}, [d](const Scene& s) { return d(s.settings.restart); }}},
+      {"integrator.warm_lambda", {{}, [d](const Scene& s) { return d(s.settings.warm_lambda); }}},
       {"integrator.pgm", {{}, [](const Scene& s) { return Value(std::string(s.nmdp.pgm.mode == PgmMode::Zo ? "zo" : "fo")); }}},
       {"integrator.accel_denominator", {{}, [](const Scene& s) {
          return Value(std::string(s.nmdp.accel == AccelDenominator::Literal ? "literal" : "recommended")); }}},
