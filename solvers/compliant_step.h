@@ -42,7 +42,9 @@ struct CompliantSettings {
   FrictionCone cone = FrictionCone::Cone;
   int cone_edges = 8;                ///< k of the polyhedral cone, >= 3
   bool cone_inscribed = true;        ///< mu_eff = mu cos(pi/k) (never exceeds the cone), else mu
-  double eps = 1e-8;                 ///< staggered stop: ||dy|| + ||dx|| <= eps (1 + ||y||)
+  /// staggered stop: ||dy|| + ||dx|| <= eps (1 + ||y||); a loop that stalls returns its best sweep,
+  /// flagged STATUS_NOT_CONVERGED only when that sweep's change is above sqrt(eps)
+  double eps = 1e-8;
   /// K_max of the staggered loop. (ours) 200, not the spec's 50: a box sticking on a 20 deg slope
   /// (tests/solvers/normal_force_test.cpp) needs 45-60 sweeps to reach eps = 1e-8 (linear rate ~0.7)
   int max_iterations = 200;
@@ -70,7 +72,8 @@ struct CompliantWorkspace : Workspace {
   MatX WGb;                             ///< (n_b x n) W_b G_b
   MatX MinvGt;                          ///< (n x R) M~^-1 G*^T
   MatX A;                               ///< (R x R) A* = G* M~^-1 G*^T
-  VecX u_free, z, qd, lam, lam_prev;    ///< (R) G* M~^-1 f~, M^ G^dot v, q or d (§7.1), lambda*, previous
+  VecX u_free, z, qd, lam, lam_prev;    ///< (R) G* M~^-1 f~, M^ G^dot v, q or d (§7.1), lambda*, W
+  VecX lam_best;                        ///< (R) the staggered loop's best sweep
   MatX psd;                             ///< (R x R) scratch of the pseudo-inverse solves
   std::vector<int> perm, idx;           ///< (R) scratch
   // N-step (§6): the QP min 1/2 y^T y s.t. rows, y >= 0 (dual active set, exact)
