@@ -146,7 +146,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   j["scene"] = sc.name;
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
-  j["optimizer"] = find_solver(sc.integrator).solver_name({sc.settings, sc.ne, sc.nmdp});
+  j["optimizer"] = find_solver(sc.integrator).solver_name({sc.settings, sc.ne, sc.nmdp, sc.compliant});
   j["backend"] = stepper->name();
   j["backend_reason"] = bk.reason;
   j["precision"] = sc.precision;

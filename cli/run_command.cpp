@@ -158,7 +158,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
   const SolverEntry& method = find_solver(sc.integrator);
-  j["optimizer"] = method.solver_name({sc.settings, sc.ne, sc.nmdp});
+  j["optimizer"] = method.solver_name({sc.settings, sc.ne, sc.nmdp, sc.compliant});
   j["backend"] = "cpu";
   j["backend_reason"] = bk.reason;
   j["n_q"] = m.n_q;

@@ -40,7 +40,7 @@ struct Data {
     double gamma = 1;    ///< PGM's final gamma (integrator.carry_gamma)
   } nmdp;
 
-  // carried by NE-MDP: the active set of the last contact QP (warm start of the next one)
+  // carried by NE-MDP and the compliant N-step: the active set of the last contact QP (warm start of the next one)
   std::vector<int> qp_active;
 
   // the integrator's scratch (created by Integrator::make_data)

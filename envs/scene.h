@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "envs/reference_motion.h"
+#include "solvers/compliant_step.h"
 #include "solvers/id_controller.h"
 #include "solvers/ne_contact.h"
 #include "solvers/nmdp_step.h"
@@ -36,6 +37,7 @@ struct Scene {
   PbdSettings settings;     ///< integrator.* and contact.* (dt lives here for every type)
   NeSettings ne;            ///< Newton-Euler baseline settings (contact.mu, friction_directions, ...)
   NmdpSettings nmdp;        ///< nmdp_ne / nmdp_pbd: integrator.pgm, accel_denominator, carry_gamma + ne
+  CompliantSettings compliant;  ///< compliant: compliant.* (+ integrator.dt, contact.mu)
   double duration = 1.0;    ///< integrator.duration [s]
   MetricKind metric = MetricKind::Com;
   bool stop_at_rest = false;  ///< metrics.stop_at_rest (pbfd.md §8.1 stopping rule)

@@ -25,6 +25,62 @@ int Scene::steps() const { return int(std::lround(duration / settings.dt)); }
 
 namespace {
 
+// compliant.* (solvers/compliant_step.h), with integrator.dt and contact.mu already read
+void parse_compliant(Cfg& top, Scene& sc) {
+  Cfg c = top.child("compliant");
+  CompliantSettings& s = sc.compliant;
+  CompliantRowParams& r = s.rows;
+  s.dt = sc.settings.dt;
+  s.mu = sc.settings.contact.mu;
+  const std::string nm = c.choice("normal_model");
+  r.normal = nm == "linear" ? NormalModel::Linear : nm == "hertz_consistent" ? NormalModel::HertzConsistent : NormalModel::Hertz;
+  r.youngs = c.num("youngs_modulus");
+  r.k_n = c.num("normal_stiffness");
+  r.b_n = c.num("normal_damping");
+  r.point_radius = c.num("point_radius");
+  r.b_t = c.num("friction_damping", 1e6 / s.dt);
+  r.k_lim = c.num("limit_stiffness");
+  r.b_lim = c.num("limit_damping");
+  r.gdot = c.flag("gdot_terms");
+  s.zeta = c.num("zeta", 1 / s.dt);
+  s.solve = c.choice("friction_solve") == "joint" ? FrictionSolve::Joint : FrictionSolve::Staggered;
+  const std::string cone = c.choice("friction_cone");
+  s.cone = cone == "cone2d" ? FrictionCone::Cone2d : cone == "polyhedral" ? FrictionCone::Polyhedral : FrictionCone::Cone;
+  s.cone_edges = c.integer("cone_edges");
+  s.cone_inscribed = c.flag("cone_inscribed");
+  s.eps = c.num("eps");
+  s.max_iterations = c.integer("max_iterations");
+  s.max_contacts = c.integer("max_contacts", std::min(sc.model.max_contacts, 128));
+  // loop closures: link names (or world) and points in their frames
+  const YAML::Node loops = c.raw("loops");
+  r.loops.clear();
+  if (loops.IsDefined() && !loops.IsNull()) {
+    if (!loops.IsSequence())
+      c.fail_text(c.key("loops"), show(loops), "expected a list of {link_a, point_a, link_b, point_b, stiffness, damping}");
+    auto link = [&](Cfg& l, const char* k) {
+      const std::string name = l.str(k);
+      if (name == "world") return -1;
+      for (int j = 0; j < sc.model.n_link; ++j)
+        if (sc.model.link_name[j] == name) return j;
+      l.fail(l.key(k), name, "no such link (or world)");
+      return -1;
+    };
+    for (size_t i = 0; i < loops.size(); ++i) {
+      Cfg l = c.item("loops", loops, i);
+      CompliantLoop L;
+      L.link_a = link(l, "link_a");
+      L.p_a = l.v3("point_a");
+      L.link_b = link(l, "link_b");
+      L.p_b = l.v3("point_b");
+      L.k = l.num("stiffness");
+      L.b = l.num("damping");
+      l.finish();
+      r.loops.push_back(L);
+    }
+  }
+  c.finish();
+}
+
 // integrator.* (the method, its solver settings, dt and duration) and contact.*
 void parse_integrator(Cfg& top, Scene& sc) {
   Cfg integ = top.child("integrator");
@@ -89,10 +145,11 @@ void parse_integrator(Cfg& top, Scene& sc) {
   nm.depth_exponent = contact.integer("depth_exponent");
   contact.finish();
   nm.contact = ne;
+  parse_compliant(top, sc);
 
   // what the method supports (solvers/registry.cpp), then its own settings checks
   try {
-    method.validate({sc.settings, sc.ne, sc.nmdp});
+    method.validate({sc.settings, sc.ne, sc.nmdp, sc.compliant});
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(top.file() + ": " + e.what());
   }
@@ -252,7 +309,7 @@ void reject_xml(const std::string& text, const std::string& source) {
 }  // namespace
 
 std::unique_ptr<Integrator> make_integrator(const Scene& sc) {
-  return find_solver(sc.integrator).make(sc.model, {sc.settings, sc.ne, sc.nmdp});
+  return find_solver(sc.integrator).make(sc.model, {sc.settings, sc.ne, sc.nmdp, sc.compliant});
 }
 
 Scene load_scene_text(const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides,

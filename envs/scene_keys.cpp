@@ -178,6 +178,35 @@ std::vector<SceneKey> build_table() {
   choice("contact.mdp_metric", {"effective", "kinetic"}, "effective",
          "with control.pd: QP metric H + dt K_d (MDP-consistent), or H (nmdp.md §8 literally)");
   key("contact.depth_exponent", "integer", "3", "nmdp_*: p in k_c (d^p + zeta d_ref^3), 3 (paper) or 4");
+  // ---- compliant (solvers/compliant_step.h; drumwright-constraint-solver.md §10) ----
+  key("compliant", "map", "(defaults)", "compliant: Drumwright's spring-damper constraints (also contact.mu, integrator.dt)");
+  choice("compliant.normal_model", {"hertz", "hertz_consistent", "linear"}, "hertz",
+         "contact normal: K = E* sqrt(r) on d^1.5 (paper), secant E* sqrt(r d) on d, or normal_stiffness on d");
+  key("compliant.youngs_modulus", "number", "1e11", "E* of Hertz contact [Pa]");
+  key("compliant.normal_stiffness", "number", "1e6", "linear normal model: K per contact [N/m]");
+  key("compliant.normal_damping", "number", "1", "B of a contact normal [N s/m]");
+  key("compliant.point_radius", "number", "0.01", "Hertz radius of a sharp core (box corner, radius-0 point) [m]");
+  key("compliant.friction_damping", "number", "(1e6 / dt)", "B of the tangent rows (paper 1e6 / h)");
+  key("compliant.limit_stiffness", "number", "1e8", "K of a joint-limit stop [N m/rad or N/m]");
+  key("compliant.limit_damping", "number", "0", "B of a joint-limit stop");
+  key("compliant.gdot_terms", "bool", "true", "include the M^ G^dot v terms (spec §4 include_Gdot_terms)");
+  key("compliant.zeta", "number", "(1 / dt)", "joint program: weight on normal / unilateral forces (paper 1 / h)");
+  choice("compliant.friction_solve", {"staggered", "joint"}, "staggered",
+         "block Gauss-Seidel N-step / T-step (spec §7.5), or the paper's single program (§7.2)");
+  choice("compliant.friction_cone", {"cone", "cone2d", "polyhedral"}, "cone",
+         "3-D second-order cone, 2-D |lambda_r| <= mu lambda_n (x-z models), or cone_edges facets");
+  key("compliant.cone_edges", "integer", "8", "polyhedral cone: facets k in [3, 64]");
+  key("compliant.cone_inscribed", "bool", "true", "polyhedral cone: mu cos(pi/k) (inside the cone), else mu");
+  key("compliant.eps", "number", "1e-8", "staggered stop: |dy| + |dx| <= eps (1 + |y|)");
+  key("compliant.max_iterations", "integer", "200", "staggered sweeps per step, >= 1");
+  key("compliant.max_contacts", "integer", "(the model's, at most 128)", "contacts one step holds (dense buffers)");
+  key("compliant.loops", "list", "(none)", "bilateral point-to-point loop closures (3 rows each)");
+  key("compliant.loops[i].link_a", "string", "world", "link of point_a, or world");
+  key("compliant.loops[i].point_a", "[x, y, z]", "[0, 0, 0]", "point in link_a's frame [m]");
+  key("compliant.loops[i].link_b", "string", "world", "link of point_b, or world");
+  key("compliant.loops[i].point_b", "[x, y, z]", "[0, 0, 0]", "point in link_b's frame [m]");
+  key("compliant.loops[i].stiffness", "number", "(required)", "K of each row [N/m]");
+  key("compliant.loops[i].damping", "number", "0", "B of each row [N s/m]");
   // ---- metrics ----
   key("metrics", "map", "(defaults)", "what summary.json reports");
   choice("metrics.type", {"com", "sliding", "quadruped"}, "com", "com_final_m | sliding_distance_m | torso metrics");

@@ -35,6 +35,15 @@ std::unique_ptr<Integrator> nmdp_make(const Model& m, const SolverConfig& c) {
   return std::make_unique<NmdpIntegrator>(m, c.nmdp);
 }
 
+// ---- compliant: Drumwright's L-stable spring-damper constraints (drumwright-constraint-solver.md §3-§8) ----
+const char* compliant_solver(const SolverConfig& c) {
+  return c.compliant.solve == FrictionSolve::Joint ? "qp_dual_active_set+cone_qp_joint" : "qp_dual_active_set+cone_qp_staggered";
+}
+void compliant_validate(const SolverConfig& c) { validate_compliant_settings(c.compliant); }
+std::unique_ptr<Integrator> compliant_make(const Model& m, const SolverConfig& c) {
+  return std::make_unique<CompliantIntegrator>(m, c.compliant);
+}
+
 constexpr uint32_t kLm = optimizer_bit(Optimizer::Lm), kJtjLm = optimizer_bit(Optimizer::JtjLm),
                    kLbfgs = optimizer_bit(Optimizer::Lbfgs);
 constexpr auto Pos = StateLevel::Position, Vel = StateLevel::Velocity;
@@ -58,6 +67,8 @@ const std::vector<SolverEntry>& solver_registry() {
        false, true, true, nmdp_solver, nmdp_validate, nmdp_make},
       {"nmdp_pbd", "nonlinear MDP, position-based form (nmdp.md Eq. 12, Alg. 1-2)", Pos, Eq13, NmdpForm::Pbd, 0,
        0, false, true, true, nmdp_solver, nmdp_validate, nmdp_make},
+      {"compliant", "L-stable compliant constraints, true friction cone (drumwright-constraint-solver.md)", Vel, Eq13,
+       NmdpForm::Ne, 0, 0, false, true, false, compliant_solver, compliant_validate, compliant_make},
   };
   return r;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "solvers/compliant_step.h"
 #include "solvers/integrator.h"
 #include "solvers/ne_contact.h"
 #include "solvers/nmdp_step.h"
@@ -19,6 +20,7 @@ struct SolverConfig {
   const PbdSettings& pbd;    ///< pbd / pbfd (dt, contact C_perp / C_par, tolerances)
   const NeSettings& ne;      ///< ne_lcp / ne_mdp
   const NmdpSettings& nmdp;  ///< nmdp_ne / nmdp_pbd
+  const CompliantSettings& compliant;  ///< compliant
 };
 
 /// What one step solves for: positions (PBD/PBFD/NMDP-PBD) or velocities (Newton-Euler forms).

@@ -76,7 +76,8 @@ Result serial(const Scene& sc, const BatchOptions& opt, int steps, bool scaled_m
 
 // every integrator type on the contact-rich spider, a few steps each
 const Case kCases[] = {{"ne_mdp", 0.005, 12}, {"ne_lcp", 0.005, 12}, {"pbfd", 0.01, 8},
-                       {"pbd", 0.01, 8},      {"nmdp_ne", 0.02, 4},  {"nmdp_pbd", 0.02, 4}};
+                       {"pbd", 0.01, 8},      {"nmdp_ne", 0.02, 4},  {"nmdp_pbd", 0.02, 4},
+                       {"compliant", 0.01, 6}};
 
 // K perturbed rollouts with randomised friction, stiffness (0.5) and per-link masses (mass)
 BatchOptions randomised(int K, uint64_t seed, double mass) {

@@ -14,8 +14,8 @@ namespace {
 const std::string kBox = std::string(BIGSTEP_SOURCE_DIR) + "/configs/box_slide.yaml";
 }  // namespace
 
-TEST_CASE("registry: the six methods, in help order", "[registry]") {
-  CHECK(solver_names() == "pbd, pbfd, ne_lcp, ne_mdp, nmdp_ne, nmdp_pbd");
+TEST_CASE("registry: the seven methods, in help order", "[registry]") {
+  CHECK(solver_names() == "pbd, pbfd, ne_lcp, ne_mdp, nmdp_ne, nmdp_pbd, compliant");
   CHECK_THROWS_WITH(find_solver("euler"), "integrator.type = euler: expected one of: " + solver_names());
   CHECK(std::string(find_solver("nmdp_pbd").name) == "nmdp_pbd");
 }
@@ -52,7 +52,7 @@ TEST_CASE("registry: capability flags", "[registry]") {
   CHECK_FALSE(pbfd.takes(Optimizer::Lm));
   CHECK(pbfd.takes(Optimizer::JtjLm));
   CHECK(lcp.optimizers == 0);
-  CHECK(std::string(lcp.solver_name({PbdSettings{}, NeSettings{}, NmdpSettings{}})) == "lemke");
+  CHECK(std::string(lcp.solver_name({PbdSettings{}, NeSettings{}, NmdpSettings{}, CompliantSettings{}})) == "lemke");
   // only PBFD with JTJ-LM has the team (GPU-form) engine and its CUDA mirror
   for (const SolverEntry& e : solver_registry())
     for (Optimizer o : {Optimizer::Lm, Optimizer::JtjLm, Optimizer::Lbfgs}) {

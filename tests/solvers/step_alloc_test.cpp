@@ -177,3 +177,19 @@ TEST_CASE("no allocation in a step: every integrator with joint springs", "[allo
     CHECK(allocations_per_step(c, springs) == 0);
   }
 }
+
+// Compliant (drumwright-constraint-solver.md): rows, M~ and its factor, A*, the N-step QP and the
+// cone QP (T-step / joint program) live in its workspace, sized from the model at construction.
+TEST_CASE("no allocation in a step: compliant (staggered, joint, polyhedral) on every scene and its own", "[alloc]") {
+  for (const char* cfg : kConfigs)
+    for (const char* opt : {"compliant.friction_solve=staggered", "compliant.friction_solve=joint",
+                            "compliant.friction_cone=polyhedral"}) {
+      INFO(cfg << " " << opt);
+      CHECK(allocations_per_step({cfg, "compliant", 0.01}, {opt}) == 0);
+    }
+  for (const char* cfg : {"smd.yaml", "pendulum_absolute.yaml", "pendulum_limit.yaml", "box_foundation.yaml",
+                          "incline_box.yaml", "sphere_stack.yaml"}) {
+    INFO(cfg);
+    CHECK(allocations_per_step({cfg, "compliant", 0.01}, {"compliant.friction_solve=staggered"}) == 0);
+  }
+}
