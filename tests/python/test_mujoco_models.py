@@ -196,6 +196,10 @@ def test_package_paths_and_yaml_import(tmp_path):
         bigstep.load_model(gym("hopper"), ["model.allow=[wings]"])
 
 
+FAIL_BITS = (bigstep.STATUS_NOT_CONVERGED | bigstep.STATUS_NONFINITE | bigstep.STATUS_FACTOR_FAILED
+             | bigstep.STATUS_GIMBAL_LOCK)
+
+
 @pytest.mark.parametrize("name", sorted(ALLOW))
 def test_every_integrator_runs_the_model(name):
     """0.1 s of each gymnasium model (its own timestep, geoms and floor, qpos0) with every
@@ -205,5 +209,7 @@ def test_every_integrator_runs_the_model(name):
                                overrides=allow(ALLOW[name]) + [f"integrator.type={method}"])
         for _ in range(int(round(0.1 / env.dt))):
             theta = env.step(np.zeros((env.rollouts, env.n_q)))
-            assert np.all(env.status == 0), (name, method, env.status)
+            # informational bits (restarted, ended on the small-step test with res <= 100 eps_r s) are
+            # converged steps; the failure bits are not
+            assert np.all(env.status & FAIL_BITS == 0), (name, method, env.status)
         assert np.all(np.isfinite(theta)), (name, method)
