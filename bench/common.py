@@ -227,6 +227,28 @@ def command_line() -> str:
     return env + shlex.join(["python3", str(script), *sys.argv[1:]])
 
 
+
+def callgrind(args: Sequence[str], out_file: Path, *, inclusive: bool, env: Mapping[str, str] | None = None):
+    """Runs args under valgrind --tool=callgrind -> (total Ir, {function: Ir}) from
+    callgrind_annotate (inclusive or self costs, summed over a function's instances)."""
+    import re
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *args],
+                   capture_output=True, text=True, env={**os.environ, **(env or {})})
+    total = 0
+    for line in Path(out_file).read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            total = int(line.split()[1])
+            break
+    ann = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}", "--threshold=100",
+                          str(out_file)], capture_output=True, text=True).stdout
+    fn: dict = {}
+    for line in ann.splitlines():
+        m = re.match(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$", line)
+        if m and ":" in m.group(2):
+            name = m.group(2).split(" [")[0]
+            fn[name] = fn.get(name, 0) + int(m.group(1).replace(",", ""))
+    return total, fn
+
 def write_csv(path: Path, rows: Iterable[Mapping[str, Any]], fieldnames: Sequence[str],
               meta: Mapping[str, Any] | None = None) -> Path:
     """Writes a plain CSV and, when meta is given, <path without .csv>.meta.json beside it."""

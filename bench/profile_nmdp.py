@@ -30,7 +30,6 @@ import csv
 import json
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -80,21 +79,7 @@ def callgrind(binary: Path, sets: dict, dt: float, t_end: float, tmp: Path):
     args = [str(binary), "run", str(common.config_path("quadruped_spider")), "--quiet", "--out", str(out)]
     for k, v in {**sets, "integrator.dt": dt, "integrator.duration": t_end, "metrics.stop_at_rest": False}.items():
         args += ["--set", f"{k}={common.fmt_value(v)}"]
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", *args],
-                   capture_output=True, text=True)
-    total = 0
-    for line in cg.read_text().splitlines():
-        if line.startswith(("summary:", "totals:")):
-            total = int(line.split()[1])
-            break
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", str(cg)],
-                         capture_output=True, text=True).stdout
-    fn = {}
-    for line in ann.splitlines():
-        m = re.match(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$", line)
-        if m and ":" in m.group(2):
-            name = m.group(2).split(" [")[0]
-            fn[name] = fn.get(name, 0) + int(m.group(1).replace(",", ""))
+    total, fn = common.callgrind(args, cg, inclusive=False)
     steps = common._read_steps(out / "steps.csv")
     return total, fn, sum(s["iterations"] for s in steps), len(steps)
 

@@ -27,10 +27,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -101,21 +99,7 @@ def callgrind(binary: Path, cfg: str, dt: float, sets: dict, steps: int, tmp: Pa
         args += ["--set", f"{k}={common.fmt_value(v)}"]
     # OMP_WAIT_POLICY=passive: the team engine's OpenMP threads sleep instead of spinning at a
     # barrier, whose instructions would depend on the machine's load
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", *args],
-                   capture_output=True, text=True, env={**os.environ, "OMP_WAIT_POLICY": "passive"})
-    total = 0
-    for line in cg.read_text().splitlines():
-        if line.startswith(("summary:", "totals:")):
-            total = int(line.split()[1])
-            break
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(cg)],
-                         capture_output=True, text=True).stdout
-    fn = {}
-    for line in ann.splitlines():
-        m = re.match(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$", line)
-        if m and ":" in m.group(2):
-            name = m.group(2).split(" [")[0]
-            fn[name] = fn.get(name, 0) + int(m.group(1).replace(",", ""))
+    total, fn = common.callgrind(args, cg, inclusive=True, env={"OMP_WAIT_POLICY": "passive"})
     return total, fn, lm_iterations(out)
 
 
