@@ -5,13 +5,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 namespace bigstep {
 
 namespace {
 
 // The installed folder a package prefix names (python3 finds it), or "" when it is not installed.
-std::string package_folder(const std::string& prefix) {
+std::string package_folder_uncached(const std::string& prefix) {
   const char* code = prefix == "gymnasium"
                          ? "import gymnasium, os; print(os.path.join(os.path.dirname(gymnasium.__file__), 'envs', "
                            "'mujoco', 'assets'))"
@@ -27,6 +29,17 @@ std::string package_folder(const std::string& prefix) {
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
+}
+
+// Asked once per process and prefix: spawning python3 costs ~0.3 s, and benches and batched
+// engines load the same gymnasium model many times (bench vs-mujoco loaded it per row).
+std::string package_folder(const std::string& prefix) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(prefix);
+  if (it == cache.end()) it = cache.emplace(prefix, package_folder_uncached(prefix)).first;
+  return it->second;
 }
 
 }  // namespace
