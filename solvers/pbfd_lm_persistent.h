@@ -8,8 +8,10 @@
 // What lives where during the launch (the CUDA warp kernel puts `local` in shared memory):
 //   staged in and out : B (D x D), g, th, th_c (D each), the 9 scalars and the kLmInts ints --
 //                       the state one iteration hands to the next;
-//   local only        : J_r, the Cholesky factor (D x D each), r / delta (D) and the residual's
-//                       scratch -- produced and consumed within one iteration;
+//   local only        : J_r and the Cholesky factor (one D x D slot: J_r is last read by the
+//                       normal equations, L first written by the factorisation after them),
+//                       r / delta (D) and the residual's scratch -- produced and consumed within
+//                       one iteration;
 //   global            : theta_n, theta_{n-1}, step constants, controls, gains, parameters and the
 //                       output slots (written once per committed step).
 #pragma once
@@ -17,12 +19,12 @@
 
 namespace bigstep {
 
-/// S entries of one trajectory's local workspace (B, J, Lc; g, th, th_c, r; 9 scalars; the
+/// S entries of one trajectory's local workspace (B, J_r = Lc; g, th, th_c, r; 9 scalars; the
 /// residual scratch), plus kLmInts ints held separately.
 template <class S>
 BIGSTEP_HD int lm_local_size(const ModelView<S>& m) {
   const int D = m.n_q;
-  return 3 * D * D + 4 * D + 9 + pbfd_scratch_size(m);
+  return 2 * D * D + 4 * D + 9 + pbfd_scratch_size(m);
 }
 
 namespace team_detail {
@@ -63,7 +65,7 @@ BIGSTEP_HD int lm_team_run(Team& team, const ModelView<S>& m, const LmTeamSettin
   LmTraj<S> t = tg;
   S* p = local;
   t.B = p; p += D * D;
-  t.J = p; p += D * D;
+  t.J = p;  // why shared: see the header comment (saves D^2 S of shared memory per trajectory)
   t.Lc = p; p += D * D;
   t.g = p; p += D;
   t.th = p; p += D;
