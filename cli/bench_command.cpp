@@ -137,6 +137,58 @@ struct CudaAdapter {
   void finish() { b.download(); }
   int iterations(int k, int n) const { return b.iterations(k, n); }
 };
+// The warp kernel in rollout mode: the whole horizon in ONE persistent launch (N does not apply).
+template <class S>
+struct CudaWarpAdapter {
+  PbfdTeamBatchCuda<S> b;
+  CudaWarpAdapter(const Model& m, const PbdSettings& s, int K, int steps) : b(m, s, K, steps, false) {}
+  void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) { b.init(a, c); }
+  int launch(int) { return b.launch_persistent(); }
+  void release_waiting() { b.release_waiting(); }
+  int count(int st) const { return b.count(st); }
+  void finish() { b.download(); }
+  int iterations(int k, int n) const { return b.iterations(k, n); }
+};
+// The warp kernel in lockstep, as an RL step(): one CUDA graph replay per env step (controls up,
+// the persistent kernel, outputs down into pinned memory, one output slot); the per-step
+// iteration counts are kept on the host for the report.
+template <class S>
+struct CudaStepAdapter {
+  PbfdTeamBatchCuda<S> b;
+  int K, n = 0;
+  std::vector<double> u;
+  std::vector<int> its;  // (steps x K)
+  CudaStepAdapter(const Model& m, const PbdSettings& s, int K_, int steps)
+      : b(m, s, K_, steps, true, DenseAlgebra::Fused, 1), K(K_), u(size_t(K_) * 3 * m.n_q, 0.0),
+        its(size_t(K_) * steps, 0) {}
+  void init_all(const std::vector<VecX>& a, const std::vector<VecX>& c) { b.init(a, c); }
+  int launch(int) {
+    b.step_graph(u);
+    for (int k = 0; k < K; ++k) its[size_t(n) * K + k] = b.iterations(k, 0);
+    ++n;
+    return 0;
+  }
+  void release_waiting() {}  // inside the graph
+  int count(int st) const {  // from the statuses the graph downloaded
+    int c = 0;
+    for (int k = 0; k < K; ++k) c += b.status(k) == st;
+    return c;
+  }
+  void finish() {}
+  int iterations(int k, int n_) const { return its[size_t(n_) * K + k]; }
+};
+// The warp kernel's launch plan for problem pr in precision S (shared memory per trajectory,
+// trajectories per block, resident blocks per SM, registers and spills of the kernel).
+template <class S>
+void print_warp_plan(const Problem& pr, int K) {
+  PbfdTeamBatchCuda<S> b(pr.model, pr.settings, K, 1, true, DenseAlgebra::Fused, 1);
+  const auto w = b.warp_plan();
+  const int per_sm = w.traj_per_block * w.blocks_per_sm;
+  std::printf("warp plan %s D=%d: %d lanes/trajectory, %d B shared memory/trajectory, %d trajectories/block, "
+              "%d blocks/SM = %d trajectories/SM (%d on %d SMs), %d registers/thread, %d B local (spill)/thread\n",
+              sizeof(S) == 8 ? "fp64" : "fp32", pr.model.n_q, w.lanes, w.bytes_per_traj, w.traj_per_block,
+              w.blocks_per_sm, per_sm, per_sm * w.sm_count, w.sm_count, w.regs_per_thread, w.local_bytes);
+}
 #endif
 
 }  // namespace
@@ -163,6 +215,7 @@ int bench_command(const std::vector<std::string>& args) {
   std::vector<int> thread_counts = all > 4 ? std::vector<int>{4, all} : std::vector<int>{all};  // spec §8.5
   std::vector<int> ipls{1, 4};
   std::string out = "bench/results";
+  std::string sweeps = "vs_D,vs_K,vs_K_floating";  // which sweeps run (a GPU session may pick one)
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--quick") quick = true;
     else if (args[i] == "--steps" && i + 1 < args.size()) steps = std::atoi(args[++i].c_str());
@@ -170,26 +223,41 @@ int bench_command(const std::vector<std::string>& args) {
     else if (args[i] == "--out" && i + 1 < args.size()) out = args[++i];
     else if (args[i] == "--iters-per-launch" && i + 1 < args.size()) ipls = int_list(args[++i]);
     else if (args[i] == "--cpu-max-s" && i + 1 < args.size()) cpu_max_s = std::atof(args[++i].c_str());
+    else if (args[i] == "--sweeps" && i + 1 < args.size()) sweeps = args[++i];
     else if (args[i] == "--help") {
       std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]\n"
-                "                                [--iters-per-launch N1,N2] [--cpu-max-s S]\n"
+                "                                [--iters-per-launch N1,N2] [--cpu-max-s S] [--sweeps LIST]\n"
                 "Fig. 8: time per timestep of K fixed-chain trajectories (PBFD JTJ-LM, dt = 0.01 s) vs D at\n"
                 "K = 200 and vs K at D = 10, and of the floating 10-link chain on the ground (D = 15,\n"
                 "configs/chain_floating_ground.yaml, run from the repository root) vs K; CPU batched team\n"
                 "emulation on each --threads count (default 4 and all cores, spec §8.5) and, with a device, the\n"
                 "CUDA fused kernel (over the compacted running set), the same kernel replayed as a CUDA\n"
                 "graph (cuda_graph) and the library path (cuBLAS + cuSOLVER) in FP64 and FP32, for each N\n"
-                "of --iters-per-launch (default 1,4; a graph holds N single-iteration kernels).\n"
+                "of --iters-per-launch (default 1,4; a graph holds N single-iteration kernels); and the warp\n"
+                "kernel (a 16/32-lane team per trajectory, iterations to convergence in one launch, N = 0):\n"
+                "cuda_warp = one launch per horizon, cuda_warp_step = lockstep, one CUDA graph per env step\n"
+                "(controls up, outputs down into pinned memory), as an RL step(); its launch plan is printed.\n"
                 "dense_gflops counts the LM linear algebra only (J^T J, J^T r, Cholesky, two solves:\n"
                 "2D^3 + D^3/3 + 4D^2 per iteration), not the residual and Jacobian evaluation;\n"
                 "dense_fraction_of_peak divides it by the device's FP32/FP64 peak (a lower bound).\n"
                 "CPU rows whose estimated time exceeds S seconds (default 120) are skipped and say so.\n"
+                "--sweeps: comma-separated subset of vs_D,vs_K,vs_K_floating (default all three).\n"
                 "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.");
       return 0;
     } else {
       std::fprintf(stderr, "bigstep bench gpu-speedup: bad argument '%s'\n", args[i].c_str());
       return 2;
     }
+  }
+  for (size_t i = 0; i <= sweeps.size();) {  // every --sweeps name is a known sweep
+    const size_t j = std::min(sweeps.find(',', i), sweeps.size());
+    const std::string sw = sweeps.substr(i, j - i);
+    if (sw != "vs_D" && sw != "vs_K" && sw != "vs_K_floating") {
+      std::fprintf(stderr, "bigstep bench gpu-speedup: --sweeps: unknown sweep '%s' (vs_D, vs_K, vs_K_floating)\n",
+                   sw.c_str());
+      return 2;
+    }
+    i = j + 1;
   }
   if (steps <= 0 || thread_counts.empty() || ipls.empty() || !(cpu_max_s > 0)) {
     std::fprintf(stderr, "bigstep bench gpu-speedup: --steps, --cpu-max-s and the --threads / --iters-per-launch lists "
@@ -252,6 +320,28 @@ int bench_command(const std::vector<std::string>& args) {
           }));
           rows.back().peak_gflops = cuda_peak_gflops(false);
         }
+      // the warp mapping (issue 13): rollout mode, one launch per horizon; lockstep, one CUDA
+      // graph per env step. N = 0: iterations run to convergence inside the launch.
+      if (sweep == "vs_K_floating" && K == Ks.front()) {
+        print_warp_plan<double>(m, K);
+        print_warp_plan<float>(m, K);
+      }
+      rows.push_back(measure<double>(sweep, "cuda_warp", m, K, steps, 0, 0, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+        return std::make_unique<CudaWarpAdapter<double>>(mm, s, k, n);
+      }));
+      rows.back().peak_gflops = cuda_peak_gflops(true);
+      rows.push_back(measure<float>(sweep, "cuda_warp", m, K, steps, 0, 0, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+        return std::make_unique<CudaWarpAdapter<float>>(mm, s, k, n);
+      }));
+      rows.back().peak_gflops = cuda_peak_gflops(false);
+      rows.push_back(measure<double>(sweep, "cuda_warp_step", m, K, steps, 0, 0, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+        return std::make_unique<CudaStepAdapter<double>>(mm, s, k, n);
+      }));
+      rows.back().peak_gflops = cuda_peak_gflops(true);
+      rows.push_back(measure<float>(sweep, "cuda_warp_step", m, K, steps, 0, 0, [&](const Model& mm, const PbdSettings& s, int k, int n) {
+        return std::make_unique<CudaStepAdapter<float>>(mm, s, k, n);
+      }));
+      rows.back().peak_gflops = cuda_peak_gflops(false);
     }
 #endif
     for (size_t i = rows.size(); i-- > 0 && rows[i].D == L && rows[i].K == K && rows[i].sweep == sweep;) {
@@ -261,10 +351,13 @@ int bench_command(const std::vector<std::string>& args) {
                   r.iters_total / r.wall_s);
     }
   };
-  for (int L : Ds) run("vs_D", fixed_problem(L), 200);
-  for (int K : Ks) run("vs_K", fixed_problem(10), K);
-
-  for (int K : Ks) run("vs_K_floating", *floating, K);
+  auto wanted = [&](const std::string& sw) { return ("," + sweeps + ",").find("," + sw + ",") != std::string::npos; };
+  if (wanted("vs_D"))
+    for (int L : Ds) run("vs_D", fixed_problem(L), 200);
+  if (wanted("vs_K"))
+    for (int K : Ks) run("vs_K", fixed_problem(10), K);
+  if (wanted("vs_K_floating"))
+    for (int K : Ks) run("vs_K_floating", *floating, K);
   std::filesystem::create_directories(out);
   const std::filesystem::path path = std::filesystem::path(out) / "gpu_speedup.csv";
   std::ofstream f(path);

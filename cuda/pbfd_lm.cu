@@ -1,5 +1,8 @@
 // CUDA mirror of solvers/pbfd_batch_team.h: the team-form LM iteration (solvers/pbfd_lm_team.h)
-// with CudaTeam. Trajectory state in global memory, residual scratch in dynamic shared memory.
+// with CudaTeam (a block per trajectory, launch()) or WarpTeam (a warp or half warp per
+// trajectory, iterations to convergence in one launch: launch_persistent(), step_graph(); the loop
+// of solvers/pbfd_lm_persistent.h). Trajectory state in global memory; the per-trajectory
+// workspace of the warp kernel (B, J, L, g, delta, scalars, residual scratch) in shared memory.
 #include <thrust/copy.h>
 #include <thrust/count.h>
 #include <thrust/execution_policy.h>
@@ -21,6 +24,7 @@
 #include "cuda/device_buffers.cuh"
 #include "cuda/pbfd_lm.h"
 #include "cuda/team_cuda.cuh"
+#include "solvers/pbfd_lm_persistent.h"
 #include "solvers/pbfd_lm_team.h"
 
 namespace bigstep {
@@ -116,28 +120,99 @@ __global__ void lm_candidate_kernel(const ModelView<S> m, const LmTeamSettings<S
   lm_phase_candidate(team, m, cfg, t, block_scratch(sp));
 }
 
-// Per-trajectory status predicates for Thrust (ints: kLmInts per trajectory, status first).
-struct HasStatus {
-  const int* ints;
-  int st;
-  __device__ bool operator()(int k) const { return ints[kLmInts * k] == st; }
-};
-// RUNNING count into *n (graph path: a kernel node, since Thrust may allocate during capture).
-__global__ void count_running_kernel(const int* ints, int K, int* n) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < K && ints[kLmInts * k] == TRAJ_RUNNING) atomicAdd(n, 1);
-}
 template <class S>
 struct ResidualOf {
   const S* data;
   size_t per, off;
   __device__ S operator()(int k) const { return data[per * k + off]; }
 };
-struct ReleaseWaiting {
-  int* ints;
-  __device__ void operator()(int k) const {
-    if (ints[kLmInts * k] == TRAJ_WAITING) ints[kLmInts * k] = TRAJ_RUNNING;
+
+// ---- warp mapping (issue 13 items 2, 3) ----
+// Threads per block at most, and the resident blocks per SM the register budget is sized for:
+// FP32 4 (512 threads, <= 128 registers: 32 trajectories of the D = 15 chain fit shared memory),
+// FP64 2 (256 threads, <= 255 registers: shared memory holds only 16 such trajectories per SM, so
+// a tighter bound would only add spills -- 128 registers spilled ~300 B per thread).
+constexpr int kWarpBlockMax = 128;
+template <class S>
+constexpr int kWarpMinBlocks = sizeof(S) == 8 ? 2 : 4;
+
+// Where each team's lm_local_size workspace lives: dynamic shared memory (global == nullptr),
+// `teams` slices of n S followed by `teams` x kLmInts ints; or, when one slice does not fit the
+// device's opt-in limit, a global slice per trajectory (the ints stay in shared memory).
+template <class S>
+struct LocalPlan {
+  S* global = nullptr;
+  int n = 0;      // lm_local_size
+  int teams = 1;  // teams (trajectories) per block
+};
+
+// Team t of block b runs trajectory b * teams + t to convergence (lm_team_run): W = 32 lanes (a
+// warp) or 16 (half a warp, two trajectories per warp). running: incremented for every trajectory
+// still RUNNING after an it_cap-limited launch (the device-side running count).
+template <class S, int W>
+__global__ void __launch_bounds__(kWarpBlockMax, kWarpMinBlocks<S>)
+    lm_warp_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma, int it_cap,
+                   const LocalPlan<S> lp, int K, S* data, int* ints, int* iters, unsigned* status, int* running) {
+  extern __shared__ unsigned char smem[];
+  const int team_id = int(threadIdx.x) / W;
+  const int k = int(blockIdx.x) * lp.teams + team_id;
+  if (k >= K) return;  // whole teams leave together (a team never straddles k = K)
+  WarpTeam<W> team;
+  const LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
+  const size_t local_bytes = lp.global ? 0 : size_t(lp.n) * sizeof(S) * lp.teams;
+  S* local = lp.global ? lp.global + size_t(lp.n) * k : reinterpret_cast<S*>(smem) + size_t(lp.n) * team_id;
+  int* li = reinterpret_cast<int*>(smem + local_bytes) + kLmInts * team_id;
+  lm_team_run(team, m, cfg, t, dt, alpha, beta, gamma, local, li, it_cap);
+  if (it_cap > 0 && team.lane == 0 && t.ints[team_detail::STATUS] == TRAJ_RUNNING) atomicAdd(running, 1);
+}
+
+// Reset of a list of rollouts in one kernel: block b writes rows[b] = [theta(0) | theta_{-1}]
+// into trajectory idx[b] and starts its new episode (lm_team_init).
+template <class S>
+__global__ void lm_reinit_kernel(const ModelView<S> m, int n_out, const ScratchPlan<S> sp, const int* __restrict__ idx,
+                                 const S* __restrict__ rows, size_t per, size_t o_th_n, S* data, int* ints, int* iters,
+                                 unsigned* status) {
+  const int k = idx[blockIdx.x], D = m.n_q;
+  for (int i = int(threadIdx.x); i < 2 * D; i += int(blockDim.x))
+    data[per * k + o_th_n + i] = rows[size_t(2 * D) * blockIdx.x + i];  // th_n, th_nm1 are adjacent
+  __syncthreads();
+  CudaTeam team;
+  LmTraj<S> t = lm_traj_at(m, n_out, k, data, ints, iters, status);
+  lm_team_init(team, m, t, block_scratch(sp));
+}
+
+// idx[0..*n) <- the RUNNING trajectories (any order: every trajectory's result is independent of
+// which block runs it), into preallocated buffers: no Thrust temporary storage per launch.
+__global__ void compact_running_kernel(const int* ints, int K, int* idx, int* n) {
+  const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k < K && ints[kLmInts * k] == TRAJ_RUNNING) idx[atomicAdd(n, 1)] = k;
+}
+// How many trajectories are in state st, into *n.
+__global__ void count_status_kernel(const int* ints, int K, int st, int* n) {
+  const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k < K && ints[kLmInts * k] == st) atomicAdd(n, 1);
+}
+__global__ void release_waiting_kernel(int* ints, int K) {
+  const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k < K && ints[kLmInts * k] == TRAJ_WAITING) ints[kLmInts * k] = TRAJ_RUNNING;
+}
+
+// Page-locked host buffers (asynchronous copies, graph memcpy nodes), freed together.
+class PinnedPool {
+ public:
+  template <class T>
+  T* alloc(size_t n) {
+    void* p = nullptr;
+    BIGSTEP_CUDA_CHECK(cudaHostAlloc(&p, (n > 0 ? n : 1) * sizeof(T), cudaHostAllocDefault));
+    held_.push_back(p);
+    return static_cast<T*>(p);
   }
+  ~PinnedPool() {
+    for (void* p : held_) cudaFreeHost(p);
+  }
+
+ private:
+  std::vector<void*> held_;
 };
 
 }  // namespace
@@ -165,14 +240,25 @@ struct PbfdTeamBatchCuda<S>::Impl {
   cudaStream_t stream = nullptr;
   int* d_count = nullptr;
   std::map<int, cudaGraphExec_t> graphs;
-  DevicePool reinit_idx;  // transient index list of reinit()
   S* data = nullptr;
   int *ints = nullptr, *iters = nullptr;
   unsigned* status = nullptr;
-  std::vector<S> h_out, h_scal;  // downloaded output slots (K x n_out x D) and scalars (K x 8)
   std::vector<S> h_rows;         // staging of set_controls
-  std::vector<int> h_ints, h_iters;
-  std::vector<unsigned> h_status;
+  // downloaded outputs, page-locked: output slots (K x n_out x D), scalars (K x 8), ints, iterations, statuses
+  PinnedPool pinned;
+  S *h_out = nullptr, *h_scal = nullptr, *h_u = nullptr;  // h_u: step_graph's controls (K x 3 D)
+  int *h_ints = nullptr, *h_iters = nullptr, *h_count = nullptr;
+  unsigned* h_status = nullptr;
+  // reinit: index list and rows, preallocated (K each) on both sides
+  int *d_reinit_idx = nullptr, *h_reinit_idx = nullptr;
+  S *d_reinit_rows = nullptr, *h_reinit_rows = nullptr;
+  // warp mapping
+  LocalPlan<S> lp;
+  int warp_lanes = 32;
+  size_t warp_shmem = 0;
+  int warp_blocks_per_sm = 0, sm_count = 0;
+  int* d_running = nullptr;
+  cudaGraphExec_t env_graph = nullptr;  // step_graph's captured env step
   // library path
   DenseAlgebra algebra;
   cublasHandle_t blas = nullptr;
@@ -220,6 +306,19 @@ struct PbfdTeamBatchCuda<S>::Impl {
     status = pool.alloc<unsigned>(size_t(n_out) * K);
     lanes = ((D + 31) / 32) * 32;
     plan_scratch();
+    d_running = pool.alloc<int>(1);
+    d_reinit_idx = pool.alloc<int>(K);
+    d_reinit_rows = pool.alloc<S>(size_t(K) * 2 * D);
+    h_out = pinned.alloc<S>(size_t(K) * n_out * D);
+    h_scal = pinned.alloc<S>(size_t(K) * 8);
+    h_u = pinned.alloc<S>(size_t(K) * 3 * D);
+    h_ints = pinned.alloc<int>(size_t(kLmInts) * K);
+    h_iters = pinned.alloc<int>(size_t(n_out) * K);
+    h_status = pinned.alloc<unsigned>(size_t(n_out) * K);
+    h_count = pinned.alloc<int>(1);
+    h_reinit_idx = pinned.alloc<int>(K);
+    h_reinit_rows = pinned.alloc<S>(size_t(K) * 2 * D);
+    plan_warp();
     if (algebra == DenseAlgebra::Library) {
       BIGSTEP_CUBLAS_CHECK(cublasCreate(&blas));
       BIGSTEP_CUSOLVER_CHECK(cusolverDnCreate(&solver));
@@ -291,18 +390,83 @@ struct PbfdTeamBatchCuda<S>::Impl {
     allow((const void*)lm_take_update_kernel<S>, shmem);
     allow((const void*)lm_candidate_kernel<S>, shmem);
   }
-  // idx <- the RUNNING trajectories (stable order); returns their number.
+  // idx <- the RUNNING trajectories; returns their number (one integer read back).
   int refresh_active() {
-    int* end = thrust::copy_if(thrust::device, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(K), active,
-                               HasStatus{ints, TRAJ_RUNNING});
+    BIGSTEP_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(int), stream));
+    compact_running_kernel<<<(K + 255) / 256, 256, 0, stream>>>(ints, K, active, d_count);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
-    n_active = int(end - active);
+    n_active = read_count();
     active_valid = true;
     return n_active;
+  }
+  // *d_count through the pinned h_count (the stream's work before it included).
+  int read_count() {
+    BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(h_count, d_count, sizeof(int), cudaMemcpyDeviceToHost, stream));
+    BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return *h_count;
+  }
+  template <int W>
+  static const void* warp_kernel() {
+    return reinterpret_cast<const void*>(lm_warp_kernel<S, W>);
+  }
+  // The warp kernel's plan: W = 16 lanes when n_q <= 16 (two trajectories per warp) else 32; the
+  // teams per block (1 .. kWarpBlockMax / W) whose shared memory gives the most resident
+  // trajectories per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor; ties: bigger blocks).
+  void plan_warp() {
+    int dev = 0, optin = 48 * 1024;
+    BIGSTEP_CUDA_CHECK(cudaGetDevice(&dev));
+    BIGSTEP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    BIGSTEP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev));
+    warp_lanes = D <= 16 ? 16 : 32;
+    const void* f = warp_lanes == 16 ? warp_kernel<16>() : warp_kernel<32>();
+    lp.n = lm_local_size(arrays.view());
+    const size_t per_team = size_t(lp.n) * sizeof(S) + kLmInts * sizeof(int);
+    BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    const bool global = per_team > size_t(optin);  // very long chains: workspaces in global memory
+    if (global) lp.global = pool.alloc<S>(size_t(lp.n) * K);
+    int best = -1;
+    for (int teams = kWarpBlockMax / warp_lanes; teams >= 1; teams /= 2) {
+      const size_t bytes = teams * (global ? kLmInts * sizeof(int) : per_team);
+      if (bytes > size_t(optin)) continue;
+      int nb = 0;
+      BIGSTEP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, f, teams * warp_lanes, bytes));
+      if (nb * teams > best) {
+        best = nb * teams;
+        lp.teams = teams;
+        warp_shmem = bytes;
+        warp_blocks_per_sm = nb;
+      }
+    }
+  }
+  // The persistent warp kernel over all K on stream st (non-RUNNING trajectories return at once).
+  void warp_launch(int it_cap, cudaStream_t st) {
+    if (it_cap > 0) BIGSTEP_CUDA_CHECK(cudaMemsetAsync(d_running, 0, sizeof(int), st));
+    const int grid = (K + lp.teams - 1) / lp.teams;
+    if (warp_lanes == 16)
+      lm_warp_kernel<S, 16><<<grid, lp.teams * 16, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+                                                                     data, ints, iters, status, d_running);
+    else
+      lm_warp_kernel<S, 32><<<grid, lp.teams * 32, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+                                                                     data, ints, iters, status, d_running);
+    BIGSTEP_CUDA_CHECK(cudaGetLastError());
+  }
+  // The outputs download_outputs() reads, asynchronously on st into the pinned buffers.
+  void download_async(cudaStream_t st) {
+    const size_t n_out = size_t(cfg.n_out), pitch = per * sizeof(S);
+    BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(h_iters, iters, n_out * K * sizeof(int), cudaMemcpyDeviceToHost, st));
+    BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(h_status, status, n_out * K * sizeof(unsigned), cudaMemcpyDeviceToHost, st));
+    BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(h_ints, ints, size_t(kLmInts) * K * sizeof(int), cudaMemcpyDeviceToHost, st));
+    // the output slots and the 8 scalars of every strided trajectory block, packed
+    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(h_out, n_out * D * sizeof(S), data + o_out, pitch, n_out * D * sizeof(S), K,
+                                         cudaMemcpyDeviceToHost, st));
+    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(h_scal, 8 * sizeof(S), data + o_scal, pitch, 8 * sizeof(S), K,
+                                         cudaMemcpyDeviceToHost, st));
   }
   void drop_graphs() {
     for (auto& g : graphs) cudaGraphExecDestroy(g.second);
     graphs.clear();
+    if (env_graph) cudaGraphExecDestroy(env_graph);
+    env_graph = nullptr;
   }
   // Captures `iterations` single-iteration launches over all K plus the running count.
   cudaGraphExec_t graph_for(int iterations) {
@@ -314,7 +478,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
       lm_iteration_kernel<S><<<K, lanes, shmem_fused, stream>>>(mv, cfg, p[0], p[3], p[4], p[5], 1, nullptr, sp, data,
                                                                 ints, iters, status);
     cudaMemsetAsync(d_count, 0, sizeof(int), stream);
-    count_running_kernel<<<(K + 255) / 256, 256, 0, stream>>>(ints, K, d_count);
+    count_status_kernel<<<(K + 255) / 256, 256, 0, stream>>>(ints, K, TRAJ_RUNNING, d_count);
     BIGSTEP_CUDA_CHECK(cudaStreamEndCapture(stream, &g));
     cudaGraphExec_t exec = nullptr;
     BIGSTEP_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
@@ -367,24 +531,30 @@ void PbfdTeamBatchCuda<S>::reinit(const std::vector<int>& ks, const std::vector<
                                   const std::vector<VecX>& theta_m1) {
   Impl& I = *impl_;
   if (ks.empty()) return;
-  std::vector<S> row(2 * size_t(I.D));  // th_n then th_nm1: adjacent in LmTraj
+  if (ks.size() > size_t(I.K) || theta0.size() != ks.size() || theta_m1.size() != ks.size())
+    throw std::invalid_argument("PbfdTeamBatchCuda::reinit: " + std::to_string(ks.size()) + " trajectories, " +
+                                std::to_string(theta0.size()) + " / " + std::to_string(theta_m1.size()) +
+                                " states (at most K = " + std::to_string(I.K) + ", one state each)");
+  const size_t D = size_t(I.D);
   for (size_t i = 0; i < ks.size(); ++i) {
     if (ks[i] < 0 || ks[i] >= I.K)
       throw std::invalid_argument("PbfdTeamBatchCuda::reinit: trajectory " + std::to_string(ks[i]) + " not in [0, K)");
-    for (int j = 0; j < I.D; ++j) {
-      row[j] = S(theta0[i][j]);
-      row[I.D + j] = S(theta_m1[i][j]);
+    I.h_reinit_idx[i] = ks[i];
+    for (size_t j = 0; j < D; ++j) {  // th_n then th_nm1: adjacent in LmTraj
+      I.h_reinit_rows[2 * D * i + j] = S(theta0[i][j]);
+      I.h_reinit_rows[2 * D * i + D + j] = S(theta_m1[i][j]);
     }
-    BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data + I.per * ks[i] + I.o_th_n, row.data(), row.size() * sizeof(S),
-                                  cudaMemcpyHostToDevice));
   }
-  int* idx = I.reinit_idx.template alloc<int>(ks.size());
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(idx, ks.data(), ks.size() * sizeof(int), cudaMemcpyHostToDevice));
-  lm_init_kernel<S><<<int(ks.size()), I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.sp, idx, I.data, I.ints, I.iters,
-                                                          I.status);
+  // two copies and one kernel for the whole list (no copy per trajectory, no allocation)
+  BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(I.d_reinit_idx, I.h_reinit_idx, ks.size() * sizeof(int), cudaMemcpyHostToDevice,
+                                     I.stream));
+  BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(I.d_reinit_rows, I.h_reinit_rows, ks.size() * 2 * D * sizeof(S),
+                                     cudaMemcpyHostToDevice, I.stream));
+  lm_reinit_kernel<S><<<int(ks.size()), I.lanes, I.shmem, I.stream>>>(I.mv, I.cfg.n_out, I.sp, I.d_reinit_idx,
+                                                                      I.d_reinit_rows, I.per, I.o_th_n, I.data, I.ints,
+                                                                      I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
-  BIGSTEP_CUDA_CHECK(cudaDeviceSynchronize());
-  I.reinit_idx = DevicePool();  // free the index list
+  BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(I.stream));  // the pinned staging may be rewritten after return
   I.active_valid = false;
 }
 
@@ -449,11 +619,11 @@ int PbfdTeamBatchCuda<S>::launch(int iterations) {
 
 template <class S>
 int PbfdTeamBatchCuda<S>::count(int st) const {
-  const Impl& I = *impl_;
-  const long n = thrust::count_if(thrust::device, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(I.K),
-                                  HasStatus{I.ints, st});
+  Impl& I = *impl_;
+  BIGSTEP_CUDA_CHECK(cudaMemsetAsync(I.d_count, 0, sizeof(int), I.stream));
+  count_status_kernel<<<(I.K + 255) / 256, 256, 0, I.stream>>>(I.ints, I.K, st, I.d_count);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
-  return int(n);
+  return I.read_count();
 }
 
 template <class S>
@@ -469,8 +639,7 @@ double PbfdTeamBatchCuda<S>::max_residual() const {
 template <class S>
 void PbfdTeamBatchCuda<S>::release_waiting() {
   Impl& I = *impl_;
-  thrust::for_each(thrust::device, thrust::counting_iterator<int>(0), thrust::counting_iterator<int>(I.K),
-                   ReleaseWaiting{I.ints});
+  release_waiting_kernel<<<(I.K + 255) / 256, 256, 0, I.stream>>>(I.ints, I.K);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   I.active_valid = false;
 }
@@ -478,21 +647,8 @@ void PbfdTeamBatchCuda<S>::release_waiting() {
 template <class S>
 void PbfdTeamBatchCuda<S>::download_outputs() {
   Impl& I = *impl_;
-  const size_t K = size_t(I.K), n_out = size_t(I.cfg.n_out), D = size_t(I.D);
-  I.h_iters.resize(n_out * K);
-  I.h_status.resize(n_out * K);
-  I.h_ints.resize(size_t(kLmInts) * K);
-  I.h_out.resize(K * n_out * D);
-  I.h_scal.resize(K * 8);
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_iters.data(), I.iters, I.h_iters.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_status.data(), I.status, I.h_status.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  BIGSTEP_CUDA_CHECK(cudaMemcpy(I.h_ints.data(), I.ints, I.h_ints.size() * sizeof(int), cudaMemcpyDeviceToHost));
-  // the output slots and the 8 scalars of every strided trajectory block, packed on the host
-  const size_t pitch = I.per * sizeof(S);
-  BIGSTEP_CUDA_CHECK(cudaMemcpy2D(I.h_out.data(), n_out * D * sizeof(S), I.data + I.o_out, pitch, n_out * D * sizeof(S), K,
-                                  cudaMemcpyDeviceToHost));
-  BIGSTEP_CUDA_CHECK(cudaMemcpy2D(I.h_scal.data(), 8 * sizeof(S), I.data + I.o_scal, pitch, 8 * sizeof(S), K,
-                                  cudaMemcpyDeviceToHost));
+  I.download_async(I.stream);
+  BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(I.stream));
 }
 
 template <class S>
@@ -506,7 +662,7 @@ int PbfdTeamBatchCuda<S>::steps_done(int k) const { return impl_->h_ints[kLmInts
 template <class S>
 void PbfdTeamBatchCuda<S>::theta_into(int k, int n, double* out) const {
   const Impl& I = *impl_;
-  const S* row = I.h_out.data() + (size_t(k) * I.cfg.n_out + size_t(n % I.cfg.n_out)) * I.D;
+  const S* row = I.h_out + (size_t(k) * I.cfg.n_out + size_t(n % I.cfg.n_out)) * I.D;
   for (int i = 0; i < I.D; ++i) out[i] = double(row[i]);
 }
 template <class S>
@@ -526,6 +682,59 @@ unsigned PbfdTeamBatchCuda<S>::step_status(int k, int n) const {
 template <class S>
 double PbfdTeamBatchCuda<S>::residual(int k) const {
   return double(impl_->h_scal[size_t(k) * 8 + team_detail::RES]);
+}
+
+template <class S>
+int PbfdTeamBatchCuda<S>::launch_persistent(int it_cap) {
+  Impl& I = *impl_;
+  I.warp_launch(it_cap, I.stream);
+  I.active_valid = false;
+  if (it_cap <= 0) return 0;  // nothing stays RUNNING (see the header): no read-back
+  BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(I.h_count, I.d_running, sizeof(int), cudaMemcpyDeviceToHost, I.stream));
+  BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(I.stream));
+  return *I.h_count;
+}
+
+template <class S>
+void PbfdTeamBatchCuda<S>::step_graph(const std::vector<double>& u) {
+  Impl& I = *impl_;
+  const size_t w = 3 * size_t(I.D);
+  if (u.size() != size_t(I.K) * w)
+    throw std::invalid_argument("PbfdTeamBatchCuda::step_graph: u.size() = " + std::to_string(u.size()) +
+                                ", expected K x 3 n_q = " + std::to_string(size_t(I.K) * w));
+  for (size_t e = 0; e < u.size(); ++e) I.h_u[e] = S(u[e]);  // the graph's memcpy node reads h_u
+  if (!I.env_graph) {
+    cudaGraph_t g = nullptr;
+    BIGSTEP_CUDA_CHECK(cudaStreamBeginCapture(I.stream, cudaStreamCaptureModeThreadLocal));
+    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(I.data + I.o_tau, I.per * sizeof(S), I.h_u, w * sizeof(S), w * sizeof(S),
+                                         size_t(I.K), cudaMemcpyHostToDevice, I.stream));
+    release_waiting_kernel<<<(I.K + 255) / 256, 256, 0, I.stream>>>(I.ints, I.K);
+    I.warp_launch(0, I.stream);
+    I.download_async(I.stream);
+    BIGSTEP_CUDA_CHECK(cudaStreamEndCapture(I.stream, &g));
+    BIGSTEP_CUDA_CHECK(cudaGraphInstantiate(&I.env_graph, g, 0));
+    BIGSTEP_CUDA_CHECK(cudaGraphDestroy(g));
+  }
+  BIGSTEP_CUDA_CHECK(cudaGraphLaunch(I.env_graph, I.stream));
+  BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(I.stream));
+  I.active_valid = false;
+}
+
+template <class S>
+typename PbfdTeamBatchCuda<S>::WarpPlan PbfdTeamBatchCuda<S>::warp_plan() const {
+  const Impl& I = *impl_;
+  cudaFuncAttributes a{};
+  BIGSTEP_CUDA_CHECK(cudaFuncGetAttributes(&a, I.warp_lanes == 16 ? Impl::template warp_kernel<16>()
+                                                                   : Impl::template warp_kernel<32>()));
+  WarpPlan w;
+  w.lanes = I.warp_lanes;
+  w.bytes_per_traj = I.lp.global ? 0 : int(size_t(I.lp.n) * sizeof(S) + kLmInts * sizeof(int));
+  w.traj_per_block = I.lp.teams;
+  w.blocks_per_sm = I.warp_blocks_per_sm;
+  w.regs_per_thread = a.numRegs;
+  w.local_bytes = int(a.localSizeBytes);
+  w.sm_count = I.sm_count;
+  return w;
 }
 
 template class PbfdTeamBatchCuda<double>;

@@ -1,6 +1,7 @@
 // Host side of the CUDA batched PBFD JTJ-LM (cuda/pbfd_lm.cu): same API as the CPU emulation
-// solvers/pbfd_batch_team.h; each launch() is ONE kernel launch = one LM iteration of every
-// running trajectory (one block per trajectory, n_q lanes rounded up to a warp).
+// solvers/pbfd_batch_team.h. launch(): ONE kernel launch = one LM iteration of every running
+// trajectory (one block per trajectory, n_q lanes rounded up to a warp). launch_persistent() /
+// step_graph(): the warp mapping, a trajectory's iterations to convergence in one launch.
 #pragma once
 #include <memory>
 #include <vector>
@@ -62,6 +63,34 @@ class PbfdTeamBatchCuda {
   unsigned step_status(int k, int n) const;
   /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).
   double residual(int k) const;
+
+  // ---- warp mapping, iterations to convergence in one launch (issue 13 items 2, 3) ----
+  /// One persistent launch of the warp kernel (a W-lane team per trajectory, W = 16 when n_q <=
+  /// 16 else 32, several teams per block, per-trajectory state in shared memory): every RUNNING
+  /// trajectory iterates until it leaves RUNNING (lockstep: one committed step; rollout: its whole
+  /// horizon), or for it_cap iterations when it_cap > 0. Same results as the CPU emulation's
+  /// PbfdTeamBatch::launch_persistent. Returns the running count: 0 without a read-back when
+  /// it_cap <= 0 (every attempt ends within it_max iterations, a step within two attempts), else
+  /// a device-side count read back once.
+  int launch_persistent(int it_cap = 0);
+  /// One lockstep env step as a CUDA graph (captured on the first call, replayed after): the
+  /// controls u (K x 3 n_q, as set_controls) from pinned host memory, WAITING -> RUNNING, the
+  /// persistent warp kernel, and the outputs (as download_outputs) into pinned host memory, all
+  /// asynchronous on one stream; returns when the stream is done. = set_controls(u);
+  /// release_waiting(); launch_persistent(); download_outputs(). In rollout mode the first call
+  /// runs the whole horizon.
+  void step_graph(const std::vector<double>& u);
+  /// The warp kernel's launch plan, chosen on the host for occupancy (cudaOccupancy*).
+  struct WarpPlan {
+    int lanes = 0;             ///< lanes per trajectory (16 or 32)
+    int bytes_per_traj = 0;    ///< shared memory per trajectory (0 when it lives in global memory)
+    int traj_per_block = 0;    ///< teams (trajectories) per block
+    int blocks_per_sm = 0;     ///< resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor)
+    int regs_per_thread = 0;   ///< cudaFuncGetAttributes numRegs of the kernel
+    int local_bytes = 0;       ///< per-thread local memory (spills) of the kernel
+    int sm_count = 0;
+  };
+  WarpPlan warp_plan() const;
 
  private:
   struct Impl;

@@ -79,7 +79,14 @@ struct CpuTeamBatch {
       b.set_params(k, cp.c_perp, cp.c_par, p.mass_scale_row(k, sc.model.n_link));
     }
   }
-  void sync() {}
+  // this step's controls, release (after step 0), iterations to convergence in one persistent
+  // launch (the CUDA warp kernel's loop, solvers/pbfd_lm_persistent.h)
+  void advance(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar, bool release) {
+    controls(tau, tau_k, theta_bar, theta_dot_bar);
+    if (release) b.release_waiting();
+    while (b.launch_persistent() > 0) {
+    }
+  }
 };
 #ifdef BIGSTEP_WITH_CUDA
 template <class S>
@@ -100,7 +107,7 @@ struct CudaTeamBatch {
     b.init(th0, thm1, p.contact, p.link_mass_scale);
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
-  void controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar) {
+  void fill_controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar) {
     u.assign(size_t(K) * 3 * D, 0.0);
     for (int k = 0; k < K; ++k) {
       double* row = u.data() + size_t(k) * 3 * D;
@@ -111,7 +118,6 @@ struct CudaTeamBatch {
         if (theta_dot_bar.size()) row[2 * D + i] = theta_dot_bar[i];
       }
     }
-    b.set_controls(u);
   }
   void reinit(const StateBatch& s, const std::vector<int>& ks) {
     std::vector<VecX> th0, thm1;
@@ -125,7 +131,12 @@ struct CudaTeamBatch {
     throw InvalidArgument("--backend cuda = cuda_team: per-episode re-randomisation (batch.randomize_*) is not "
                           "supported by the CUDA engine yet; use the CPU engines or turn randomisation off");
   }
-  void sync() { b.download_outputs(); }  // per step: outputs only, not K whole trajectory states
+  // one env step = one replay of a CUDA graph: controls upload, release, the persistent warp
+  // kernel, outputs (not K whole trajectory states) into pinned memory
+  void advance(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar, bool) {
+    fill_controls(tau, tau_k, theta_bar, theta_dot_bar);
+    b.step_graph(u);
+  }
 };
 #endif
 
@@ -151,11 +162,7 @@ class TeamEngine final : public BatchEngine {
         theta_dot_bar_.resize(b.n_q);
         sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar_, theta_dot_bar_);  // as u.t + dt
       }
-      team_.controls(sc_.tau, tau, theta_bar_, theta_dot_bar_);
-      if (done_ > 0) team_.b.release_waiting();
-      while (team_.b.launch() > 0) {
-      }
-      team_.sync();
+      team_.advance(sc_.tau, tau, theta_bar_, theta_dot_bar_, done_ > 0);
     }
     for (int k = 0; k < b.K; ++k) {
       if (b.status[k] & kHeld) continue;

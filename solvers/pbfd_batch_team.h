@@ -15,6 +15,7 @@
 
 #include "core/model_view.h"
 #include "solvers/pbd_step.h"
+#include "solvers/pbfd_lm_persistent.h"
 #include "solvers/pbfd_lm_team.h"
 #include "solvers/team.h"
 
@@ -155,6 +156,27 @@ class PbfdTeamBatch {
   }
   unsigned step_status(int k, int n) const { return status_[size_t(k) * cfg_.n_out + n % cfg_.n_out]; }
 
+  /// One persistent launch (solvers/pbfd_lm_persistent.h, the CUDA warp kernel's loop): every
+  /// RUNNING trajectory iterates until it leaves RUNNING (lockstep: its step committed; rollout:
+  /// its horizon done) or for it_cap iterations when it_cap > 0. Equals that many launch() calls
+  /// bit for bit. Returns how many are RUNNING (0 when it_cap <= 0).
+  int launch_persistent(int it_cap = 0) {
+    const int nl = lm_local_size(mv_);
+    if (local_.empty()) {  // sized once, on the first persistent launch (not per launch)
+      local_.assign(size_t(nl) * threads_, std::numeric_limits<S>::quiet_NaN());
+      local_ints_.assign(size_t(kLmInts) * threads_, 0);
+    }
+    // dynamic: iterations per trajectory differ; results do not depend on the thread
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_)
+    for (int k = 0; k < K_; ++k) {
+      CpuTeam team;
+      const int th = omp_get_thread_num();
+      lm_team_run(team, mv_, cfg_, traj(k), p_[0], p_[3], p_[4], p_[5], local_.data() + size_t(nl) * th,
+                  local_ints_.data() + size_t(kLmInts) * th, it_cap);
+    }
+    return count(TRAJ_RUNNING);
+  }
+
  private:
   S* scratch(int thread) { return scratch_.data() + size_t(thread) * pbfd_scratch_size(mv_); }
 
@@ -237,6 +259,8 @@ class PbfdTeamBatch {
   std::vector<unsigned> status_;
   std::vector<S> B_new_, g_new_;  // library path: batched products
   std::vector<int> info_;         // library path: factorisation status per trajectory
+  std::vector<S> local_;          // persistent launches: one lm_local_size workspace per thread
+  std::vector<int> local_ints_;
 };
 
 }  // namespace bigstep

@@ -477,25 +477,29 @@ BIGSTEP_HD bool lm_phase_factor_check(Team& team, LmTraj<S>& t, int info) {
   return !give_up;
 }
 
-/// Phase 5 (fused): delta = -(L L^T)^-1 g by substitutions on one lane, kept in r.
+/// Phase 5 (fused): delta = -(L L^T)^-1 g kept in r, both substitutions column by column across
+/// lanes (warp-synchronous: one pivot division, then lanes update the remaining rows, sync between).
+/// Forward: r_i -= L_ij y_j for j = 0..i-1 in order, the row-oriented sums' order. Backward: why
+/// descending k in r_q -= L_kq x_k: ascending order (row-oriented) would serialise every row.
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_solve_fused(Team& team, int D, LmTraj<S>& t) {
   using namespace team_detail;
   if (t.ints[OVER]) return;
-  team.single([&] {
-    S* delta = t.r;
-    for (int i = 0; i < D; ++i) {
-      S s = -t.g[i];
-      for (int k = 0; k < i; ++k) s -= t.Lc[i * D + k] * delta[k];
-      delta[i] = s / t.Lc[i * D + i];
-    }
-    for (int i = D - 1; i >= 0; --i) {
-      S s = delta[i];
-      for (int k = i + 1; k < D; ++k) s -= t.Lc[k * D + i] * delta[k];
-      delta[i] = s / t.Lc[i * D + i];
-    }
-  });
+  S* delta = t.r;
+  team.for_each_lane(D, [&](int i) { delta[i] = -t.g[i]; });
   team.sync();
+  for (int j = 0; j < D; ++j) {  // L y = -g
+    team.single([&] { delta[j] = delta[j] / t.Lc[j * D + j]; });
+    team.sync();
+    team.for_each_lane(D - j - 1, [&](int q) { delta[j + 1 + q] -= t.Lc[(j + 1 + q) * D + j] * delta[j]; });
+    team.sync();
+  }
+  for (int i = D - 1; i >= 0; --i) {  // L^T x = y
+    team.single([&] { delta[i] = delta[i] / t.Lc[i * D + i]; });
+    team.sync();
+    team.for_each_lane(i, [&](int q) { delta[q] -= t.Lc[i * D + q] * delta[i]; });
+    team.sync();
+  }
 }
 
 /// Phase 6: predicted decrease, small-step test (ends the attempt), next candidate th + delta.

@@ -2,7 +2,8 @@
 // the same iteration counts and theta within 1e-9 after 100 steps, for K = 64 rollouts that all
 // differ (state, C_perp, C_par, mass scale; one poisoned rollout fails alone), through fused
 // launches over the compacted running set, CUDA graph replay and the library path, and with the
-// stable-PD servo; FP32 (eps_r = 1e-4, eps_x = 1e-6 as the spec's FP32 defaults) stays within 1e-3 m of the
+// stable-PD servo, and through the warp kernel (a 16- or 32-lane team per trajectory, iterations to
+// convergence in one launch, the lockstep env step as a CUDA graph); FP32 (eps_r = 1e-4, eps_x = 1e-6 as the spec's FP32 defaults) stays within 1e-3 m of the
 // FP64 box trajectory. Exits 77 (ctest: Skipped) with the reason when no CUDA device is present.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -49,6 +50,7 @@ void run_to_end(Batch& b, int K) {
 struct LockstepPair {
   PbfdTeamBatch<double> cpu;
   PbfdTeamBatchCuda<double> gpu;
+  bool warp = false;  // the GPU side through launch_persistent() (one launch per step)
   LockstepPair(const Scene& sc, int K, int steps, const std::vector<VecX>& th0, const std::vector<VecX>& thm1)
       : cpu(sc.model, sc.settings, K, steps, true, 0), gpu(sc.model, sc.settings, K, steps, true) {
     for (int k = 0; k < K; ++k) cpu.init(k, th0[k], thm1[k]);
@@ -62,7 +64,8 @@ struct LockstepPair {
     }
     while (cpu.launch() > 0) {
     }
-    while (gpu.launch() > 0) {
+    if (warp) CHECK(gpu.launch_persistent() == 0);
+    while (!warp && gpu.launch() > 0) {
     }
   }
 };
@@ -73,6 +76,22 @@ void expect_same_steps(const PbfdTeamBatchCuda<double>& gpu, PbfdTeamBatch<doubl
     INFO("rollout " << k << " step " << n);
     CHECK(gpu.iterations(k, n) == cpu.iterations(k, n));
     CHECK((gpu.theta(k, n) - cpu.theta(k, n)).lpNorm<Eigen::Infinity>() <= 1e-9);
+  }
+}
+
+// The servo's targets at t_{n+1} for every rollout: into the CPU batch and into u (K x 3 n_q rows
+// [tau = 0 | theta_bar | theta_dot_bar], as PbfdTeamBatchCuda::set_controls / step_graph take them).
+void pd_controls(const Scene& sc, int n, PbfdTeamBatch<double>& cpu, std::vector<double>& u) {
+  const int D = sc.model.n_q, K = int(u.size() / (3 * size_t(D)));
+  VecX tb(D), tdb(D);
+  sc.pd.reference(n * sc.settings.dt + sc.settings.dt, tb, tdb);
+  for (int k = 0; k < K; ++k) {
+    cpu.set_controls(k, VecX(), tb, tdb);
+    for (int i = 0; i < D; ++i) {
+      u[size_t(k) * 3 * D + i] = 0;
+      u[size_t(k) * 3 * D + D + i] = tb[i];
+      u[size_t(k) * 3 * D + 2 * D + i] = tdb[i];
+    }
   }
 }
 
@@ -95,7 +114,7 @@ struct Randomised {
   }
 };
 
-enum class Launch { Fused, Graph, Library };
+enum class Launch { Fused, Graph, Library, Warp, WarpCapped };
 
 void fp64_matches_cpu(Launch how, int iters_per_launch = 1) {
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
@@ -114,7 +133,16 @@ void fp64_matches_cpu(Launch how, int iters_per_launch = 1) {
                                 how == Launch::Library ? DenseAlgebra::Library : DenseAlgebra::Fused);
   gpu.use_graph(how == Launch::Graph);
   gpu.init(th0, thm1, rnd.contact, rnd.mass_scale);
-  for (int guard = 0; guard < 1000000 && gpu.launch(iters_per_launch) > 0; ++guard) {
+  if (how == Launch::Warp) {
+    CHECK(gpu.launch_persistent() == 0);  // the whole horizon in one launch
+  } else if (how == Launch::WarpCapped) {  // the device-side running count, read back per launch
+    int launches = 0;
+    while (gpu.launch_persistent(iters_per_launch) > 0) REQUIRE(++launches < 100000);
+    CHECK(launches > 1);
+    CHECK(gpu.count(TRAJ_RUNNING) == 0);
+  } else {
+    for (int guard = 0; guard < 1000000 && gpu.launch(iters_per_launch) > 0; ++guard) {
+    }
   }
   gpu.download();
   CHECK(gpu.status(5) == TRAJ_FAILED);
@@ -140,6 +168,12 @@ TEST_CASE("cuda lm: FP64 CUDA graph replay matches the CPU emulation", "[cuda]")
   fp64_matches_cpu(Launch::Graph, 3);
 }
 
+TEST_CASE("cuda lm: FP64 warp kernel (half-warp teams at D = 15, one launch per horizon) matches the CPU emulation",
+          "[cuda][warp]") {
+  fp64_matches_cpu(Launch::Warp);
+  fp64_matches_cpu(Launch::WarpCapped, 7);  // resumes mid-step from the carried state
+}
+
 TEST_CASE("cuda lm: FP64 library path (cuBLAS + cuSOLVER) matches the CPU emulation", "[cuda]") {
   fp64_matches_cpu(Launch::Library);
 }
@@ -156,23 +190,50 @@ TEST_CASE("cuda lm: stable-PD servo with targets uploaded between lockstep steps
   PbfdTeamBatchCuda<double>& gpu = pair.gpu;
   cpu.set_gains(sc.pd.kp, sc.pd.kd);
   gpu.set_gains(sc.pd.kp, sc.pd.kd);
-  VecX tb(D), tdb(D);
   std::vector<double> u(size_t(K) * 3 * D);
   for (int n = 0; n < steps; ++n) {
-    sc.pd.reference(n * sc.settings.dt + sc.settings.dt, tb, tdb);
-    for (int k = 0; k < K; ++k) {
-      cpu.set_controls(k, VecX(), tb, tdb);
-      for (int i = 0; i < D; ++i) {
-        u[size_t(k) * 3 * D + i] = 0;
-        u[size_t(k) * 3 * D + D + i] = tb[i];
-        u[size_t(k) * 3 * D + 2 * D + i] = tdb[i];
-      }
-    }
+    pd_controls(sc, n, cpu, u);
     gpu.set_controls(u);
     pair.round(n);
   }
   gpu.download();
   for (int k = 0; k < K; ++k) expect_same_steps(gpu, cpu, k, steps);
+}
+
+TEST_CASE("cuda lm: the lockstep env step as a CUDA graph (warp kernel, 32-lane teams at D = 18) matches the CPU emulation",
+          "[cuda][warp][pd]") {
+  // step_graph = controls upload + release + persistent warp kernel + outputs into pinned memory,
+  // captured once and replayed every step; the spider's PD targets change every step
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/quadruped_spider.yaml",
+                              {"integrator.type=pbfd", "integrator.dt=0.02"});
+  const int K = 40, steps = 20, D = sc.model.n_q;
+  std::vector<VecX> th0, thm1;
+  initial_states(sc, K, th0, thm1);
+  PbfdTeamBatch<double> cpu(sc.model, sc.settings, K, steps, true, 0);
+  for (int k = 0; k < K; ++k) cpu.init(k, th0[k], thm1[k]);
+  PbfdTeamBatchCuda<double> gpu(sc.model, sc.settings, K, steps, true, DenseAlgebra::Fused, 1);
+  gpu.init(th0, thm1);
+  cpu.set_gains(sc.pd.kp, sc.pd.kd);
+  gpu.set_gains(sc.pd.kp, sc.pd.kd);
+  const PbfdTeamBatchCuda<double>::WarpPlan plan = gpu.warp_plan();
+  CHECK(plan.lanes == 32);
+  CHECK(plan.traj_per_block >= 1);
+  VecX th(D);
+  std::vector<double> u(size_t(K) * 3 * D, 0.0);
+  for (int n = 0; n < steps; ++n) {
+    pd_controls(sc, n, cpu, u);
+    if (n > 0) cpu.release_waiting();
+    while (cpu.launch() > 0) {
+    }
+    gpu.step_graph(u);  // one output slot: read every step, as the RL engine does
+    for (int k = 0; k < K; ++k) {
+      INFO("rollout " << k << " step " << n);
+      CHECK(gpu.status(k) == cpu.status(k));
+      CHECK(gpu.iterations(k, 0) == cpu.iterations(k, n));
+      gpu.theta_into(k, 0, th.data());
+      CHECK((th - cpu.theta(k, n)).lpNorm<Eigen::Infinity>() <= 1e-9);
+    }
+  }
 }
 
 TEST_CASE("cuda lm: FP32 box slide stays within 1e-3 m of FP64", "[cuda]") {
@@ -221,11 +282,12 @@ TEST_CASE("cuda lm: same inputs give bit-identical results run to run (spec D9)"
   std::vector<VecX> th0, thm1;
   initial_states(sc, K, th0, thm1);
   std::vector<std::vector<VecX>> runs;
-  for (int graph = 0; graph < 3; ++graph) {
+  for (int graph = 0; graph < 5; ++graph) {
     PbfdTeamBatchCuda<double> gpu(sc.model, sc.settings, K, steps, false);
     gpu.use_graph(graph == 2);
     gpu.init(th0, thm1);
-    run_to_end(gpu, K);
+    if (graph >= 3) gpu.launch_persistent();  // the warp kernel, twice
+    else run_to_end(gpu, K);
     gpu.download();
     runs.emplace_back();
     for (int k = 0; k < K; ++k) runs.back().push_back(gpu.theta(k, steps - 1));
@@ -233,15 +295,20 @@ TEST_CASE("cuda lm: same inputs give bit-identical results run to run (spec D9)"
   for (int k = 0; k < K; ++k) {
     CHECK(runs[1][k] == runs[0][k]);
     CHECK(runs[2][k] == runs[0][k]);
+    CHECK(runs[4][k] == runs[3][k]);
+    CHECK((runs[3][k] - runs[0][k]).lpNorm<Eigen::Infinity>() <= 1e-9);  // warp vs block: FMA contraction may differ
   }
 }
 
 TEST_CASE("cuda lm: lockstep reinit of some trajectories (RL reset) matches the CPU emulation", "[cuda]") {
+  for (bool warp : {false, true}) {
+  INFO("warp kernel " << warp);
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
   const int K = 32, steps = 12;
   std::vector<VecX> th0, thm1;
   initial_states(sc, K, th0, thm1);
   LockstepPair pair(sc, K, steps, th0, thm1);
+  pair.warp = warp;
   PbfdTeamBatch<double>& cpu = pair.cpu;
   PbfdTeamBatchCuda<double>& gpu = pair.gpu;
   const std::vector<int> ks{3, 17, 30};
@@ -263,5 +330,44 @@ TEST_CASE("cuda lm: lockstep reinit of some trajectories (RL reset) matches the 
     const bool re = std::find(ks.begin(), ks.end(), k) != ks.end();
     CHECK(gpu.steps_done(k) == (re ? steps - 6 : steps));
     expect_same_steps(gpu, cpu, k, re ? steps - 6 : steps);
+  }
+  }
+}
+
+TEST_CASE("cuda lm: a small run of every kernel (the compute-sanitizer target)", "[cuda][sanitize]") {
+  // Seconds under racecheck / synccheck / memcheck / initcheck (bench/gpu_session.sh): the block
+  // kernels (init, compacted iteration, graph, reinit), the warp kernel with half-warp teams
+  // (D = 15, capped and uncapped) and whole-warp teams (D = 18, step_graph), each against the CPU
+  // emulation.
+  const Scene chain = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
+  const int K = 6, steps = 4;
+  std::vector<VecX> th0, thm1;
+  initial_states(chain, K, th0, thm1);
+  PbfdTeamBatch<double> cpu(chain.model, chain.settings, K, steps, false, 0);
+  for (int k = 0; k < K; ++k) cpu.init(k, th0[k], thm1[k]);
+  run_to_end(cpu, K);
+  for (int how = 0; how < 4; ++how) {
+    INFO("block / graph / warp / warp capped: " << how);
+    PbfdTeamBatchCuda<double> gpu(chain.model, chain.settings, K, steps, false);
+    gpu.use_graph(how == 1);
+    gpu.init(th0, thm1);
+    if (how == 2) gpu.launch_persistent();
+    else if (how == 3) while (gpu.launch_persistent(5) > 0) {}
+    else run_to_end(gpu, K);
+    gpu.download();
+    for (int k = 0; k < K; ++k) expect_same_steps(gpu, cpu, k, steps);
+  }
+  const Scene spider = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/quadruped_spider.yaml",
+                                  {"integrator.type=pbfd", "integrator.dt=0.02"});
+  std::vector<VecX> s0, s1;
+  initial_states(spider, 3, s0, s1);
+  PbfdTeamBatchCuda<float> f32(spider.model, spider.settings, 3, 3, true, DenseAlgebra::Fused, 1);
+  f32.init(s0, s1);
+  f32.set_gains(spider.pd.kp, spider.pd.kd);
+  std::vector<double> u(size_t(3) * 3 * spider.model.n_q, 0.0);
+  for (int n = 0; n < 3; ++n) {
+    if (n == 1) f32.reinit({1}, {s0[2]}, {s1[2]});
+    f32.step_graph(u);
+    for (int k = 0; k < 3; ++k) CHECK(f32.status(k) != TRAJ_FAILED);
   }
 }

@@ -13,29 +13,15 @@
 #include "envs/batch.h"
 #include "envs/scene.h"
 #include "solvers/pbfd_batch_team.h"
+#include "tests/support/team_case.h"
 
 using namespace bigstep;
 
 namespace {
 
-struct Case {
-  Scene sc;
-  std::vector<VecX> th0, thm1;
-};
-
+using Case = test::TeamCase;
 Case make_case(const std::string& cfg, int K, std::vector<std::string> ov = {}) {
-  Case c{load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/" + cfg, ov), {}, {}};
-  std::mt19937 rng(21);
-  std::normal_distribution<double> N(0, 1);
-  const double dt = c.sc.settings.dt;
-  for (int k = 0; k < K; ++k) {
-    VecX q = c.sc.theta0, v = c.sc.theta_dot0;
-    for (int i = 0; i < q.size(); ++i) q[i] += 0.02 * N(rng);
-    for (int i = 0; i < q.size(); ++i) v[i] += 0.1 * N(rng);
-    c.th0.push_back(q);
-    c.thm1.push_back(q - dt * v);
-  }
-  return c;
+  return test::make_team_case(cfg, K, ov, 21);
 }
 
 // Optional per-rollout mass scales and controls (constant torques, a stable-PD servo).
