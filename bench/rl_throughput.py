@@ -64,7 +64,7 @@ def bench_bigstep(task: str, K: int, engine: str, threads: int, budget: float, r
     env.reset(seed=0)
     a = draw_actions(env.single_action_space.low, env.single_action_space.high, K, rng)
     n, el = timed_steps(env.step, a, budget)
-    row = dict(sim="bigstep", task=task, engine=env.core.engine_name, threads=threads, K=K, dt_env=env.dt,
+    row = dict(sim="bigstep", task=task, engine=env.core.engine, threads=threads, K=K, dt_env=env.dt,
                physics_steps_per_env_step=1, steps_timed=n, wall_s=el)
     env.close()
     return row
@@ -179,7 +179,7 @@ def main() -> None:
         rows.append(r)
     print(file=sys.stderr)
     common.print_table(rows, ["sim", "task", "engine", "threads", "K", "env_steps_per_s", "sim_s_per_wall_s", "note"],
-                       {"env_steps_per_s": "{:.0f}", "sim_s_per_wall_s": "{:.2f}"})
+                       {"env_steps_per_s": ".0f", "sim_s_per_wall_s": ".2f"})
     import bigstep
     import gymnasium
     import mujoco
