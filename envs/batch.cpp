@@ -2,10 +2,13 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "core/inertia.h"
 
 namespace bigstep {
@@ -15,19 +18,59 @@ StateBatch::StateBatch(int K_, int n_q_)
       iterations(K_, 0), residual(K_, 0), episode(K_, 0) {}
 
 namespace {
+// std::seed_seq's generate() ([rand.util.seedseq], the standard's algorithm, so the streams are
+// the ones std::seed_seq gave) over a fixed number of seed words: std::seed_seq keeps its words in
+// a std::vector, and an auto-reset inside VecEnv::step must not allocate.
+template <size_t N>
+class FixedSeedSeq {
+ public:
+  using result_type = uint32_t;
+  explicit FixedSeedSeq(const std::array<uint32_t, N>& v) : v_(v) {}
+  size_t size() const { return N; }
+  template <class It>
+  void generate(It begin, It end) const {
+    const size_t n = size_t(end - begin);
+    if (n == 0) return;
+    for (It i = begin; i != end; ++i) *i = 0x8b8b8b8bu;
+    const size_t s = N;
+    const size_t t = n >= 623 ? 11 : n >= 68 ? 7 : n >= 39 ? 5 : n >= 7 ? 3 : (n - 1) / 2;
+    const size_t p = (n - t) / 2, q = p + t, m = std::max(s + 1, n);
+    const auto T = [](uint32_t x) { return x ^ (x >> 27); };
+    const auto at = [&](size_t i) -> uint32_t& { return reinterpret_cast<uint32_t&>(begin[i % n]); };
+    for (size_t k = 0; k < m; ++k) {
+      const uint32_t r1 = 1664525u * T(at(k) ^ at(k + p) ^ at(k + n - 1));
+      const uint32_t r2 = r1 + (k == 0 ? uint32_t(s) : k <= s ? uint32_t(k % n) + v_[k - 1] : uint32_t(k % n));
+      at(k + p) += r1;
+      at(k + q) += r2;
+      at(k) = r2;
+    }
+    for (size_t k = m; k < m + n; ++k) {
+      const uint32_t r3 = 1566083941u * T(at(k) + at(k + p) + at(k + n - 1));
+      const uint32_t r4 = r3 - uint32_t(k % n);
+      at(k + p) ^= r3;
+      at(k + q) ^= r4;
+      at(k) = r4;
+    }
+  }
+
+ private:
+  std::array<uint32_t, N> v_;
+};
+
 // Initial state of rollout k in `episode` from its own stream: independent of K and threads.
 // Episode 0 continues into the randomisation draws of init_batch (rng is returned for that).
+// Written into b's rows in place (no temporaries: reset_rollouts runs inside VecEnv::step).
 std::mt19937_64 draw_initial_state(const Scene& sc, const BatchOptions& opt, int k, uint32_t episode, StateBatch& b) {
-  std::seed_seq seq0{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x6269u};
-  std::seed_seq seqe{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x6269u, episode};
-  std::mt19937_64 rng(episode == 0 ? seq0 : seqe);
+  const uint32_t s0 = uint32_t(opt.seed), s1 = uint32_t(opt.seed >> 32);
+  FixedSeedSeq<4> seq0({s0, s1, uint32_t(k), 0x6269u});
+  FixedSeedSeq<5> seqe({s0, s1, uint32_t(k), 0x6269u, episode});
+  std::mt19937_64 rng = episode == 0 ? std::mt19937_64(seq0) : std::mt19937_64(seqe);
   std::normal_distribution<double> N(0, 1);
   const int n = sc.model.n_q;
-  VecX th = sc.theta0, thd = sc.theta_dot0;
-  for (int i = 0; i < n; ++i) th[i] += opt.perturb_theta * N(rng);
-  for (int i = 0; i < n; ++i) thd[i] += opt.perturb_theta_dot * N(rng);
-  b.row(b.theta, k) = th;
-  b.row(b.theta_prev, k) = th - sc.settings.dt * thd;  // theta_{-1} = theta(0) - dt theta_dot(0)
+  Eigen::Map<VecX> th = b.row(b.theta, k), th_prev = b.row(b.theta_prev, k);
+  for (int i = 0; i < n; ++i) th[i] = sc.theta0[i] + opt.perturb_theta * N(rng);
+  // theta_{-1} = theta(0) - dt theta_dot(0)
+  for (int i = 0; i < n; ++i) th_prev[i] = th[i] - sc.settings.dt * (sc.theta_dot0[i] + opt.perturb_theta_dot * N(rng));
   b.status[k] = 0;
   b.iterations[k] = 0;
   b.residual[k] = 0;
@@ -71,7 +114,7 @@ void redraw_params(const Scene& sc, const BatchOptions& opt, const StateBatch& b
     BIGSTEP_CHECK_ARG(k >= 0 && k < b.K, "rollout index", k, detail::concat("must be in [0, K = ", b.K, ")"));
     if (b.episode[k] == 0) continue;  // init_batch's draws
     // a stream of its own per (seed, k, episode), apart from the initial-state stream
-    std::seed_seq seq{uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x7072u, b.episode[k]};
+    FixedSeedSeq<5> seq({uint32_t(opt.seed), uint32_t(opt.seed >> 32), uint32_t(k), 0x7072u, b.episode[k]});
     std::mt19937_64 rng(seq);
     draw_params(sc, opt, k, rng, p);
   }
@@ -103,6 +146,21 @@ CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
   threads_ = threads;
   integ_ = make_integrator(sc);
   ctl_.resize(threads);
+  if (sc.pd.active())
+    for (int t = 0; t < threads; ++t) {
+      auto ts = std::make_unique<TargetServo>();
+      ts->pd.kp = sc.pd.kp;
+      ts->pd.kd = sc.pd.kd;
+      const TargetServo* self = ts.get();
+      const int n = sc.model.n_q;
+      // assigns into the integrator's sized vectors: no allocation per step
+      ts->pd.reference = [self, n](double, VecX& th_bar, VecX& th_dot_bar) {
+        th_bar = Eigen::Map<const VecX>(self->theta_bar, n);
+        if (self->theta_dot_bar) th_dot_bar = Eigen::Map<const VecX>(self->theta_dot_bar, n);
+        else th_dot_bar.setZero(n);
+      };
+      target_.push_back(std::move(ts));
+    }
 }
 
 void CpuBatchStepper::make_data(int K) {
@@ -153,7 +211,10 @@ Model scale_mass(const Model& m, const double* link_scale) {
   return Model::finalize(spec);
 }
 
-void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const double* tau) {
+void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const double* tau, const double* theta_bar,
+                           const double* theta_dot_bar) {
+  BIGSTEP_CHECK_ARG(!theta_bar || sc_.pd.active(), "theta_bar", "per-rollout targets",
+                    "need a stable-PD servo (control.pd gains) in the scene");
   BIGSTEP_CHECK_ARG(b.n_q == sc_.model.n_q, "StateBatch.n_q", b.n_q, detail::concat("expected ", sc_.model.n_q));
   BIGSTEP_CHECK_ARG(p.contact.empty() || int(p.contact.size()) == b.K, "RolloutParamTable.contact.size()",
                     p.contact.size(), detail::concat("expected 0 or K = ", b.K));
@@ -161,11 +222,9 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
                     "RolloutParamTable.link_mass_scale.size()", p.link_mass_scale.size(),
                     detail::concat("expected 0 or K x n_link = ", size_t(b.K) * sc_.model.n_link));
   if (int(data_.size()) != b.K) make_data(b.K);
-  const int T = threads();
-#pragma omp parallel for schedule(static) num_threads(T)
-  for (int k = 0; k < b.K; ++k) {
+  for_each_index(b.K, threads(), [&](int k) {
     if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
-      continue;  // a dead rollout is held until the caller resets it
+      return;  // a dead rollout is held until the caller resets it
     const Integrator& integ = *integ_;
     Data& d = data_[k];
     d.theta = b.row(b.theta, k);
@@ -174,6 +233,13 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     if (tau) u.tau = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
     else u.tau = sc_.tau;
     u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
+    if (theta_bar) {
+      // this rollout's targets: the thread's servo reads row k
+      TargetServo& ts = *target_[omp_get_thread_num()];
+      ts.theta_bar = theta_bar + size_t(k) * b.n_q;
+      ts.theta_dot_bar = theta_dot_bar ? theta_dot_bar + size_t(k) * b.n_q : nullptr;
+      u.pd = &ts.pd;
+    }
     u.t = b.steps * sc_.settings.dt;
     const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],
                            p.mass_scale_row(k, sc_.model.n_link)};
@@ -193,7 +259,7 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"
     b.iterations[k] = st.iterations;
     b.residual[k] = st.residual;
-  }
+  });
   ++b.steps;
 }
 

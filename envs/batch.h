@@ -85,8 +85,11 @@ class CpuBatchStepper {
   CpuBatchStepper(const Scene& sc, int threads);
   /// One step of every rollout whose status has no failure bit, with the scene's controls
   /// (control.tau, or tau (K x n_q) when given; the control.pd servo with targets at the step's
-  /// end time (b.steps + 1) dt, as the single-rollout run). Advances b.steps.
-  void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr);
+  /// end time (b.steps + 1) dt, as the single-rollout run). theta_bar / theta_dot_bar (K x n_q,
+  /// nullptr = the servo's reference / 0): per-rollout servo targets of this step, with
+  /// control.pd's gains (BatchEngine::step). Advances b.steps.
+  void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr, const double* theta_bar = nullptr,
+            const double* theta_dot_bar = nullptr);
   /// The listed rollouts start a new episode from b's rows: what their solvers carried is dropped.
   void reset(const std::vector<int>& ks);
   int threads() const { return threads_; }
@@ -99,6 +102,13 @@ class CpuBatchStepper {
   std::unique_ptr<Integrator> integ_;
   std::vector<Data> data_;                    // (K) one per rollout
   std::vector<StepControl> ctl_;              // per-thread controls of the current rollout
+  // per-thread servo whose reference is the current rollout's row of step()'s targets
+  struct TargetServo {
+    PdServo pd;
+    const double* theta_bar = nullptr;      // (n_q) the row being stepped
+    const double* theta_dot_bar = nullptr;  // (n_q) or nullptr = 0
+  };
+  std::vector<std::unique_ptr<TargetServo>> target_;  // (threads) heap: the lambdas hold their address
   // (K) per-rollout inverse-dynamics controller state (controller.type = id_*), empty otherwise
   std::vector<std::unique_ptr<IdControllerState>> id_;
 };

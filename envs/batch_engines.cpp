@@ -18,7 +18,10 @@ namespace {
 class ReferenceEngine final : public BatchEngine {
  public:
   ReferenceEngine(const Scene& sc) : st_(sc, sc.threads) {}
-  void step(StateBatch& b, const RolloutParamTable& p, const double* tau) override { st_.step(b, p, tau); }
+  void step(StateBatch& b, const RolloutParamTable& p, const double* tau, const double* theta_bar,
+            const double* theta_dot_bar) override {
+    st_.step(b, p, tau, theta_bar, theta_dot_bar);
+  }
   // the rows in b are the state; the rollouts' carried solver state is dropped
   void reset(const StateBatch&, const std::vector<int>& ks) override { st_.reset(ks); }
   void set_params(const RolloutParamTable&, const std::vector<int>&) override {}  // p is read every step
@@ -50,12 +53,14 @@ template <class S>
 struct CpuTeamBatch {
   PbfdTeamBatch<S> b;
   int K;
-  VecX row_;  // scratch: one rollout's torques
+  VecX row_, bar_, dot_bar_;  // scratch: one rollout's torques and servo targets
   CpuTeamBatch(const Scene& sc, const StateBatch& s, const RolloutParamTable& p, bool lockstep)
       : b(sc.model, team_settings<S>(sc), s.K, team_horizon(sc, lockstep), lockstep, sc.threads, DenseAlgebra::Fused,
           lockstep ? 1 : 0),
         K(s.K),
-        row_(s.n_q) {
+        row_(s.n_q),
+        bar_(s.n_q),
+        dot_bar_(VecX::Zero(s.n_q)) {
     for (int k = 0; k < s.K; ++k) {
       b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
       const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
@@ -63,15 +68,25 @@ struct CpuTeamBatch {
     }
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
-  // tau_k: rollout k's torques (n_q) or nullptr = tau for every rollout
-  void controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar) {
+  // tau_k: rollout k's torques (n_q) or nullptr = tau for every rollout; bar_k / dot_bar_k: rollout
+  // k's servo targets (n_q) or nullptr = theta_bar / theta_dot_bar (bar_k given: dot_bar_k nullptr = 0)
+  void controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar,
+                const double* bar_k, const double* dot_bar_k) {
+    const size_t n = size_t(row_.size());
     for (int k = 0; k < K; ++k) {
-      if (tau_k) row_ = Eigen::Map<const VecX>(tau_k + size_t(k) * row_.size(), row_.size());
-      b.set_controls(k, tau_k ? row_ : tau, theta_bar, theta_dot_bar);
+      if (tau_k) row_ = Eigen::Map<const VecX>(tau_k + size_t(k) * n, n);
+      if (bar_k) bar_ = Eigen::Map<const VecX>(bar_k + size_t(k) * n, n);
+      if (dot_bar_k) dot_bar_ = Eigen::Map<const VecX>(dot_bar_k + size_t(k) * n, n);
+      b.set_controls(k, tau_k ? row_ : tau, bar_k ? bar_ : theta_bar, bar_k ? dot_bar_ : theta_dot_bar);
     }
   }
   void reinit(const StateBatch& s, const std::vector<int>& ks) {
-    for (int k : ks) b.reinit(k, s.row(s.theta, k), s.row(s.theta_prev, k));
+    // through the sized scratch rows: a Map passed as const VecX& would be a heap temporary
+    for (int k : ks) {
+      row_ = s.row(s.theta, k);
+      bar_ = s.row(s.theta_prev, k);
+      b.reinit(k, row_, bar_);
+    }
   }
   void set_params(const Scene& sc, const RolloutParamTable& p, const std::vector<int>& ks) {
     for (int k : ks) {
@@ -81,8 +96,9 @@ struct CpuTeamBatch {
   }
   // this step's controls, release (after step 0), iterations to convergence in one persistent
   // launch (the CUDA warp kernel's loop, solvers/pbfd_lm_persistent.h)
-  void advance(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar, bool release) {
-    controls(tau, tau_k, theta_bar, theta_dot_bar);
+  void advance(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar,
+               const double* bar_k, const double* dot_bar_k, bool release) {
+    controls(tau, tau_k, theta_bar, theta_dot_bar, bar_k, dot_bar_k);
     if (release) b.release_waiting();
     while (b.launch_persistent() > 0) {
     }
@@ -107,15 +123,18 @@ struct CudaTeamBatch {
     b.init(th0, thm1, p.contact, p.link_mass_scale);
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
-  void fill_controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar) {
+  void fill_controls(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar,
+                     const double* bar_k, const double* dot_bar_k) {
     u.assign(size_t(K) * 3 * D, 0.0);
     for (int k = 0; k < K; ++k) {
       double* row = u.data() + size_t(k) * 3 * D;
       for (int i = 0; i < D; ++i) {
         if (tau_k) row[i] = tau_k[size_t(k) * D + i];
         else if (tau.size()) row[i] = tau[i];
-        if (theta_bar.size()) row[D + i] = theta_bar[i];
-        if (theta_dot_bar.size()) row[2 * D + i] = theta_dot_bar[i];
+        if (bar_k) row[D + i] = bar_k[size_t(k) * D + i];
+        else if (theta_bar.size()) row[D + i] = theta_bar[i];
+        if (dot_bar_k) row[2 * D + i] = dot_bar_k[size_t(k) * D + i];
+        else if (!bar_k && theta_dot_bar.size()) row[2 * D + i] = theta_dot_bar[i];
       }
     }
   }
@@ -133,8 +152,9 @@ struct CudaTeamBatch {
   }
   // one env step = one replay of a CUDA graph: controls upload, release, the persistent warp
   // kernel, outputs (not K whole trajectory states) into pinned memory
-  void advance(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar, bool) {
-    fill_controls(tau, tau_k, theta_bar, theta_dot_bar);
+  void advance(const VecX& tau, const double* tau_k, const VecX& theta_bar, const VecX& theta_dot_bar,
+               const double* bar_k, const double* dot_bar_k, bool) {
+    fill_controls(tau, tau_k, theta_bar, theta_dot_bar, bar_k, dot_bar_k);
     b.step_graph(u);
   }
 };
@@ -151,18 +171,23 @@ class TeamEngine final : public BatchEngine {
   TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParamTable& p, std::string name, int threads)
       : sc_(sc), lockstep_(sc.schedule == "lockstep"), team_(sc, b, p, lockstep_), name_(std::move(name)),
         threads_(threads) {}
-  void step(StateBatch& b, const RolloutParamTable&, const double* tau) override {
+  void step(StateBatch& b, const RolloutParamTable&, const double* tau, const double* theta_bar,
+            const double* theta_dot_bar) override {
+    BIGSTEP_CHECK_ARG(!theta_bar || sc_.pd.active(), "theta_bar", "per-rollout targets",
+                      "need a stable-PD servo (control.pd gains) in the scene");
+    BIGSTEP_CHECK_ARG(lockstep_ || theta_bar == nullptr, "batch.schedule", sc_.schedule,
+                      "per-step servo targets need batch.schedule=lockstep");
     BIGSTEP_CHECK_ARG(lockstep_ || tau == nullptr, "batch.schedule", sc_.schedule,
                       "per-step torques need batch.schedule=lockstep (free-running rollouts run all steps at once)");
     BIGSTEP_CHECK_ARG(lockstep_ || done_ < sc_.steps(), "integrator.duration", sc_.steps() * sc_.settings.dt,
                       "a free-running (batch.schedule=rollout) engine has run all its steps");
     if (lockstep_ || done_ == 0) {
-      if (sc_.pd.active()) {
+      if (sc_.pd.active() && !theta_bar) {
         theta_bar_.resize(b.n_q);
         theta_dot_bar_.resize(b.n_q);
         sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar_, theta_dot_bar_);  // as u.t + dt
       }
-      team_.advance(sc_.tau, tau, theta_bar_, theta_dot_bar_, done_ > 0);
+      team_.advance(sc_.tau, tau, theta_bar_, theta_dot_bar_, theta_bar, theta_dot_bar, done_ > 0);
     }
     for (int k = 0; k < b.K; ++k) {
       if (b.status[k] & kHeld) continue;

@@ -23,7 +23,12 @@ class BatchEngine {
   /// actions), or nullptr = the scene's control.tau; the control.pd servo acts on top. A rollout
   /// whose status carries a hard failure (non-finite torques or state, ...) is held; it never
   /// disturbs the others.
-  virtual void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr) = 0;
+  /// theta_bar (K x n_q; nullptr = the servo's own reference): each rollout's stable-PD targets of
+  /// this step (an RL policy's position actions, MuJoCo <position> actuators), held at the step's
+  /// end time with theta_dot_bar (K x n_q; nullptr = 0); the gains are control.pd's kp / kd, so the
+  /// scene must have that servo.
+  virtual void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr,
+                    const double* theta_bar = nullptr, const double* theta_dot_bar = nullptr) = 0;
   /// After reset_rollouts(sc, opt, b, ks): the listed rollouts start a new episode from b's rows
   /// (their engine state is re-initialised; the others are untouched). Lockstep engines only.
   virtual void reset(const StateBatch& b, const std::vector<int>& ks) = 0;

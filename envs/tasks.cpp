@@ -129,9 +129,12 @@ TaskSpec parse_task(const YAML::Node& t, const std::string& file) {
     else if (key == "include_qfrc_actuator_in_observation") s.include_qfrc_actuator = as<bool>(v, file, key);
     else if (key == "action_mode") {
       const std::string m = as<std::string>(v, file, key);
-      BIGSTEP_CHECK_ARG(m == "actuator" || m == "torque", where, m, "expected actuator | torque");
-      s.action_mode = m == "torque" ? ActionMode::Torque : ActionMode::Actuator;
+      BIGSTEP_CHECK_ARG(m == "actuator" || m == "torque" || m == "position", where, m,
+                        "expected actuator | torque | position");
+      s.action_mode = m == "torque" ? ActionMode::Torque : m == "position" ? ActionMode::Position : ActionMode::Actuator;
     } else if (key == "torque_limit") s.torque_limit = as<double>(v, file, key);
+    else if (key == "position_kp") s.position_kp = as<double>(v, file, key);
+    else if (key == "position_kv") s.position_kv = as<double>(v, file, key);
     else if (key == "iteration_budget") s.iteration_budget = as<int>(v, file, key);
     else {
       std::string known;
@@ -142,6 +145,10 @@ TaskSpec parse_task(const YAML::Node& t, const std::string& file) {
   BIGSTEP_CHECK_ARG(s.episode_steps >= 1, file + ": task.episode_steps", s.episode_steps, "must be >= 1");
   BIGSTEP_CHECK_ARG(s.torque_limit > 0 && std::isfinite(s.torque_limit), file + ": task.torque_limit", s.torque_limit,
                     "must be finite and > 0");
+  BIGSTEP_CHECK_ARG(s.position_kp > 0 && std::isfinite(s.position_kp), file + ": task.position_kp", s.position_kp,
+                    "must be finite and > 0");
+  BIGSTEP_CHECK_ARG(s.position_kv >= 0 && std::isfinite(s.position_kv), file + ": task.position_kv", s.position_kv,
+                    "must be finite and >= 0");
   BIGSTEP_CHECK_ARG(s.iteration_budget >= 0, file + ": task.iteration_budget", s.iteration_budget, "must be >= 0 (0 = integrator.it_max)");
   for (double w : {s.forward_reward_weight, s.ctrl_cost_weight, s.healthy_reward, s.contact_cost_weight})
     BIGSTEP_CHECK_ARG(std::isfinite(w), file + ": task weights", w, "must be finite");
@@ -169,8 +176,11 @@ const std::vector<std::pair<std::string, std::string>>& task_keys() {
       {"task.include_cinert_in_observation", "cinert[1:] (humanoid)"},
       {"task.include_cvel_in_observation", "cvel[1:] (humanoid)"},
       {"task.include_qfrc_actuator_in_observation", "qfrc_actuator[6:] (humanoid)"},
-      {"task.action_mode", "actuator (ctrl per actuator, clamped to ctrlrange) | torque (N m per actuated DOF)"},
+      {"task.action_mode", "actuator (ctrl per actuator, clamped to ctrlrange) | torque (N m per actuated DOF) | "
+                           "position (target per actuated DOF through the stable PD)"},
       {"task.torque_limit", "action bound of torque mode [N m]"},
+      {"task.position_kp", "stiffness of position mode's servo [N m/rad]"},
+      {"task.position_kv", "damping of position mode's servo [N m s/rad]"},
       {"task.iteration_budget", "solver iterations per attempt in one env step (0 = integrator.it_max)"}};
   return k;
 }
@@ -246,19 +256,23 @@ Task::Task(const TaskSpec& spec, const Scene& sc) : spec_(spec) {
   nv_ = imp.nv;
   dt_ = sc.settings.dt;
   const bool free_root = !imp.joints.empty() && imp.joints[0].type == MujocoJoint::Free;
-  // actions: the actuators (actuator mode) or the actuated DOFs (torque mode)
+  // actions: the actuators (actuator mode) or the actuated DOFs (torque and position modes)
   if (spec_.action_mode == ActionMode::Actuator) {
     BIGSTEP_CHECK_ARG(m.n_u > 0, sc.source + ": task.action_mode", "actuator",
                       "the model has no actuators: use task.action_mode: torque");
     for (int u = 0; u < m.n_u; ++u) {
-      // why: the batch engines take per-rollout torques; per-rollout stable-PD targets are not wired yet
-      BIGSTEP_CHECK_ARG(m.actuator_type[u] == ActuatorType::Motor, sc.source + ": actuator " + m.actuator_name[u],
-                        "position", "position actuators are not supported by the VecEnv yet: use task.action_mode: torque");
+      const bool position = m.actuator_type[u] == ActuatorType::Position;
       act_dof_.push_back(m.actuator_dof[u]);
       act_gear_.push_back(m.actuator_gear[u]);
+      act_kp_.push_back(position ? m.actuator_kp[u] * m.actuator_gear[u] : 0.0);
       const bool lim = m.actuator_ctrllimited[u] != 0;
       low_.push_back(lim ? m.actuator_ctrlrange[2 * size_t(u)] : -kInf);
       high_.push_back(lim ? m.actuator_ctrlrange[2 * size_t(u) + 1] : kInf);
+      if (!position) continue;
+      // K_p = sum kp gear^2, K_d = sum kv gear^2 per DOF (solvers/actuation.h)
+      if (servo_kp_.size() == 0) servo_kp_ = servo_kd_ = VecX::Zero(m.n_q);
+      servo_kp_[m.actuator_dof[u]] += m.actuator_kp[u] * m.actuator_gear[u] * m.actuator_gear[u];
+      servo_kd_[m.actuator_dof[u]] += m.actuator_kv[u] * m.actuator_gear[u] * m.actuator_gear[u];
     }
   } else {
     std::vector<int> dofs;
@@ -267,11 +281,23 @@ Task::Task(const TaskSpec& spec, const Scene& sc) : spec_(spec) {
       for (int k = free_root ? 6 : 0; k < m.n_q; ++k) dofs.push_back(k);
     std::sort(dofs.begin(), dofs.end());
     dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
+    const bool position = spec_.action_mode == ActionMode::Position;
+    if (position) servo_kp_ = servo_kd_ = VecX::Zero(m.n_q);
     for (int k : dofs) {
       act_dof_.push_back(k);
       act_gear_.push_back(1.0);
-      low_.push_back(-spec_.torque_limit);
-      high_.push_back(spec_.torque_limit);
+      act_kp_.push_back(position ? spec_.position_kp : 0.0);
+      if (position) {
+        // the joint's range (a limited DOF), else one turn; gear-1 <position> actuators
+        const bool lim = m.dof_limited[k] != 0;
+        low_.push_back(lim ? m.dof_range[2 * size_t(k)] : -M_PI);
+        high_.push_back(lim ? m.dof_range[2 * size_t(k) + 1] : M_PI);
+        servo_kp_[k] = spec_.position_kp;
+        servo_kd_[k] = spec_.position_kv;
+      } else {
+        low_.push_back(-spec_.torque_limit);
+        high_.push_back(spec_.torque_limit);
+      }
     }
   }
   BIGSTEP_CHECK_ARG(!act_dof_.empty(), sc.source + ": task", spec_.kind_name, "no actuated DOF");

@@ -31,11 +31,17 @@ namespace bigstep {
 enum class TaskKind { Hopper, Walker2d, HalfCheetah, Ant, Humanoid, Quadruped };
 
 /// How actions become controls (VecEnv).
-///   actuator: one action per model actuator; motors apply gear * clamp(a, ctrlrange) (MuJoCo)
+///   actuator: one action per model actuator; motors apply gear * clamp(a, ctrlrange), position
+///             actuators set the stable-PD target of their DOF (MuJoCo's <position>: kp, kv;
+///             solvers/actuation.h's map: theta_bar = sum kp gear clamp(a) / sum kp gear^2)
 ///   torque  : one action per actuated DOF (the actuators' DOFs, or every DOF outside a free joint
 ///             when the model has none) in [-torque_limit, torque_limit] N m, applied as given (an
 ///             out-of-range value is flagged, not clipped: the iteration budget guards the batch)
-enum class ActionMode { Actuator, Torque };
+///   position: one action per actuated DOF (as torque), its position target theta_bar through the
+///             stable PD with gains task.position_kp / task.position_kv (the model's actuators
+///             switched to MuJoCo <position> actuators of gear 1); bounds: the joint's range, or
+///             [-pi, pi] when unlimited; an out-of-range target is flagged and clamped
+enum class ActionMode { Actuator, Torque, Position };
 
 /// The `task:` block of a task file. Defaults are Gymnasium v5's for the kind.
 struct TaskSpec {
@@ -59,6 +65,8 @@ struct TaskSpec {
   bool include_qfrc_actuator = true;     ///< task.include_qfrc_actuator_in_observation (humanoid)
   ActionMode action_mode = ActionMode::Actuator;  ///< task.action_mode: actuator | torque
   double torque_limit = 1.0;             ///< task.torque_limit [N m] (torque mode)
+  double position_kp = 100.0;            ///< task.position_kp [N m/rad or N/m] (position mode)
+  double position_kv = 2.0;              ///< task.position_kv [N m s/rad or N s/m] (position mode)
   int iteration_budget = 0;              ///< task.iteration_budget: solver iterations per attempt and env step (0 = integrator.it_max)
 };
 
@@ -106,6 +114,13 @@ class Task {
   /// Actuated DOF of each action (n_actions); gear per action (1 in torque mode).
   const std::vector<int>& action_dof() const { return act_dof_; }
   const std::vector<double>& action_gear() const { return act_gear_; }
+  /// Per action: kp * gear of a position action (its share of the PD target's numerator), 0 for a
+  /// force action (n_actions).
+  const std::vector<double>& action_kp() const { return act_kp_; }
+  /// The stable-PD gains of the position actions per DOF (n_q): K_p = sum kp gear^2,
+  /// K_d = sum kv gear^2; empty when no action is a position target.
+  const VecX& servo_kp() const { return servo_kp_; }
+  const VecX& servo_kd() const { return servo_kd_; }
   /// The action space's bounds (ctrlrange, +-inf when unlimited; +-torque_limit in torque mode).
   const std::vector<double>& action_low() const { return low_; }
   const std::vector<double>& action_high() const { return high_; }
@@ -125,6 +140,8 @@ class Task {
   double dt_ = 0;
   std::vector<int> act_dof_;       // (n_actions)
   std::vector<double> act_gear_;   // (n_actions)
+  std::vector<double> act_kp_;     // (n_actions)
+  VecX servo_kp_, servo_kd_;       // (n_q) or empty
   std::vector<double> low_, high_; // (n_actions)
   bool needs_probe_ = false;
   struct Probe;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "envs/mujoco_import.h"
 
 namespace bigstep {
@@ -33,6 +34,19 @@ VecEnv::VecEnv(TaskFile tf, const VecEnvOptions& opt)
   // the iteration budget is the integrator's per-attempt cap for every env
   if (tf_.spec.iteration_budget > 0) sc.settings.it_max = tf_.spec.iteration_budget;
   task_ = std::make_unique<Task>(tf_.spec, sc);
+  // position actions: the engines' stable-PD servo takes the task's gains and per-env targets
+  if (task_->servo_kp().size()) {
+    BIGSTEP_CHECK_ARG(!sc.pd.active(), sc.source + ": control.pd", "a servo",
+                      "position actions set the servo's gains and targets: remove control.pd or use task.action_mode: torque");
+    sc.pd.kp = task_->servo_kp();
+    sc.pd.kd = task_->servo_kd();
+    // (engines call it only without per-env targets; the VecEnv always passes them)
+    sc.pd.reference = [theta0 = sc.theta0](double, VecX& th_bar, VecX& th_dot_bar) {
+      th_bar = theta0;
+      th_dot_bar.setZero(theta0.size());
+    };
+    theta_bar_.assign(size_t(opt.num_envs) * sc.model.n_q, 0.0);
+  }
   bk_ = select_backend(opt.backend);
   K_ = opt.num_envs;
   nq_ = task_->nq();
@@ -97,8 +111,7 @@ void VecEnv::build(int64_t seed) {
   }
   engine_name_ = engine_->name();
   clear_outputs();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int k = 0; k < K_; ++k) observe(k, nullptr, true);
+  for_each_index(K_, threads_, [&](int k) { observe(k, nullptr, true); });
 }
 
 // After a reset of every env: no step outputs yet.
@@ -132,11 +145,10 @@ void VecEnv::reset_envs(const std::vector<int>& ks) {
   }
   engine_->reset(b_, ks);
   const int n = int(ks.size());
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int i = 0; i < n; ++i) {
+  for_each_index(n, threads_, [&](int i) {
     episode_step_[ks[i]] = 0;
     observe(ks[i], nullptr, true);
-  }
+  });
 }
 
 // theta -> (qpos, qvel) -> the task's observation; on a step also reward and termination. reset:
@@ -167,13 +179,17 @@ void VecEnv::step(const double* actions) {
   const int A = action_dim();
   const std::vector<int>& dof = task_->action_dof();
   const std::vector<double>&gear = task_->action_gear(), &lo = task_->action_low(), &hi = task_->action_high();
-  const bool clamp = tf_.spec.action_mode == ActionMode::Actuator;
-  // 1. actions -> torques; bad values flagged per env; state kept for a held rollout
+  const std::vector<double>& kp = task_->action_kp();
+  const bool clamp = tf_.spec.action_mode != ActionMode::Torque;
+  const bool servo = !theta_bar_.empty();
+  // 1. actions -> torques and servo targets; bad values flagged per env; state kept for a held rollout
   for (int k = 0; k < K_; ++k) {
     const double* a = actions + size_t(k) * A;
     double* tau = tau_.data() + size_t(k) * n_;
+    double* bar = servo ? theta_bar_.data() + size_t(k) * n_ : nullptr;
     uint32_t f = 0;
     std::fill(tau, tau + n_, 0.0);
+    if (servo) std::fill(bar, bar + n_, 0.0);
     for (int i = 0; i < A; ++i) {
       double u = a[i];
       act_[size_t(k) * A + i] = u;
@@ -182,10 +198,24 @@ void VecEnv::step(const double* actions) {
         f |= ENV_ACTION_OUT_OF_RANGE;
         if (clamp) u = std::clamp(u, lo[i], hi[i]);  // MuJoCo clamps ctrl to ctrlrange
       }
-      tau[dof[i]] += gear[i] * u;
+      if (kp[i] > 0) bar[dof[i]] += kp[i] * u;  // position: sum kp gear u, divided by K_p below
+      else tau[dof[i]] += gear[i] * u;
     }
-    // why zeros: a NaN torque row would rely on every engine detecting it; the env is held anyway
-    if (f & ENV_ACTION_NONFINITE) std::fill(tau, tau + n_, 0.0);
+    if (servo) {
+      const VecX& Kp = task_->servo_kp();
+      // position mode (one gear-1 target per DOF): the action itself, not (kp u) / kp rounded
+      if (tf_.spec.action_mode == ActionMode::Position)
+        for (int i = 0; i < A; ++i) bar[dof[i]] = std::clamp(a[i], lo[i], hi[i]);
+      else
+        for (int j = 0; j < n_; ++j)
+          if (Kp[j] > 0) bar[j] /= Kp[j];
+    }
+    // why zeros / the current state: a NaN row would rely on every engine detecting it; the env is
+    // held anyway
+    if (f & ENV_ACTION_NONFINITE) {
+      std::fill(tau, tau + n_, 0.0);
+      if (servo) std::copy_n(b_.theta.data() + size_t(k) * n_, n_, bar);
+    }
     flags_[k] = f;
     std::copy_n(b_.theta.data() + size_t(k) * n_, n_, theta_hold_.data() + size_t(k) * n_);
     std::copy_n(b_.theta_prev.data() + size_t(k) * n_, n_, theta_prev_hold_.data() + size_t(k) * n_);
@@ -193,11 +223,10 @@ void VecEnv::step(const double* actions) {
     b_.status[k] &= ~uint32_t(STATUS_NOT_CONVERGED);
   }
   // 2. the engine (a NaN torque row makes the integrator flag and hold that rollout)
-  engine_->step(b_, p_, tau_.data());
+  engine_->step(b_, p_, tau_.data(), servo ? theta_bar_.data() : nullptr);
   // 3. failures held, observations, rewards, terminations, truncations
   ended_.clear();
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int k = 0; k < K_; ++k) {
+  for_each_index(K_, threads_, [&](int k) {
     const uint32_t st = b_.status[k];
     status_[k] = st;  // kept: an auto-reset clears the batch's row
     iterations_[k] = b_.iterations[k];
@@ -218,7 +247,7 @@ void VecEnv::step(const double* actions) {
       reward_[k] = 0;  // a failed step earns nothing
       terminated_[k] = 0;
     }
-  }
+  });
   // 4. SAME_STEP auto-reset of the ended envs
   for (int k = 0; k < K_; ++k)
     if (terminated_[k] || truncated_[k]) {

@@ -2,9 +2,12 @@
 // (envs/batch_engines.h), for RL loops (design.md "Front ends": C++ VecEnv; issue 14).
 //
 // One step(actions):
-//   1. actions (K x n_a) -> joint torques (K x n_q): actuator mode gear * clamp(a, ctrlrange),
-//      torque mode a on the actuated DOFs; a non-finite row or an out-of-range value is flagged
-//      per env (flags), never thrown
+//   1. actions (K x n_a) -> joint torques (K x n_q) and stable-PD targets theta_bar (K x n_q):
+//      actuator mode: motors gear * clamp(a, ctrlrange), position actuators the target
+//      sum kp gear clamp(a) / sum kp gear^2 of their DOF (solvers/actuation.h); torque mode: a on
+//      the actuated DOFs; position mode: theta_bar = clamp(a, joint range) on the actuated DOFs
+//      with gains task.position_kp / position_kv (envs/tasks.h ActionMode). A non-finite row or an
+//      out-of-range value is flagged per env (flags), never thrown
 //   2. the engine steps every live rollout; a rollout whose solver hit the iteration budget
 //      (task.iteration_budget LM iterations per attempt) or failed (non-finite, factorisation,
 //      gimbal lock) is flagged, its state held at the step's start, and its episode truncated
@@ -15,7 +18,7 @@
 //      holds the first observation of its next episode (fresh initial state from the stream
 //      (seed, k, episode), re-drawn masses / friction / stiffness when batch.randomize_* are on)
 // Every output is a persistent buffer sized at construction (numpy views in Python); a step does
-// not allocate (the reset of ended envs draws from seeded streams, which may).
+// not allocate, resets of ended envs included (tests/envs/vec_env_alloc_test.cpp).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -83,6 +86,10 @@ class VecEnv {
   const double* terms() const { return terms_.data(); } ///< (K x 4): forward, ctrl, contact, survive
   const uint32_t* episode() const { return b_.episode.data(); }  ///< (K) episodes started per env
   const RolloutParamTable& params() const { return p_; }
+  /// (K x n_q) the servo targets of the last step (position actions), nullptr when the task has none.
+  const double* theta_bar() const { return theta_bar_.empty() ? nullptr : theta_bar_.data(); }
+  /// The batch state (theta, theta_prev: K x n_q) the engine steps.
+  const StateBatch& batch() const { return b_; }
   int iteration_budget() const { return tf_.scene.settings.it_max; }
 
   /// Sets env k's state from MuJoCo's (qpos, qvel) (theta_prev = theta - dt theta_dot) and
@@ -112,6 +119,7 @@ class VecEnv {
   bool randomized_ = false;
   // persistent buffers
   std::vector<double> obs_, final_obs_, reward_, qpos_, qvel_, xy_, terms_, tau_, act_, theta_hold_, theta_prev_hold_;
+  std::vector<double> theta_bar_;  // (K x n_q) servo targets of position actions, empty without
   std::vector<uint8_t> terminated_, truncated_;
   std::vector<uint32_t> flags_;
   std::vector<int32_t> episode_step_, iterations_;

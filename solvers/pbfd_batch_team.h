@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/model_view.h"
+#include "core/parallel_for.h"
 #include "solvers/pbd_step.h"
 #include "solvers/pbfd_lm_persistent.h"
 #include "solvers/pbfd_lm_team.h"
@@ -84,14 +85,14 @@ class PbfdTeamBatch {
       for (int it = 0; it < iterations; ++it) library_iteration();
       return count(TRAJ_RUNNING);
     }
-#pragma omp parallel for schedule(static) num_threads(threads_)
-    for (int k = 0; k < K_; ++k) {
+    // (core/parallel_for.h: one thread runs outside a parallel region, which would allocate)
+    for_each_index(K_, threads_, [&](int k) {
       CpuTeam team;
       LmTraj<S> t = traj(k);
       for (int it = 0; it < iterations; ++it)
         lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5],
                           scratch_.data() + size_t(omp_get_thread_num()) * pbfd_scratch_size(mv_));
-    }
+    });
     return count(TRAJ_RUNNING);
   }
   /// How many trajectories are in state st (TrajStatus).

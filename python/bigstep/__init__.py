@@ -12,6 +12,32 @@ RL tasks with Gymnasium v5 definitions (bigstep.envs; needs gymnasium):
     venv = bigstep.make_vec("hopper", num_envs=64, seed=0)        # gymnasium.vector.VectorEnv
     sb3_env = bigstep.SB3VecEnv(venv); rsl_env = bigstep.RslRlVecEnv(venv)
 """
+import os as _os
+import sys as _sys
+
+# task files name models as gymnasium:<file> / example-robot-data:<path>; the C++ side asks a
+# python3 where those packages live ($PYTHON, else the one on PATH): make it this interpreter, so an
+# installed bigstep in a venv that is not activated finds the venv's packages
+_os.environ.setdefault("PYTHON", _sys.executable)
+
+
+def _preload_libmujoco() -> None:
+    """Loads the mujoco package's libmujoco.so.X.Y.Z (MJCF / URDF import) before the extension:
+    its run path ($ORIGIN/../mujoco) finds it only when both packages share one site-packages
+    (not in a venv that sees mujoco through --system-site-packages); the loader then matches the
+    extension's NEEDED entry to the already loaded soname. Without mujoco: nothing to do."""
+    import ctypes
+    import glob
+    import importlib.util
+    spec = importlib.util.find_spec("mujoco")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for lib in sorted(glob.glob(_os.path.join(folder, "libmujoco.so.*"))):
+            ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+            return
+
+
+_preload_libmujoco()
+
 from ._bigstep import (ENV_ACTION_NONFINITE, ENV_ACTION_OUT_OF_RANGE, ENV_BUDGET_EXCEEDED,  # noqa: F401
                        ENV_SOLVER_FAILED, STATUS_FACTOR_FAILED, STATUS_GIMBAL_LOCK, STATUS_NONFINITE,
                        STATUS_NOT_CONVERGED, BatchEnv, Model, VecEnvCore, load_model, model_arrays)
