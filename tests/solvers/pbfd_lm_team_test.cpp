@@ -372,5 +372,27 @@ TEST_CASE("lm team on OS-thread lanes (ThreadTeam) matches the reference, restar
                                                 false, DenseAlgebra::Fused, {}, lanes);
     CHECK(restarts > 0);
     compare_with_reference(make_case("box_slide.yaml", 2, {"integrator.it_max=4"}), 4, true, DenseAlgebra::Library, {}, lanes);
+    // 4 iterations per launch, lockstep: trajectories commit and turn WAITING inside a launch, and
+    // the next pass's evaluate sees them not RUNNING; bit for bit the single-launch CpuTeam run
+    const Case c = make_case("chain_floating_ground.yaml", 2, {drop});
+    PbfdTeamBatch<double> one(c.sc.model, c.sc.settings, 2, 6, true, 1), four(c.sc.model, c.sc.settings, 2, 6, true, 1);
+    four.use_thread_team(lanes);
+    for (int k = 0; k < 2; ++k) {
+      one.init(k, c.th0[k], c.thm1[k]);
+      four.init(k, c.th0[k], c.thm1[k]);
+    }
+    for (int n = 0; n < 6; ++n) {
+      while (one.launch() > 0) {
+      }
+      while (four.launch(4) > 0) {
+      }
+      one.release_waiting();
+      four.release_waiting();
+    }
+    for (int k = 0; k < 2; ++k)
+      for (int n = 0; n < 6; ++n) {
+        CHECK(four.iterations(k, n) == one.iterations(k, n));
+        CHECK(four.theta(k, n) == one.theta(k, n));
+      }
   }
 }
