@@ -193,6 +193,17 @@ void print_warp_plan(const Problem& pr, int K) {
 
 }  // namespace
 
+std::ofstream bench_result_file(const std::string& out, const std::string& name, std::filesystem::path& path,
+                                std::string& date) {
+  std::filesystem::create_directories(out);
+  path = std::filesystem::path(out) / name;
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  date = buf;
+  return std::ofstream(path);
+}
+
 int bench_command(const std::vector<std::string>& args) {
   static const std::string usage = command_usage("bench") +
       "(bigstep bench <benchmark> --help for its options)\n"
@@ -208,7 +219,7 @@ int bench_command(const std::vector<std::string>& args) {
                  args.empty() ? "which benchmark?" : ("unknown benchmark '" + args[0] + "'").c_str(), usage.c_str());
     return 2;
   }
-  bool quick = false;
+  bool quick = false, work_model_only = false;
   double cpu_max_s = 120;
   int steps = 100;
   const int all = int(std::thread::hardware_concurrency());
@@ -224,9 +235,11 @@ int bench_command(const std::vector<std::string>& args) {
     else if (args[i] == "--iters-per-launch" && i + 1 < args.size()) ipls = int_list(args[++i]);
     else if (args[i] == "--cpu-max-s" && i + 1 < args.size()) cpu_max_s = std::atof(args[++i].c_str());
     else if (args[i] == "--sweeps" && i + 1 < args.size()) sweeps = args[++i];
+    else if (args[i] == "--work-model") work_model_only = true;
     else if (args[i] == "--help") {
       std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]\n"
                 "                                [--iters-per-launch N1,N2] [--cpu-max-s S] [--sweeps LIST]\n"
+                "                                [--work-model]\n"
                 "Fig. 8: time per timestep of K fixed-chain trajectories (PBFD JTJ-LM, dt = 0.01 s) vs D at\n"
                 "K = 200 and vs K at D = 10, and of the floating 10-link chain on the ground (D = 15,\n"
                 "configs/chain_floating_ground.yaml, run from the repository root) vs K; CPU batched team\n"
@@ -242,7 +255,11 @@ int bench_command(const std::vector<std::string>& args) {
                 "dense_fraction_of_peak divides it by the device's FP32/FP64 peak (a lower bound).\n"
                 "CPU rows whose estimated time exceeds S seconds (default 120) are skipped and say so.\n"
                 "--sweeps: comma-separated subset of vs_D,vs_K,vs_K_floating (default all three).\n"
-                "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.");
+                "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.\n"
+                "First, the GPU work model (solvers/team_work_model.h): the team LM iteration of the floating\n"
+                "chain counted per phase (operations, busiest-lane path, barriers, lane efficiency) and the\n"
+                "predicted H100 time per env step at K = 65536, FP32 and FP64, one block vs one warp per\n"
+                "trajectory; writes OUT/gpu_work_model.csv. --work-model: only that.");
       return 0;
     } else {
       std::fprintf(stderr, "bigstep bench gpu-speedup: bad argument '%s'\n", args[i].c_str());
@@ -271,6 +288,8 @@ int bench_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "bigstep bench gpu-speedup: %s (run it from the repository root)\n", e.what());
     return 2;
   }
+  bench_work_model(out, quick ? std::min(steps, 30) : steps, quick);
+  if (work_model_only) return 0;
   std::string why;
   const bool gpu = cuda_device_count(&why) > 0;
   const std::string device = gpu ? cuda_device_name() : "none (" + why + ")";
@@ -358,12 +377,9 @@ int bench_command(const std::vector<std::string>& args) {
     for (int K : Ks) run("vs_K", fixed_problem(10), K);
   if (wanted("vs_K_floating"))
     for (int K : Ks) run("vs_K_floating", *floating, K);
-  std::filesystem::create_directories(out);
-  const std::filesystem::path path = std::filesystem::path(out) / "gpu_speedup.csv";
-  std::ofstream f(path);
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  std::filesystem::path path;
+  std::string date;
+  std::ofstream f = bench_result_file(out, "gpu_speedup.csv", path, date);
   f << "# bigstep bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
     << "; cpu threads: " << threads_list << "; " << date << "\n";
   f << "sweep,backend,precision,D,K,steps,threads,iters_per_launch,wall_s,time_per_timestep_ms,lm_iterations_per_s,"

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "core/model_view.h"
@@ -19,6 +20,7 @@
 #include "solvers/pbfd_lm_persistent.h"
 #include "solvers/pbfd_lm_team.h"
 #include "solvers/team.h"
+#include "solvers/team_thread.h"
 
 namespace bigstep {
 
@@ -77,6 +79,11 @@ class PbfdTeamBatch {
     lm_team_init(team, mv_, t, scratch_.data());
   }
 
+  /// Runs every team phase from now on with ThreadTeam (solvers/team_thread.h): `lanes` OS
+  /// threads per trajectory at once with a real barrier, trajectories one after another (no
+  /// OpenMP), so a missing sync() races as on the GPU (the ThreadSanitizer tests). 0 = CpuTeam.
+  void use_thread_team(int lanes) { runner_ = lanes > 0 ? std::make_unique<ThreadTeamRunner>(lanes) : nullptr; }
+
   /// One launch: `iterations` LM iterations (default 1, spec §6) of every RUNNING trajectory.
   /// Several per launch amortise launch overhead on the GPU; results equal that many launches.
   /// Returns how many are RUNNING.
@@ -85,13 +92,8 @@ class PbfdTeamBatch {
       for (int it = 0; it < iterations; ++it) library_iteration();
       return count(TRAJ_RUNNING);
     }
-    // (core/parallel_for.h: one thread runs outside a parallel region, which would allocate)
-    for_each_index(K_, threads_, [&](int k) {
-      CpuTeam team;
-      LmTraj<S> t = traj(k);
-      for (int it = 0; it < iterations; ++it)
-        lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5],
-                          scratch_.data() + size_t(omp_get_thread_num()) * pbfd_scratch_size(mv_));
+    each_traj([&](auto& team, LmTraj<S>& t, int, S* scr) {
+      for (int it = 0; it < iterations; ++it) lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5], scr);
     });
     return count(TRAJ_RUNNING);
   }
@@ -167,19 +169,45 @@ class PbfdTeamBatch {
       local_.assign(size_t(nl) * threads_, std::numeric_limits<S>::quiet_NaN());
       local_ints_.assign(size_t(kLmInts) * threads_, 0);
     }
-    // dynamic: iterations per trajectory differ; results do not depend on the thread
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_)
-    for (int k = 0; k < K_; ++k) {
+    const auto run = [&](int k) {
       CpuTeam team;
       const int th = omp_get_thread_num();
       lm_team_run(team, mv_, cfg_, traj(k), p_[0], p_[3], p_[4], p_[5], local_.data() + size_t(nl) * th,
                   local_ints_.data() + size_t(kLmInts) * th, it_cap);
+    };
+    // dynamic: iterations per trajectory differ; results do not depend on the thread. One thread:
+    // a plain loop (a one-thread parallel region allocates, core/parallel_for.h)
+    if (threads_ > 1) {
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_)
+      for (int k = 0; k < K_; ++k) run(k);
+    } else {
+      for (int k = 0; k < K_; ++k) run(k);
     }
     return count(TRAJ_RUNNING);
   }
 
  private:
   S* scratch(int thread) { return scratch_.data() + size_t(thread) * pbfd_scratch_size(mv_); }
+
+  // f(team, t, k, scratch) for every trajectory k: CpuTeam with OpenMP over trajectories, or all
+  // lanes of the ThreadTeamRunner at once on one trajectory after another
+  template <class F>
+  void each_traj(F&& f) {
+    if (runner_) {
+      for (int k = 0; k < K_; ++k)
+        runner_->run([&](ThreadTeam& team) {
+          LmTraj<S> t = traj(k);
+          f(team, t, k, scratch(0));
+        });
+      return;
+    }
+    // (core/parallel_for.h: one thread runs outside a parallel region, which would allocate)
+    for_each_index(K_, threads_, [&](int k) {
+      CpuTeam team;
+      LmTraj<S> t = traj(k);
+      f(team, t, k, scratch(omp_get_thread_num()));
+    });
+  }
 
   // One iteration of every trajectory through the library path: the phases of
   // solvers/pbfd_lm_team.h with the dense algebra done batch-wide in between, as the CUDA
@@ -191,56 +219,52 @@ class PbfdTeamBatch {
     B_new_.resize(size_t(K_) * D * D);
     g_new_.resize(size_t(K_) * D);
     info_.assign(K_, 0);
-#pragma omp parallel for schedule(static) num_threads(threads_)
-    for (int k = 0; k < K_; ++k) {
-      CpuTeam team;
-      LmTraj<S> t = traj(k);
-      lm_phase_evaluate(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5], scratch(omp_get_thread_num()));
-    }
-    // "gemmStridedBatched" over all K: B = J^T J, g = J^T r (J row-major = J^T column-major)
-#pragma omp parallel for schedule(static) num_threads(threads_)
+    again_.assign(K_, 0);
+    each_traj([&](auto& team, LmTraj<S>& t, int, S* scr) {
+      lm_phase_evaluate(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5], scr);
+    });
+    // "gemmStridedBatched" over all K: B = J^T J, g = J^T r (J row-major = J^T column-major);
+    // serial under ThreadTeam (its tests run under ThreadSanitizer, which does not see OpenMP's barriers)
+#pragma omp parallel for schedule(static) num_threads(threads_) if (!runner_)
     for (int k = 0; k < K_; ++k) {
       LmTraj<S> t = traj(k);
       const Eigen::Map<const Mat> Jt(t.J, D, D);
       Eigen::Map<Mat>(B_new_.data() + size_t(k) * D * D, D, D).noalias() = Jt * Jt.transpose();
       Eigen::Map<Vec>(g_new_.data() + size_t(k) * D, D).noalias() = Jt * Eigen::Map<const Vec>(t.r, D);
     }
-#pragma omp parallel for schedule(static) num_threads(threads_)
-    for (int k = 0; k < K_; ++k) {
-      CpuTeam team;
-      LmTraj<S> t = traj(k);
+    each_traj([&](auto& team, LmTraj<S>& t, int k, S* scr) {
       lm_phase_normal_take(team, D, t, B_new_.data() + size_t(k) * D * D, g_new_.data() + size_t(k) * D);
-      lm_phase_update(team, mv_, cfg_, t, scratch(omp_get_thread_num()));
-    }
+      lm_phase_update(team, mv_, cfg_, t, scr);
+    });
     // "potrfBatched" with lambda growth and re-factorisation of the failed ones (30 tries)
     for (int round = 0; round < 31; ++round) {
-      int again = 0;
-#pragma omp parallel for schedule(static) num_threads(threads_) reduction(+ : again)
-      for (int k = 0; k < K_; ++k) {
-        CpuTeam team;
-        LmTraj<S> t = traj(k);
+      each_traj([&](auto& team, LmTraj<S>& t, int k, S*) {
         lm_phase_assemble(team, D, t);
-        Eigen::Map<Mat> A(t.Lc, D, D);
-        Eigen::LLT<Eigen::Ref<Mat>> llt(A);  // in place: lower factor in A, as potrf
-        const bool finite = A.allFinite();
-        info_[k] = llt.info() == Eigen::Success && finite ? 0 : 1;
-        again += lm_phase_factor_check(team, t, info_[k]);
-      }
-      if (again == 0) break;
+        team.single([&] {  // the "library call": one lane (the host) for the trajectory
+          Eigen::Map<Mat> A(t.Lc, D, D);
+          Eigen::LLT<Eigen::Ref<Mat>> llt(A);  // in place: lower factor in A, as potrf
+          const bool finite = A.allFinite();
+          info_[k] = llt.info() == Eigen::Success && finite ? 0 : 1;
+        });
+        team.sync();
+        const bool a = lm_phase_factor_check(team, t, info_[k]);
+        team.single([&] { again_[k] = a; });
+      });
+      if (std::count(again_.begin(), again_.end(), 1) == 0) break;
     }
     // "potrsBatched": r = -(L L^T)^-1 g in place, then the candidate phase
-#pragma omp parallel for schedule(static) num_threads(threads_)
-    for (int k = 0; k < K_; ++k) {
-      CpuTeam team;
-      LmTraj<S> t = traj(k);
-      if (!t.ints[team_detail::OVER]) {
-        const Eigen::Map<const Mat> L(t.Lc, D, D);
-        Eigen::Map<Vec> r(t.r, D);
-        L.template triangularView<Eigen::Lower>().solveInPlace(r);
-        L.template triangularView<Eigen::Lower>().transpose().solveInPlace(r);
-      }
-      lm_phase_candidate(team, mv_, cfg_, t, scratch(omp_get_thread_num()));
-    }
+    each_traj([&](auto& team, LmTraj<S>& t, int, S* scr) {
+      team.single([&] {
+        if (!t.ints[team_detail::OVER]) {
+          const Eigen::Map<const Mat> L(t.Lc, D, D);
+          Eigen::Map<Vec> r(t.r, D);
+          L.template triangularView<Eigen::Lower>().solveInPlace(r);
+          L.template triangularView<Eigen::Lower>().transpose().solveInPlace(r);
+        }
+      });
+      team.sync();
+      lm_phase_candidate(team, mv_, cfg_, t, scr);
+    });
   }
 
   LmTraj<S> traj(int k) {
@@ -262,6 +286,8 @@ class PbfdTeamBatch {
   std::vector<int> info_;         // library path: factorisation status per trajectory
   std::vector<S> local_;          // persistent launches: one lm_local_size workspace per thread
   std::vector<int> local_ints_;
+  std::vector<int> again_;        // library path: 1 = factor again (lambda grew)
+  std::unique_ptr<ThreadTeamRunner> runner_;  // use_thread_team(): ThreadTeam lanes, else CpuTeam
 };
 
 }  // namespace bigstep

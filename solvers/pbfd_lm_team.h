@@ -224,6 +224,7 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   using std::isfinite;
   using std::pow;
   if (t.ints[STATUS] != TRAJ_RUNNING) {
+    team.sync();  // every lane has read OVER (last phase's entry tests) before lane 0 rewrites it
     team.single([&] { t.ints[OVER] = 1; });
     team.sync();
     return;
@@ -325,6 +326,7 @@ BIGSTEP_HD void lm_end_attempt(Team& team, const ModelView<S>& m, const LmTeamSe
   const int D = m.n_q;
   if ((bits & kFailBits) && cfg.restart && t.ints[ATTEMPT] == 0) {
     team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th_n[i]; });
+    team.sync();  // every lane has read ATTEMPT (above) and IT (the caller's cap test) before lane 0 rewrites them
     team.single([&] {
       t.ints[ATTEMPT] = 1;
       t.ints[FIRST] = 1;
@@ -347,8 +349,9 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
   using std::abs;
   if (t.ints[OVER]) return;
   const int D = m.n_q;
-  const bool accept = t.scal[ACCEPT] != S(0);
-  if (!accept && t.ints[FIRST]) {  // non-finite at the predictor: the trajectory fails
+  const bool accept = t.scal[ACCEPT] != S(0), first = t.ints[FIRST] != 0;
+  team.sync();  // every lane has read OVER, ACCEPT and FIRST before lane 0 rewrites OVER or FIRST below
+  if (!accept && first) {  // non-finite at the predictor: the trajectory fails
     team.single([&] {
       t.ints[STATUS] = TRAJ_FAILED;
       t.ints[OVER] = 1;

@@ -31,12 +31,16 @@ struct Controls {
   const PdServo* pd = nullptr;     // needs lockstep: the targets are set between steps
 };
 
-void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlgebra algebra = DenseAlgebra::Fused,
-                            const Controls& u = {}) {
+// thread_lanes > 0: the team phases run on that many OS threads per trajectory at once
+// (ThreadTeam, solvers/team_thread.h). Returns the number of committed steps that restarted.
+int compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlgebra algebra = DenseAlgebra::Fused,
+                           const Controls& u = {}, int thread_lanes = 0) {
   const int K = int(c.th0.size());
   const double dt = c.sc.settings.dt;
   REQUIRE((u.pd == nullptr || lockstep));
   PbfdTeamBatch<double> batch(c.sc.model, c.sc.settings, K, n_steps, lockstep, 2, algebra);
+  batch.use_thread_team(thread_lanes);
+  int restarted = 0;
   // the controls of step n for every rollout: torques and the servo's targets at t_{n+1}
   auto set_controls = [&](int n) {
     VecX tb, tdb;
@@ -83,8 +87,10 @@ void compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlge
       CHECK(batch.iterations(k, n) == st.iterations);
       CHECK((batch.theta(k, n) - th).lpNorm<Eigen::Infinity>() <= 1e-9);
       CHECK(((batch.step_status(k, n) & STATUS_NOT_CONVERGED) != 0) == ((st.status & STATUS_NOT_CONVERGED) != 0));
+      restarted += (batch.step_status(k, n) & STATUS_RESTARTED) != 0;
     }
   }
+  return restarted;
 }
 
 // Per-link scales (K x n_link): rollout k's factor base[k] varied per link (0.8, 0.95, 1.1, 1.25).
@@ -336,4 +342,43 @@ TEST_CASE("lm team: a joint limit stops the swing near its stop and pushes it ba
   CHECK(max_lim > 0.2);
   CHECK(max_lim < 0.2 + 0.035);
   CHECK(lim.back() < 0.2);  // pushed back into the range
+}
+
+TEST_CASE("lm team on OS-thread lanes (ThreadTeam) matches the reference, restarts included", "[team][lm][thread_team]") {
+  // Every team phase runs on real concurrent lanes with a std::barrier (a warp's 32 lanes, and 5
+  // lanes that own several entries each): a missing sync() gives lanes stale shared values, so
+  // iteration counts or trajectories leave the reference (and ThreadSanitizer reports the race:
+  // ctest -L tsan in a BIGSTEP_TSAN build). Small and short: a few seconds.
+  const std::string drop{"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"};
+  for (int lanes : {32, 5}) {
+    INFO("lanes " << lanes);
+    compare_with_reference(make_case("chain_floating_ground.yaml", 2, {drop}), 8, false, DenseAlgebra::Fused, {}, lanes);
+    // it_max = 3 fails the first attempt of every step: the restart from theta_n (issue 13's race)
+    const int restarts = compare_with_reference(make_case("chain_floating_ground.yaml", 2, {drop, "integrator.it_max=3"}), 4,
+                                                false, DenseAlgebra::Fused, {}, lanes);
+    CHECK(restarts > 0);
+    compare_with_reference(make_case("box_slide.yaml", 2, {"integrator.it_max=4"}), 4, true, DenseAlgebra::Library, {}, lanes);
+    // 4 iterations per launch, lockstep: trajectories commit and turn WAITING inside a launch, and
+    // the next pass's evaluate sees them not RUNNING; bit for bit the single-launch CpuTeam run
+    const Case c = make_case("chain_floating_ground.yaml", 2, {drop});
+    PbfdTeamBatch<double> one(c.sc.model, c.sc.settings, 2, 6, true, 1), four(c.sc.model, c.sc.settings, 2, 6, true, 1);
+    four.use_thread_team(lanes);
+    for (int k = 0; k < 2; ++k) {
+      one.init(k, c.th0[k], c.thm1[k]);
+      four.init(k, c.th0[k], c.thm1[k]);
+    }
+    for (int n = 0; n < 6; ++n) {
+      while (one.launch() > 0) {
+      }
+      while (four.launch(4) > 0) {
+      }
+      one.release_waiting();
+      four.release_waiting();
+    }
+    for (int k = 0; k < 2; ++k)
+      for (int n = 0; n < 6; ++n) {
+        CHECK(four.iterations(k, n) == one.iterations(k, n));
+        CHECK(four.theta(k, n) == one.theta(k, n));
+      }
+  }
 }

@@ -13,6 +13,7 @@
 #include "solvers/pbfd_residual_team.h"
 #include "solvers/registry.h"
 #include "solvers/team.h"
+#include "solvers/team_thread.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
@@ -434,4 +435,51 @@ TEST_CASE("pbfd team residual: per-DOF terms on a floating chain in contact", "[
   }
   CHECK(stops[0] > 0);  // both stops covered
   CHECK(stops[1] > 0);
+}
+
+TEST_CASE("pbfd team residual on OS-thread lanes (ThreadTeam) equals the sequential lanes bit for bit",
+          "[team][pbfd][thread_team]") {
+  // Every lane writes only its own entries with fixed-order sums, so r and J_r do not depend on
+  // which lane runs when; with real concurrent lanes a missing sync() shows up as a difference
+  // here (and as a data race under ThreadSanitizer, ctest -L tsan). Lanes: a warp, and 5 (lanes
+  // owning several entries, D = 15 not a multiple).
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
+                              {"contact.c_par=5e6"});
+  const Model m = with_dof_terms(sc.model);
+  std::vector<VecX> th_n, th_nm1, th;
+  chain_states(sc, 4, th_n, th_nm1, th);
+  const ModelArrays<double> arrays(m);
+  const ModelView<double> mv = arrays.view();
+  const double dt = sc.settings.dt;
+  const ContactParams& cp = sc.settings.contact;
+  for (int lanes : {32, 5}) {
+    ThreadTeamRunner runner(lanes);
+    for (size_t k = 0; k < th.size(); ++k) {
+      std::vector<double> R(9 * m.n_link), t(3 * m.n_link), c(3 * m.n_point), tau(m.n_q, 0.1 * double(k));
+      {  // step constants at theta_n, theta_{n-1} (as the reference's make_step_input)
+        PbdWorkspace ws(m);
+        const PbdStepInput in = make_step_input(m, th_n[k], th_nm1[k], dt, VecX::Zero(m.n_q), cp, ws);
+        for (int j = 0; j < m.n_link; ++j)
+          for (int a = 0; a < 3; ++a) {
+            t[3 * j + a] = in.anchor.t[j][a];
+            for (int b = 0; b < 3; ++b) R[9 * j + 3 * a + b] = in.anchor.R[j](a, b);
+          }
+        for (int s = 0; s < m.n_point; ++s)
+          for (int a = 0; a < 3; ++a) c[3 * s + a] = in.centre_n[s][a];
+      }
+      PbfdStepConst<double> in{R.data(), t.data(), c.data(), tau.data(), dt, cp.c_perp, cp.c_par, cp.alpha, cp.beta, cp.gamma};
+      in.theta_n = th_n[k].data();
+      in.theta_nm1 = th_nm1[k].data();
+      const int D = m.n_q;
+      std::vector<double> scratch(pbfd_scratch_size(mv), std::nan("")), r0(D), J0(size_t(D) * D);
+      CpuTeam seq;
+      pbfd_residual_team(seq, mv, in, th[k].data(), scratch.data(), r0.data(), J0.data());
+      std::vector<double> r(D, std::nan("")), J(size_t(D) * D, std::nan(""));
+      std::fill(scratch.begin(), scratch.end(), std::nan(""));
+      runner.run([&](ThreadTeam& team) { pbfd_residual_team(team, mv, in, th[k].data(), scratch.data(), r.data(), J.data()); });
+      INFO("lanes " << lanes << " rollout " << k);
+      CHECK(r == r0);
+      CHECK(J == J0);
+    }
+  }
 }

@@ -1,0 +1,158 @@
+// The GPU work model's counters (solvers/counted.h, CountingTeam in solvers/team.h,
+// solvers/team_work_model.h): hand counts of small team kernels, lane efficiency of a balanced
+// and of a one-lane loop, the counted LM run takes the iterations the plain one takes, and the
+// device model's bounds by hand.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "envs/scene.h"
+#include "solvers/pbfd_batch_team.h"
+#include "solvers/team_work_model.h"
+
+using namespace bigstep;
+
+namespace {
+using C = Counted<double>;
+}
+
+TEST_CASE("work model: a team dot product counts n multiplies on the lanes and n adds on lane 0", "[team][work_model]") {
+  // p_i = x_i y_i on lane i % 8 (n = 37: lanes 0-4 take 5, lanes 5-7 take 4), barrier, then lane 0
+  // sums s = 0 + p_0 + ... + p_36 (37 adds), barrier: work 74, path 5 + 37 = 42, 2 barriers
+  const int n = 37, lanes = 8;
+  std::vector<C> x(n), y(n), p(n);
+  for (int i = 0; i < n; ++i) x[i] = 0.5 * i, y[i] = 2.0 - i;
+  WorkTally tally(lanes, 1);
+  C s = 0;
+  {
+    CountingTeam team(tally);
+    team.for_each_lane(n, [&](int i) { p[i] = x[i] * y[i]; });
+    team.sync();
+    team.single([&] {
+      for (int i = 0; i < n; ++i) s += p[i];
+    });
+    team.sync();
+  }
+  double ref = 0;
+  for (int i = 0; i < n; ++i) ref += (0.5 * i) * (2.0 - i);
+  CHECK(double(s) == ref);  // counting does not change the arithmetic
+  const TeamWork w = tally.total();
+  CHECK(w.work == 2 * n);
+  CHECK(w.path == 5 + n);
+  CHECK(w.barriers == 2);
+  CHECK(w.efficiency(lanes) == Approx(74.0 / (8 * 42)));
+  // nothing counts once the team is gone
+  const C t = x[3] * y[3] + s;
+  CHECK(tally.total().work == 2 * n);
+  CHECK(double(t) == 1.5 * -1.0 + ref);
+}
+
+TEST_CASE("work model: a balanced loop has lane efficiency 1, a one-lane loop 1/lanes", "[team][work_model]") {
+  const int lanes = 32;
+  std::vector<C> a(64), b(64, 1.5), c(64, 2.0);
+  WorkTally tally(lanes, 2);
+  {
+    CountingTeam team(tally);
+    // 64 entries on 32 lanes, one fma-shaped update each (2 ops): every lane 4 ops
+    team.for_each_lane(64, [&](int i) { a[i] = b[i] * c[i] + a[i]; });
+    team.sync();
+    tally.set_phase(1);
+    team.single([&] {
+      for (int i = 0; i < 64; ++i) a[i] = b[i] * c[i] + a[i];
+    });
+    // outside any lane function: each GPU lane runs it itself (counted once, on every lane's path)
+    const C u = a[0] * a[1];
+    (void)u;
+    team.sync();
+  }
+  CHECK(tally.phase[0].work == 128);
+  CHECK(tally.phase[0].path == 4);
+  CHECK(tally.phase[0].efficiency(lanes) == 1.0);
+  CHECK(tally.phase[1].work == 129);
+  CHECK(tally.phase[1].path == 129);
+  CHECK(tally.phase[1].efficiency(lanes) == Approx(1.0 / lanes));
+}
+
+TEST_CASE("work model: special functions, comparisons and free operations", "[team][work_model]") {
+  WorkTally tally(1, 1);
+  {
+    CountingTeam team(tally);
+    team.single([&] {
+      using std::abs;
+      using std::pow;
+      using std::sqrt;
+      const C x = 2.0, y = -x;                 // negation: free
+      const C z = pow(abs(y), C(0.5)) + sqrt(x);  // pow (special), sqrt, + : 3
+      const bool big = z > 1;                  // comparison: 1
+      CHECK(big);
+      CHECK(isfinite(z));  // free
+    });
+    team.sync();
+  }
+  CHECK(tally.total().work == 4);
+  CHECK(tally.total().special == 1);
+}
+
+TEST_CASE("work model: the counted LM run takes the plain run's iterations", "[team][work_model]") {
+  // Counted<double> changes no arithmetic, so the counted driver (phase by phase) must follow the
+  // plain team batch iteration for iteration; floating chain landing, 3 rollouts, 20 steps
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
+                              {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"});
+  const int K = 3, steps = 20;
+  std::mt19937 rng(5);
+  std::normal_distribution<double> N(0, 0.01);
+  std::vector<VecX> th0, thm1;
+  for (int k = 0; k < K; ++k) {
+    VecX q = sc.theta0;
+    for (int i = 0; i < q.size(); ++i) q[i] += N(rng);
+    th0.push_back(q);
+    thm1.push_back(q - sc.settings.dt * sc.theta_dot0);
+  }
+  PbfdTeamBatch<double> plain(sc.model, sc.settings, K, steps, false, 1);
+  for (int k = 0; k < K; ++k) plain.init(k, th0[k], thm1[k]);
+  while (plain.launch(8) > 0) {
+  }
+  double iters = 0;
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < steps; ++n) iters += plain.iterations(k, n);
+  const LmWorkCount c = count_lm_work<double>(sc.model, sc.settings, th0, thm1, steps, 32);
+  // a pass of lm_team_iteration evaluates once; the step's iteration count (LmStats) leaves out
+  // the final evaluation that converges: one pass more per step (no restarts here)
+  CHECK(c.iterations == iters + K * steps);
+  CHECK(c.failed_steps == 0);
+  // every iteration evaluates r and J_r: the evaluate phase is most of the work, and no phase
+  // can be better balanced than perfectly
+  const TeamWork tot = c.iteration_total();
+  CHECK(c.phase[LMW_EVALUATE].work > 0.5 * tot.work);
+  for (int p = 0; p < LMW_N; ++p) CHECK(c.phase[size_t(p)].efficiency(32) <= 1.0);
+  CHECK(tot.efficiency(32) > 0.0);
+}
+
+TEST_CASE("work model: the device model's bounds by hand", "[team][work_model]") {
+  // one phase, per env step and trajectory: path 1000 instructions, work 16000, 10 barriers
+  LmWorkCount c;
+  c.K = 1;
+  c.steps = 1;
+  c.iterations = 1;
+  c.max_iterations_step = 3;
+  c.phase.assign(LMW_N, TeamWork{});
+  c.phase[0] = TeamWork{16000, 1000, 10, 0};
+  GpuSpec g;  // 132 SMs, 4 FP32 warp instructions / clock, dependent interval 4 clocks
+  g.clock_ghz = 1.0;
+  GpuMapping mp;
+  mp.lanes = 32;
+  mp.regs = 64;         // 65536 / (64 * 32) = 32 warps
+  mp.smem_per_traj = 0;
+  mp.bar_clk = 20;
+  mp.host_us_per_launch = 5;
+  const int K = 132 * 64;  // 64 per SM
+  const GpuPrediction p = predict_gpu(c, g, mp, K, false);
+  CHECK(p.lane_efficiency == Approx(0.5));
+  CHECK(p.resident == 32);
+  CHECK(p.t_thr_us == Approx(64 * 1000 / 4.0 / 1e3));              // 16 us
+  CHECK(p.t_lat_us == Approx(2 * (1000 * 4 + 10 * 20) / 1e3));      // 8.4 us
+  CHECK(std::string(p.bound) == "throughput");
+  CHECK(p.t_step_us == Approx(16 + 5));
+  mp.launch_per_iteration = true;  // a launch per iteration of the slowest trajectory: 3 x 5 us
+  CHECK(predict_gpu(c, g, mp, K, false).t_step_us == Approx(16 + 15));
+}
