@@ -65,7 +65,8 @@ void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, const Mat3&
   K6.bottomRightCorner<3, 3>() += K;
 }
 
-void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr) {
+void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr,
+                    bool force_curvature) {
   const bool jac = Jr && cm.with_jacobian;
   // subtree sums, children after their parents in Model order
   for (int j = m.n_link - 1; j >= 0; --j) {
@@ -90,7 +91,7 @@ void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm,
     const Vec6& sl = cm.s[size_t(l)];
     const Eigen::Matrix<double, 3, 4> Wl = twist_top(sl);
     Mat43 X = cm.P[size_t(j)] * Wl.transpose();
-    X.topRows<3>().noalias() += Wl * cm.G[size_t(j)];
+    if (force_curvature) X.topRows<3>().noalias() += Wl * cm.G[size_t(j)];
     const Vec6 y = tr6(X);
     const Vec6 u = y + cm.K[size_t(j)] * sl, ut = y + cm.K[size_t(j)].transpose() * sl;
     for (int a = 0; a < l; ++a) {
