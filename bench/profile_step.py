@@ -95,6 +95,7 @@ def lm_iterations(out: Path) -> int:
 
 
 # the solver alone: the reference's LM, or the team engine's launches (its LM phases)
+STEP = {"reference": r"bigstep::Integrator::step\(", "team": r"bigstep::PbfdTeamBatch<[^>]*>::launch\((?!.*\{lambda)"}
 LM_SOLVE = {"reference": r"bigstep::levenberg_marquardt\(", "team": r"bigstep::PbfdTeamBatch<[^>]*>::launch\((?!.*\{lambda)"}
 
 
@@ -202,6 +203,12 @@ def main() -> None:
             f2.get(n, 0) - f1.get(n, 0) for n in set(f1) | set(f2)
             if re.search(LM_SOLVE[a.engine], n)) / dit)
         row["integrator"] = a.integrator  # last: the column came after the others
+        # the integrator's step alone (Integrator::step: LM plus the per-step work around it, the step
+        # input and the normal force at theta_{n+1}); total - step is the run loop's per-step output
+        # and metrics, step - lm_solve the integrator's per-step constants (all per LM iteration)
+        row["step_per_lm_iteration"] = round(sum(
+            f2.get(n, 0) - f1.get(n, 0) for n in set(f1) | set(f2)
+            if re.search(STEP[a.engine], n)) / dit)
         rows.append(row)
         print(json.dumps(row), flush=True)
     fields = list(rows[0].keys())
