@@ -20,7 +20,12 @@ so the iterations are the reference's; the LM iterations come from rollouts.csv 
 time from summary.json (wall_time_s at N2 steps minus at N1 steps, medians); its rows carry
 engine = team and the label suffix "-team".
 
+--integrator pbd measures PBD (Eq. 6, exact-Hessian LM: integrator.type pbd, optimizer lm) on the
+same scenes and steps instead of PBFD; its rows carry the label suffix "-pbd" (reference engine only:
+the team form is PBFD's).
+
 Usage: python3 bench/profile_step.py [--label L] [--binary build/bigstep] [--engine reference|team]
+                                     [--integrator pbfd|pbd]
 """
 from __future__ import annotations
 
@@ -46,6 +51,9 @@ SCENES = [
      {"integrator.type": "pbfd", "integrator.optimizer": "jtj_lm", "contact.c_par": 5e4 / 0.05}, 8, 20),
     ("quadruped_spider", "quadruped_spider", 0.02, {"integrator.type": "pbfd"}, 10, 30),
 ]
+
+# integrator -> the overrides that select it (on top of the scene's)
+INTEGRATORS = {"pbfd": {}, "pbd": {"integrator.type": "pbd", "integrator.optimizer": "lm"}}
 
 # phase -> regex on callgrind_annotate's function names; the phases do not nest in one another
 PHASES = [
@@ -87,6 +95,7 @@ def lm_iterations(out: Path) -> int:
 
 
 # the solver alone: the reference's LM, or the team engine's launches (its LM phases)
+STEP = {"reference": r"bigstep::Integrator::step\(", "team": r"bigstep::PbfdTeamBatch<[^>]*>::launch\((?!.*\{lambda)"}
 LM_SOLVE = {"reference": r"bigstep::levenberg_marquardt\(", "team": r"bigstep::PbfdTeamBatch<[^>]*>::launch\((?!.*\{lambda)"}
 
 
@@ -153,17 +162,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--label", default=None, help="row label (default: the short commit, + '-team')")
     ap.add_argument("--engine", choices=sorted(ENGINES), default="reference")
+    ap.add_argument("--integrator", choices=sorted(INTEGRATORS), default="pbfd")
     ap.add_argument("--binary", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=common.RESULTS / "step_cost.csv")
     a = ap.parse_args()
+    if a.integrator != "pbfd" and a.engine != "reference":
+        raise SystemExit("--integrator pbd: reference engine only (the team form is PBFD's)")
     if a.label is None:
-        a.label = (common._git("rev-parse", "--short", "HEAD") or "local") + ("-team" if a.engine == "team" else "")
+        a.label = (common._git("rev-parse", "--short", "HEAD") or "local") + ("-team" if a.engine == "team" else "") + \
+            ("-pbd" if a.integrator == "pbd" else "")
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind not found (apt-get install valgrind)")
     binary = (a.binary or common.find_binary()).resolve()
     rows = []
     for scene, cfg, dt, sets, N1, N2 in SCENES:
-        sets = {**sets, **ENGINES[a.engine]}
+        sets = {**sets, **INTEGRATORS[a.integrator], **ENGINES[a.engine]}
         with tempfile.TemporaryDirectory(prefix="bigstep-prof-") as tmp:
             t1, f1, i1 = callgrind(binary, cfg, dt, sets, N1, Path(tmp))
             t2, f2, i2 = callgrind(binary, cfg, dt, sets, N2, Path(tmp))
@@ -189,6 +202,13 @@ def main() -> None:
         row["lm_solve_per_lm_iteration"] = round(sum(
             f2.get(n, 0) - f1.get(n, 0) for n in set(f1) | set(f2)
             if re.search(LM_SOLVE[a.engine], n)) / dit)
+        row["integrator"] = a.integrator  # last: the column came after the others
+        # the integrator's step alone (Integrator::step: LM plus the per-step work around it, the step
+        # input and the normal force at theta_{n+1}); total - step is the run loop's per-step output
+        # and metrics, step - lm_solve the integrator's per-step constants (all per LM iteration)
+        row["step_per_lm_iteration"] = round(sum(
+            f2.get(n, 0) - f1.get(n, 0) for n in set(f1) | set(f2)
+            if re.search(STEP[a.engine], n)) / dit)
         rows.append(row)
         print(json.dumps(row), flush=True)
     fields = list(rows[0].keys())
@@ -198,8 +218,9 @@ def main() -> None:
             rd = csv.DictReader(f)
             fields += [k for k in rd.fieldnames or [] if k not in fields]  # columns of older rows
             old = [r for r in rd if r["label"] != a.label]
-    for r in old:  # rows from before the engine column measured the reference
+    for r in old:  # rows from before the engine / integrator columns measured the reference's PBFD
         r["engine"] = r.get("engine") or "reference"
+        r["integrator"] = r.get("integrator") or "pbfd"
     meta_path = a.out.with_suffix(".meta.json")
     runs = json.loads(meta_path.read_text()).get("runs", []) if meta_path.is_file() else []
     runs = [r for r in runs if r.get("label") != a.label]

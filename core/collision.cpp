@@ -45,17 +45,24 @@ int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, 
                     kin.R.size(), "the Kinematics must be built from this model");
   int n_con = 0;
   Contact scratch[max_pair_contacts];  // one pair's contacts, so a full `out` is never overrun
+  // a geom's frame is placed once for consecutive pairs that share it (the pair list runs many
+  // contact points against one plane: issue 12, a third of the stage's cost was re-placing it)
+  GeomFrame fa, fb;
+  int placed_a = -1, placed_b = -1;
   for (int p = 0; p < m.n_pair; ++p) {
     const int ga = m.pair_geom_a[p], gb = m.pair_geom_b[p];
     const CollisionFunc f = collision_func[int(m.geom_type[ga])][int(m.geom_type[gb])];
-    // narrow phase in world coordinates
-    const int n_new = f(geom_frame(m, kin, ga), geom_frame(m, kin, gb), margin, scratch);
-    // copy what fits; record the overflow instead of writing past capacity
+    if (ga != placed_a) fa = geom_frame(m, kin, placed_a = ga);
+    if (gb != placed_b) fb = geom_frame(m, kin, placed_b = gb);
+    // narrow phase in world coordinates, straight into `out` while a whole pair's worth fits
+    Contact* dst = capacity - n_con >= max_pair_contacts ? out + n_con : scratch;
+    const int n_new = f(fa, fb, margin, dst);
+    // keep what fits; record the overflow instead of writing past capacity
     const int n_keep = std::min(n_new, capacity - n_con);
     if (n_keep < n_new) status |= STATUS_CONTACT_OVERFLOW;
     for (int i = 0; i < n_keep; ++i) {
       Contact& c = out[n_con++];
-      c = scratch[i];
+      if (dst == scratch) c = scratch[i];
       c.geom_a = ga;
       c.geom_b = gb;
       c.link_a = m.geom_link[ga];

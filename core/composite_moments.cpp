@@ -55,17 +55,23 @@ void begin_moments(const Model& m, const Kinematics& kin, const InertiaAnchor& a
 
 void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, const Mat3& K) {
   if (j < 0) return;
-  // X^T K X with X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]]
-  const Mat3 xh = skew(x);
-  const Mat3 xK = xh * K, Kx = K * xh;
+  // X^T K X with X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]], by cross products (x^ a = x x a,
+  // row b^T x^ = (b x x)^T): the same products and sums as the skew-matrix form, none with a zero
+  Mat3 xK, Kx, xKx;
+  for (int i = 0; i < 3; ++i) xK.col(i) = x.cross(K.col(i));
+  for (int i = 0; i < 3; ++i) {
+    Kx.row(i) = Vec3(K.row(i).transpose()).cross(x).transpose();
+    xKx.row(i) = Vec3(xK.row(i).transpose()).cross(x).transpose();
+  }
   Mat6& K6 = cm.K[size_t(j)];
-  K6.topLeftCorner<3, 3>().noalias() -= xK * xh;
+  K6.topLeftCorner<3, 3>() -= xKx;
   K6.topRightCorner<3, 3>() += xK;
   K6.bottomLeftCorner<3, 3>() -= Kx;
   K6.bottomRightCorner<3, 3>() += K;
 }
 
-void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr) {
+void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr,
+                    bool force_curvature) {
   const bool jac = Jr && cm.with_jacobian;
   // subtree sums, children after their parents in Model order
   for (int j = m.n_link - 1; j >= 0; --j) {
@@ -90,7 +96,7 @@ void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm,
     const Vec6& sl = cm.s[size_t(l)];
     const Eigen::Matrix<double, 3, 4> Wl = twist_top(sl);
     Mat43 X = cm.P[size_t(j)] * Wl.transpose();
-    X.topRows<3>().noalias() += Wl * cm.G[size_t(j)];
+    if (force_curvature) X.topRows<3>().noalias() += Wl * cm.G[size_t(j)];
     const Vec6 y = tr6(X);
     const Vec6 u = y + cm.K[size_t(j)] * sl, ut = y + cm.K[size_t(j)].transpose() * sl;
     for (int a = 0; a < l; ++a) {

@@ -18,6 +18,8 @@
 // finish() sums each moment over the subtree (children after parents, Model order) and forms
 //   r_k += tr(W_k G_sub(k)),  J_kl += tr(W_k (P_sub(l) W_l^T + W_l G_sub(l))) + s_k^T K6_sub(l) s_l
 // for k <= l with k moving link(l) (J_lk the same with K6 transposed); other pairs are zero.
+// Users: the PBFD residual r, J_r (Eq. 13, solvers/pbfd_residual.cpp) and the PBD objective's
+// grad E and model matrices (Eq. 6, solvers/pbd_objective.cpp).
 #pragma once
 #include <vector>
 
@@ -59,6 +61,10 @@ inline void add_point_force(CompositeMoments& cm, int j, const Vec3& x, const Ve
 void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, const Mat3& K);
 
 /// r += the first-order terms; Jr (when set, needs with_jacobian) += the second-order ones.
-void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr);
+/// force_curvature = false leaves out the f . d^2x part tr(W_k W_l G) (inertia, gravity and point
+/// forces through their second kinematic derivatives): Jr then gets the mass matrix / dt^2 (from P)
+/// plus the stiffnesses, the Gauss-Newton model of Eq. 6 (pbfd.md §5, A4).
+void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr,
+                    bool force_curvature = true);
 
 }  // namespace bigstep

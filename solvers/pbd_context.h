@@ -108,6 +108,23 @@ void for_each_active_contact(const Model& m, PbdWorkspace& ws, F&& f) {
   }
 }
 
+/// y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) of contact c from its cores xa, xb at the iterate
+/// (the slip is u = P_t y, pbfd.md §4.3; n . y feeds a turning normal, contact_terms.h).
+inline Vec3 contact_core_displacement(const Kinematics& kin_n, const Contact& c, const Vec3& xa, const Vec3& xb) {
+  return (xa - contact_core_a(kin_n, c)) - (xb - contact_core_b(kin_n, c));
+}
+
+/// A contact's force F at core a and -F at core b (x = c_a - c_b) with its stiffness K = dF/dx, as the
+/// subtree moments take them (core/composite_moments.h): G += the two point forces (r or grad += J^T F,
+/// J = J_a - J_b); with Jr, J^T K J goes into the stiffness moment of the one moving link, or dense
+/// into Jr when both links move (their paths couple). Shared by Eq. 6 and Eq. 13.
+inline void add_contact_force(const Contact& c, const Vec3& xa, const Vec3& xb, const Vec3& F, CompositeMoments& cm) {
+  add_point_force(cm, c.link_a, xa, F);
+  add_point_force(cm, c.link_b, xb, -F);
+}
+void add_contact_stiffness(const Model& m, const Contact& c, const Vec3& xa, const Vec3& xb, const Mat3& K,
+                           PbdWorkspace& ws, MatX& Jr);
+
 /// n . y for contact c, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (the slip's u = P_t y):
 /// what a turning normal (kappa != 0) adds to the tangential terms (contact_terms.h).
 inline double contact_normal_slip(const Kinematics& kin, const Kinematics& kin_n, const Contact& c) {

@@ -11,18 +11,11 @@ enum class HessianKind { None, Exact, GaussNewton };
 /// (joint_terms.h). Value only (kinematics and the contact set at theta in ws, no derivatives).
 double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws);
 
-/// E, grad E and (kind != None) the model matrix B at theta.
+/// E, grad E and (kind != None) the model matrix B at theta: Exact the Hessian, GaussNewton the
+/// mass matrix / dt^2 plus the PSD parts of the contact stiffnesses (no f . d^2x, no grad^2 V).
+/// On the subtree moments of ws.cm (core/composite_moments.h).
 void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& theta,
                             PbdWorkspace& ws, double& E, VecX& grad, MatX* B, HessianKind kind);
-
-/// Normal contact c (depth d = c.depth > 0, J = ws.J its core Jacobian, pbfd.md §4.2 on the
-/// contact set's cores): P = C_perp/(alpha+1) d^(alpha+1),
-///   grad += -C_perp d^alpha J^T n,
-///   Hess += C_perp alpha d^(alpha-1) (J^T n)(J^T n)^T                        (PSD part, both kinds)
-///         + C_perp d^alpha hess depth   (exact only: -n . d^2(c_a - c_b) - kappa J^T P_t J).
-/// Shared by Eq. 6 and Eq. 13. Uses ws.Ja, ws.Jb, ws.J, ws.Jt_n, ws.JtP.
-void add_normal_contact(const Model& m, const Contact& c, const ContactParams& cp, PbdWorkspace& ws, VecX& grad,
-                        MatX* Hess, bool exact);
 
 /// Stable-PD potential of Eq. 6 (pbfd.md §4.1, nmdp.md §9), 0 without a servo:
 ///   U(theta) = 1/2 (theta - theta_bar)^T K_p (theta - theta_bar) + 1/(2 dt) (theta - theta_n)^T K_d (theta - theta_n)

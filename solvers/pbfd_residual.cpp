@@ -42,30 +42,20 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     FrictionForce ff;
     if (cp.c_par != 0) {
       // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
-      const Vec3 y = (xa - contact_core_a(ws.kin_n, c)) - (xb - contact_core_b(ws.kin_n, c));
+      const Vec3 y = contact_core_displacement(ws.kin_n, c, xa, xb);
       const double eta = c.n.dot(y);
       const Vec3 u = y - c.n * eta;
       ff = pbfd_friction(u, d, c.n, cp);
       if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
       F -= cp.c_par * ff.f;
     }
-    add_point_force(cm, c.link_a, xa, F);
-    add_point_force(cm, c.link_b, xb, -F);
+    add_contact_force(c, xa, xb, F, cm);
     if (!Jr) continue;
     // J^T K J with K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha kappa P_t - C_par df_par/dp
     Mat3 K = cp.c_perp * cp.alpha * powr(d, cp.alpha - 1) * c.n * c.n.transpose();
     if (c.kappa != 0) K -= fn * c.kappa * (Mat3::Identity() - c.n * c.n.transpose());
     if (cp.c_par != 0) K -= cp.c_par * ff.df_dp;
-    if (c.link_b < 0) {
-      add_point_stiffness(cm, c.link_a, xa, K);  // J = Ja
-    } else if (c.link_a < 0) {
-      add_point_stiffness(cm, c.link_b, xb, K);  // J = -Jb
-    } else {
-      // two moving links: J = Ja - Jb couples both paths, dense
-      contact_core_jacobians(m, ws.kin, c, ws.Ja, ws.Jb, ws.J);
-      ws.JtH.noalias() = ws.J.transpose() * K;
-      Jr->noalias() += ws.JtH * ws.J;
-    }
+    add_contact_stiffness(m, c, xa, xb, K, ws, *Jr);
   }
   finish_moments(m, ws.kin, cm, r, Jr);
 }

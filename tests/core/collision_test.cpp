@@ -557,6 +557,39 @@ TEST_CASE("collision: a full buffer sets STATUS_CONTACT_OVERFLOW and is never ov
   CHECK_THROWS_WITH(collide(m, kin, 0, con.data(), -1, status), Catch::Contains("capacity = -1"));
 }
 
+TEST_CASE("collision: collide equals the pair functions on fresh geom frames, pair by pair",
+          "[collision]") {
+  // collide() places a geom once for consecutive pairs that share it and writes straight into
+  // `out` while a pair's worth fits (issue 12): the contact set must be bit for bit what each
+  // pair function gives on geom_frame(), in pair order, on either path (roomy or tight buffer)
+  const Model m = box_scene();
+  Kinematics kin(m);
+  for (const double z : {0.095, 0.09, 0.099}) {
+    forward_kinematics(m, Vec3(z, 0.003, 0).head(m.n_q), kin);
+    std::vector<Contact> ref;
+    Contact buf[max_pair_contacts];
+    for (int p = 0; p < m.n_pair; ++p) {
+      const int ga = m.pair_geom_a[p], gb = m.pair_geom_b[p];
+      const int n = collision_func[int(m.geom_type[ga])][int(m.geom_type[gb])](
+          geom_frame(m, kin, ga), geom_frame(m, kin, gb), 0.02, buf);
+      ref.insert(ref.end(), buf, buf + n);
+    }
+    REQUIRE(ref.size() == 5);  // 4 corners + ball-box
+    for (const size_t capacity : {size_t(m.max_contacts), ref.size()}) {
+      INFO("z " << z << " capacity " << capacity);
+      std::vector<Contact> con(capacity);
+      uint32_t status = 0;
+      REQUIRE(collide(m, kin, 0.02, con.data(), int(capacity), status) == int(ref.size()));
+      for (size_t i = 0; i < ref.size(); ++i) {
+        CHECK(con[i].pos == ref[i].pos);
+        CHECK(con[i].n == ref[i].n);
+        CHECK(con[i].depth == ref[i].depth);
+        CHECK((con[i].ra == ref[i].ra && con[i].rb == ref[i].rb && con[i].kappa == ref[i].kappa));
+      }
+    }
+  }
+}
+
 TEST_CASE("collision: collide does not allocate", "[collision]") {
   const Model m = box_scene();
   Kinematics kin(m);

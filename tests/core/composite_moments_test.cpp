@@ -69,6 +69,26 @@ TEST_CASE("composite_moments: inertia, gravity, point forces and stiffnesses equ
     CHECK(rel_err(g, g_ref) < 1e-12);
     CHECK(rel_err(H, H_ref) < 1e-12);
 
+    // without force_curvature: the mass matrix / dt^2 and the stiffnesses only (no f . d^2x)
+    MatX Hm;
+    mass_matrix(m, kin, Hm, ms);
+    MatX H_gn = Hm / (dt * dt);
+    begin_moments(m, kin, an, dt, ms, true, cm);
+    Rng rk(seed + 100);
+    for (int j = 0; j < m.n_link; ++j) {
+      const Vec3 x = uniform_vec(rk, -1, 1);
+      Mat3 K;
+      for (int a = 0; a < 3; ++a) K.col(a) = uniform_vec(rk, -3, 3);
+      point_jacobian(m, kin, j, x, J);
+      H_gn += J.transpose() * K * J;
+      add_point_force(cm, j, x, uniform_vec(rk, -2, 2));  // enters r only
+      add_point_stiffness(cm, j, x, K);
+    }
+    VecX g_gn = VecX::Zero(m.n_q);
+    MatX H2 = MatX::Zero(m.n_q, m.n_q);
+    finish_moments(m, kin, cm, g_gn, &H2, false);
+    CHECK(rel_err(H2, H_gn) < 1e-12);
+
     // r alone (no Jacobian moments) gives the same r
     begin_moments(m, kin, an, dt, ms, false, cm);
     VecX g0 = VecX::Zero(m.n_q);

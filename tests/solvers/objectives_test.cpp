@@ -153,6 +153,12 @@ TEST_CASE("objectives: pbd_energy_derivatives gradient and exact Hessian vs cent
         pbd_energy_derivatives(m, in, sc.th, ws, E, g, &B, HessianKind::Exact);
         CHECK(E == Approx(pbd_energy(m, in, sc.th, ws)).epsilon(1e-15));
         CHECK(energy_grad(m, in, sc.th, ws) == g);  // kind None gives the same gradient
+        // the subtree moments == the per-link sums they replace (oracle: tests/support/pbd_eval.h)
+        VecX g_ref;
+        MatX B_ref;
+        pbd_derivatives_per_link(m, in, sc.th, ws, g_ref, B_ref, HessianKind::Exact);
+        CHECK(rel_err(g, g_ref) < 1e-12);
+        CHECK(rel_err(B, B_ref) < 1e-12);
 
         const VecX g_fd = fd_gradient([&](const VecX& x) { return pbd_energy(m, in, x, ws); }, sc.th, kH);
         const double eg = rel_err(g, g_fd);
@@ -185,6 +191,9 @@ TEST_CASE("objectives: pbd Gauss-Newton matrix is symmetric PSD and = H/dt^2 + P
       pbd_energy_derivatives(m, in, sc.th, ws, E, g, &B, HessianKind::GaussNewton);
       pbd_energy_derivatives(m, in, sc.th, ws, E, g_exact, &B_exact, HessianKind::Exact);
       CHECK(g == g_exact);
+      MatX B_ref;  // the per-link form (oracle: tests/support/pbd_eval.h)
+      pbd_derivatives_per_link(m, in, sc.th, ws, g_exact, B_ref, HessianKind::GaussNewton);
+      CHECK(rel_err(B, B_ref) < 1e-12);
       const double scale = B.cwiseAbs().maxCoeff();
       CHECK((B - B.transpose()).cwiseAbs().maxCoeff() <= tol(1e-13) * scale);
       Eigen::SelfAdjointEigenSolver<MatX> es(0.5 * (B + B.transpose()));

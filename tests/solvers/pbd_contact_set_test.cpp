@@ -207,6 +207,15 @@ void check_derivatives(const Case& c, double c_par) {
   Eigen::SelfAdjointEigenSolver<MatX> es(0.5 * (G + G.transpose()));
   CHECK(es.eigenvalues().minCoeff() >= -1e-9 * G.cwiseAbs().maxCoeff());
 
+  // subtree moments == the per-link sums (two-link contacts, turning normals, limits: all kinds)
+  VecX g_ref;
+  MatX B_ref, G_ref;
+  pbd_derivatives_per_link(m, in, c.th, ws, g_ref, B_ref, HessianKind::Exact);
+  CHECK(rel_err(g, g_ref) < 1e-12);
+  CHECK(rel_err(B, B_ref) < 1e-12);
+  pbd_derivatives_per_link(m, in, c.th, ws, g_ref, G_ref, HessianKind::GaussNewton);
+  CHECK(rel_err(G, G_ref) < 1e-12);
+
   VecX r;
   MatX Jr;
   pbfd_residual(m, in, c.th, ws, r, &Jr);
