@@ -1,0 +1,181 @@
+"""Transfer of a PPO policy trained in bigstep (python -m bigstep.examples.ppo) to other simulators
+(issue 14, item 4): the policy, deterministic (clipped mean action), observation normalisation as
+saved, run for N episodes x S seeds in
+
+  (a) bigstep PBFD at the training control step h (one physics step per control step),
+  (b) bigstep NE-LCP (Newton-Euler + Lemke LCP) at dt = h / k, the action held for the k physics
+      steps of a control period,
+  (c) Gymnasium's MuJoCo Hopper-v5 (same hopper.xml, timestep 2 ms) with frame_skip = h / 2 ms,
+      so one gymnasium step is one control period (Gymnasium's default 4 gives 8 ms).
+
+Rewards: every term of Gymnasium v5's reward is a rate per env step (forward velocity over the step,
+healthy_reward per step, ctrl cost of the action), so returns are comparable at equal step length.
+(a) and (c) step at h. In (b) the control step's reward is the mean of its k physics steps' rewards:
+the forward term's mean is (x_k - x_0) / h, exactly the control step's; the healthy and ctrl terms
+are constant over the period. An episode is 8 s of simulated time (Gymnasium's 1000 x 8 ms) =
+8 / h control steps; (b) terminates at the first unhealthy physics step, (c) checks health once per
+control period as Gymnasium does. ``return_gym_scale`` = return x h / 8 ms, the return Gymnasium's
+default Hopper-v5 would count over the same motion with its 8-ms steps (every term scales with the
+number of steps per second).
+
+    PYTHONPATH=build/python python3 bench/ppo_transfer.py --policy out/ppo/hopper/policy.pt
+    # -> bench/results/ppo_transfer.csv (episodes), ppo_transfer_summary.csv, ppo_transfer.png
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+MJ_TIMESTEP = 0.002  # hopper.xml's <option timestep>
+GYM_STEP = 0.008     # Gymnasium Hopper-v5's env step (frame_skip 4)
+GYM_IDS = {"hopper": "Hopper-v5", "walker2d": "Walker2d-v5", "half_cheetah": "HalfCheetah-v5"}
+
+
+def run_bigstep(policy, task: str, integrator: str, dt: float, k: int, episodes: int, seed: int, steps: int):
+    """The first episode of each of `episodes` envs (reset(seed)): returns, lengths in control steps."""
+    import bigstep
+    venv = bigstep.make_vec(task, num_envs=episodes, backend="cpu", integrator=integrator, dt=dt, seed=seed,
+                            episode_steps=steps * k, overrides=["batch.threads=1"])
+    obs, _ = venv.reset(seed=seed)
+    ret, length = np.zeros(episodes), np.zeros(episodes, dtype=int)
+    live = np.ones(episodes, bool)
+    flags = 0
+    while live.any():
+        a = policy.act(obs)
+        r_period = np.zeros(episodes)
+        ended = np.zeros(episodes, bool)
+        for _ in range(k):  # the action held for the control period
+            obs, rew, term, trunc, info = venv.step(a)
+            r_period += np.where(ended, 0.0, rew)  # after an end: the auto-reset's next episode
+            flags |= int(np.bitwise_or.reduce(info["flags"][live & ~ended]) if (live & ~ended).any() else 0)
+            ended |= term | trunc
+        ret[live] += r_period[live] / k
+        length[live] += 1
+        live &= ~ended
+    venv.close()
+    return ret, length, flags
+
+
+def run_mujoco(policy, task: str, h: float, episodes: int, seed: int, steps: int):
+    import gymnasium
+    frame_skip = int(round(h / MJ_TIMESTEP))
+    env = gymnasium.make(GYM_IDS[task], frame_skip=frame_skip, max_episode_steps=steps)
+    ret, length = np.zeros(episodes), np.zeros(episodes, dtype=int)
+    for e in range(episodes):
+        obs, _ = env.reset(seed=seed * 1000 + e)
+        done = False
+        while not done:
+            obs, r, term, trunc, _ = env.step(policy.act(obs))
+            ret[e] += r
+            length[e] += 1
+            done = term or trunc
+    env.close()
+    return ret, length, frame_skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--policy", default="out/ppo/hopper/policy.pt")
+    p.add_argument("--episodes", type=int, default=10, help="episodes per seed and simulator")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--ne-dt", type=float, default=MJ_TIMESTEP, help="NE-LCP physics step [s] (h / k)")
+    p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
+    p.add_argument("--out", default=str(common.RESULTS / "ppo_transfer.csv"))
+    args = p.parse_args()
+
+    import torch
+    torch.set_num_threads(1)
+    import bigstep
+    from bigstep.examples.ppo import load_policy
+    policy = load_policy(args.policy)
+    cfg = policy.config
+    task, h = Path(cfg["task"]).stem, float(cfg["dt_used"])
+    steps = int(round(args.seconds / h))
+    k = int(round(h / args.ne_dt))
+    if abs(k * args.ne_dt - h) > 1e-12 * h:
+        raise ValueError(f"--ne-dt = {args.ne_dt}: must divide the control step h = {h}")
+
+    sims = [("bigstep", cfg["integrator"], h, 1), ("bigstep", "ne_lcp", args.ne_dt, k)]
+    rows, timing = [], {}
+    for seed in args.seeds:
+        for sim, integ, dt, kk in sims:
+            t0 = time.time()
+            ret, length, flags = run_bigstep(policy, task, integ, dt, kk, args.episodes, seed, steps)
+            timing[f"{integ}_seed{seed}_s"] = round(time.time() - t0, 1)
+            rows += [dict(simulator=sim, integrator=integ, physics_dt=dt, hold=kk, seed=seed, episode=e,
+                          ret=float(ret[e]), length=int(length[e]), flags=flags) for e in range(args.episodes)]
+            print(f"seed {seed} {sim} {integ} dt={dt:g}: return {ret.mean():.1f} +- {ret.std():.1f}, "
+                  f"length {length.mean():.0f}", flush=True)
+        t0 = time.time()
+        ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps)
+        timing[f"mujoco_seed{seed}_s"] = round(time.time() - t0, 1)
+        rows += [dict(simulator="mujoco", integrator=f"Hopper-v5 frame_skip={fs}", physics_dt=MJ_TIMESTEP, hold=fs,
+                      seed=seed, episode=e, ret=float(ret[e]), length=int(length[e]), flags=0)
+                 for e in range(args.episodes)]
+        print(f"seed {seed} mujoco frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
+              f"length {length.mean():.0f}", flush=True)
+    for r in rows:
+        r["return_gym_scale"] = r["ret"] * h / GYM_STEP
+
+    # summary: per simulator over all seeds and episodes
+    ref = np.mean([r["ret"] for r in rows if r["integrator"] == cfg["integrator"]])
+    summary = []
+    for sim, integ in dict.fromkeys((r["simulator"], r["integrator"]) for r in rows):
+        sel = [r for r in rows if r["integrator"] == integ]
+        R, L = np.array([r["ret"] for r in sel]), np.array([r["length"] for r in sel])
+        summary.append(dict(simulator=sim, integrator=integ, physics_dt=sel[0]["physics_dt"], control_dt=h,
+                            episodes=len(sel), seeds=len(args.seeds), return_mean=float(R.mean()),
+                            return_std=float(R.std()), return_gym_scale_mean=float(R.mean() * h / GYM_STEP),
+                            length_mean=float(L.mean()), length_min=int(L.min()), full_episodes=int((L == steps).sum()),
+                            kept_fraction=float(R.mean() / ref)))
+    cols = ["simulator", "integrator", "physics_dt", "control_dt", "episodes", "seeds", "return_mean", "return_std",
+            "return_gym_scale_mean", "length_mean", "length_min", "full_episodes", "kept_fraction"]
+    common.print_table(summary, cols, {"return_mean": ".1f", "return_std": ".1f", "return_gym_scale_mean": ".0f",
+                                       "length_mean": ".1f", "kept_fraction": ".3f", "physics_dt": "g"})
+
+    info = common.machine_info(Path(bigstep._bigstep.__file__))
+    meta = dict(command=common.command_line(), machine=f"{info['cpu']}, {info['cpu_count']} cores", date=info["date"],
+                commit=info["git_commit"], git_dirty_files=info["git_dirty_files"], policy=args.policy,
+                training=dict(cfg, env_steps=torch.load(args.policy, weights_only=False)["env_steps"]),
+                episode_steps=steps, wall_s=timing, loadavg_1_5_15=info["loadavg_1_5_15"],
+                note="ret: sum of per-control-step rewards (control step h); return_gym_scale = ret * h / 0.008 s")
+    out = Path(args.out)
+    common.write_csv(out, rows, ["simulator", "integrator", "physics_dt", "hold", "seed", "episode", "ret",
+                                 "return_gym_scale", "length", "flags"], meta)
+    common.write_csv(out.with_name(out.stem + "_summary.csv"), summary, cols, meta)
+    plot(summary, rows, out.with_suffix(".png"), task, h, steps)
+    print(f"wrote {out}, {out.stem}_summary.csv, {out.with_suffix('.png').name}")
+
+
+def plot(summary, rows, path: Path, task: str, h: float, steps: int) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
+    labels = [f"{s['simulator']}\n{s['integrator']}\ndt={s['physics_dt']:g}" for s in summary]
+    for i, s in enumerate(summary):
+        R = [r["ret"] for r in rows if r["integrator"] == s["integrator"]]
+        L = [r["length"] for r in rows if r["integrator"] == s["integrator"]]
+        ax[0].bar(i, s["return_mean"], yerr=s["return_std"], capsize=4, alpha=0.7)
+        ax[0].plot(np.full(len(R), i) + np.linspace(-0.25, 0.25, len(R)), R, "k.", ms=3)
+        ax[1].bar(i, s["length_mean"], alpha=0.7)
+        ax[1].plot(np.full(len(L), i) + np.linspace(-0.25, 0.25, len(L)), L, "k.", ms=3)
+    for a, yl in zip(ax, ["episode return (control step %g s)" % h, f"episode length (of {steps} steps)"]):
+        a.set_xticks(range(len(summary)), labels, fontsize=8)
+        a.set_ylabel(yl)
+        a.grid(alpha=0.3, axis="y")
+    ax[0].set_title(f"PPO {task} policy trained in bigstep PBFD, deterministic")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
