@@ -80,98 +80,124 @@ def run_mujoco(policy, task: str, h: float, episodes: int, seed: int, steps: int
     return ret, length, frame_skip
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--policy", default="out/ppo/hopper/policy.pt")
-    p.add_argument("--episodes", type=int, default=10, help="episodes per seed and simulator")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    p.add_argument("--ne-dt", type=float, default=MJ_TIMESTEP, help="NE-LCP physics step [s] (h / k)")
-    p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
-    p.add_argument("--out", default=str(common.RESULTS / "ppo_transfer.csv"))
-    args = p.parse_args()
-
-    import torch
-    torch.set_num_threads(1)
-    import bigstep
+def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
+    """Appends one row per episode of the policy at `path` in the three simulators to `rows`."""
     from bigstep.examples.ppo import load_policy
-    policy = load_policy(args.policy)
+    policy = load_policy(path)
     cfg = policy.config
     task, h = Path(cfg["task"]).stem, float(cfg["dt_used"])
     steps = int(round(args.seconds / h))
     k = int(round(h / args.ne_dt))
     if abs(k * args.ne_dt - h) > 1e-12 * h:
         raise ValueError(f"--ne-dt = {args.ne_dt}: must divide the control step h = {h}")
-
-    sims = [("bigstep", cfg["integrator"], h, 1), ("bigstep", "ne_lcp", args.ne_dt, k)]
-    rows, timing = [], {}
+    # (training-time randomisation, --set batch.randomize_*, is not applied: every simulator runs the
+    # nominal model)
+    sims = [(cfg["integrator"], h, 1), ("ne_lcp", args.ne_dt, k)]
+    common_cols = dict(policy=label, task=task, control_dt=h, episode_steps=steps)
     for seed in args.seeds:
-        for sim, integ, dt, kk in sims:
+        for integ, dt, kk in sims:
             t0 = time.time()
             ret, length, flags = run_bigstep(policy, task, integ, dt, kk, args.episodes, seed, steps)
-            timing[f"{integ}_seed{seed}_s"] = round(time.time() - t0, 1)
-            rows += [dict(simulator=sim, integrator=integ, physics_dt=dt, hold=kk, seed=seed, episode=e,
+            timing[f"{label}_{integ}_seed{seed}_s"] = round(time.time() - t0, 1)
+            rows += [dict(common_cols, simulator=f"bigstep {integ}", physics_dt=dt, hold=kk, seed=seed, episode=e,
                           ret=float(ret[e]), length=int(length[e]), flags=flags) for e in range(args.episodes)]
-            print(f"seed {seed} {sim} {integ} dt={dt:g}: return {ret.mean():.1f} +- {ret.std():.1f}, "
+            print(f"{label} seed {seed} bigstep {integ} dt={dt:g}: return {ret.mean():.1f} +- {ret.std():.1f}, "
                   f"length {length.mean():.0f}", flush=True)
         t0 = time.time()
         ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps)
-        timing[f"mujoco_seed{seed}_s"] = round(time.time() - t0, 1)
-        rows += [dict(simulator="mujoco", integrator=f"Hopper-v5 frame_skip={fs}", physics_dt=MJ_TIMESTEP, hold=fs,
-                      seed=seed, episode=e, ret=float(ret[e]), length=int(length[e]), flags=0)
-                 for e in range(args.episodes)]
-        print(f"seed {seed} mujoco frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
+        timing[f"{label}_mujoco_seed{seed}_s"] = round(time.time() - t0, 1)
+        rows += [dict(common_cols, simulator=f"mujoco {GYM_IDS[task]}", physics_dt=MJ_TIMESTEP, hold=fs, seed=seed,
+                      episode=e, ret=float(ret[e]), length=int(length[e]), flags=0) for e in range(args.episodes)]
+        print(f"{label} seed {seed} mujoco frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
               f"length {length.mean():.0f}", flush=True)
-    for r in rows:
-        r["return_gym_scale"] = r["ret"] * h / GYM_STEP
 
-    # summary: per simulator over all seeds and episodes
-    ref = np.mean([r["ret"] for r in rows if r["integrator"] == cfg["integrator"]])
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--policy", nargs="+", default=["out/ppo/hopper/policy.pt"], help="policy.pt files")
+    p.add_argument("--label", nargs="+", default=None, help="one name per policy (default: its folder)")
+    p.add_argument("--episodes", type=int, default=10, help="episodes per seed and simulator")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--ne-dt", type=float, default=MJ_TIMESTEP, help="NE-LCP physics step [s] (h / k)")
+    p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
+    p.add_argument("--out", default=str(common.RESULTS / "ppo_transfer.csv"))
+    args = p.parse_args()
+    labels = args.label or [Path(x).parent.parent.name + "/" + Path(x).parent.name for x in args.policy]
+    if len(labels) != len(args.policy):
+        raise ValueError(f"--label: {len(labels)} names for {len(args.policy)} policies")
+
+    import torch
+    torch.set_num_threads(1)
+    import bigstep
+    rows, timing, training = [], {}, {}
+    for path, label in zip(args.policy, labels):
+        evaluate(path, label, args, rows, timing)
+        ck = torch.load(path, weights_only=False)
+        training[label] = dict(ck["config"], env_steps=ck["env_steps"], training_wall_s=round(ck["wall_s"], 1))
+    for r in rows:
+        r["return_gym_scale"] = r["ret"] * r["control_dt"] / GYM_STEP
+
+    # summary: per policy and simulator over all seeds and episodes; kept = return / the policy's
+    # return in its training simulator (the first)
     summary = []
-    for sim, integ in dict.fromkeys((r["simulator"], r["integrator"]) for r in rows):
-        sel = [r for r in rows if r["integrator"] == integ]
-        R, L = np.array([r["ret"] for r in sel]), np.array([r["length"] for r in sel])
-        summary.append(dict(simulator=sim, integrator=integ, physics_dt=sel[0]["physics_dt"], control_dt=h,
-                            episodes=len(sel), seeds=len(args.seeds), return_mean=float(R.mean()),
-                            return_std=float(R.std()), return_gym_scale_mean=float(R.mean() * h / GYM_STEP),
-                            length_mean=float(L.mean()), length_min=int(L.min()), full_episodes=int((L == steps).sum()),
-                            kept_fraction=float(R.mean() / ref)))
-    cols = ["simulator", "integrator", "physics_dt", "control_dt", "episodes", "seeds", "return_mean", "return_std",
+    for label in labels:
+        mine = [r for r in rows if r["policy"] == label]
+        ref = None
+        for sim in dict.fromkeys(r["simulator"] for r in mine):
+            sel = [r for r in mine if r["simulator"] == sim]
+            R, L = np.array([r["ret"] for r in sel]), np.array([r["length"] for r in sel])
+            ref = R.mean() if ref is None else ref
+            summary.append(dict(policy=label, simulator=sim, physics_dt=sel[0]["physics_dt"],
+                                control_dt=sel[0]["control_dt"], episodes=len(sel), seeds=len(args.seeds),
+                                return_mean=float(R.mean()), return_std=float(R.std()),
+                                return_gym_scale_mean=float(R.mean() * sel[0]["control_dt"] / GYM_STEP),
+                                length_mean=float(L.mean()), length_min=int(L.min()),
+                                full_episodes=int((L == sel[0]["episode_steps"]).sum()),
+                                kept_fraction=float(R.mean() / ref)))
+    cols = ["policy", "simulator", "physics_dt", "control_dt", "episodes", "seeds", "return_mean", "return_std",
             "return_gym_scale_mean", "length_mean", "length_min", "full_episodes", "kept_fraction"]
     common.print_table(summary, cols, {"return_mean": ".1f", "return_std": ".1f", "return_gym_scale_mean": ".0f",
                                        "length_mean": ".1f", "kept_fraction": ".3f", "physics_dt": "g"})
 
     info = common.machine_info(Path(bigstep._bigstep.__file__))
     meta = dict(command=common.command_line(), machine=f"{info['cpu']}, {info['cpu_count']} cores", date=info["date"],
-                commit=info["git_commit"], git_dirty_files=info["git_dirty_files"], policy=args.policy,
-                training=dict(cfg, env_steps=torch.load(args.policy, weights_only=False)["env_steps"]),
-                episode_steps=steps, wall_s=timing, loadavg_1_5_15=info["loadavg_1_5_15"],
-                note="ret: sum of per-control-step rewards (control step h); return_gym_scale = ret * h / 0.008 s")
+                commit=info["git_commit"], git_dirty_files=info["git_dirty_files"], policies=dict(zip(labels, args.policy)),
+                training=training, wall_s=timing, loadavg_1_5_15=info["loadavg_1_5_15"],
+                note="ret: sum of per-control-step rewards (control step h, episodes of 8 s); "
+                     "return_gym_scale = ret * h / 0.008 s; kept_fraction = mean return / the policy's mean "
+                     "return in its training simulator")
     out = Path(args.out)
-    common.write_csv(out, rows, ["simulator", "integrator", "physics_dt", "hold", "seed", "episode", "ret",
+    common.write_csv(out, rows, ["policy", "simulator", "physics_dt", "hold", "seed", "episode", "ret",
                                  "return_gym_scale", "length", "flags"], meta)
     common.write_csv(out.with_name(out.stem + "_summary.csv"), summary, cols, meta)
-    plot(summary, rows, out.with_suffix(".png"), task, h, steps)
+    plot(summary, rows, out.with_suffix(".png"))
     print(f"wrote {out}, {out.stem}_summary.csv, {out.with_suffix('.png').name}")
 
 
-def plot(summary, rows, path: Path, task: str, h: float, steps: int) -> None:
+def plot(summary, rows, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
-    labels = [f"{s['simulator']}\n{s['integrator']}\ndt={s['physics_dt']:g}" for s in summary]
-    for i, s in enumerate(summary):
-        R = [r["ret"] for r in rows if r["integrator"] == s["integrator"]]
-        L = [r["length"] for r in rows if r["integrator"] == s["integrator"]]
-        ax[0].bar(i, s["return_mean"], yerr=s["return_std"], capsize=4, alpha=0.7)
-        ax[0].plot(np.full(len(R), i) + np.linspace(-0.25, 0.25, len(R)), R, "k.", ms=3)
-        ax[1].bar(i, s["length_mean"], alpha=0.7)
-        ax[1].plot(np.full(len(L), i) + np.linspace(-0.25, 0.25, len(L)), L, "k.", ms=3)
-    for a, yl in zip(ax, ["episode return (control step %g s)" % h, f"episode length (of {steps} steps)"]):
-        a.set_xticks(range(len(summary)), labels, fontsize=8)
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    sims = list(dict.fromkeys(s["simulator"] for s in summary))
+    pols = list(dict.fromkeys(s["policy"] for s in summary))
+    w = 0.8 / len(pols)
+    for j, pol in enumerate(pols):
+        for i, sim in enumerate(sims):
+            s = next(x for x in summary if x["policy"] == pol and x["simulator"] == sim)
+            sel = [r for r in rows if r["policy"] == pol and r["simulator"] == sim]
+            x = i - 0.4 + w * (j + 0.5)
+            for a, key, val in ((ax[0], "ret", s["return_mean"]), (ax[1], "length", s["length_mean"])):
+                a.bar(x, val, w * 0.9, color=f"C{j}", alpha=0.6, label=pol if i == 0 else None)
+                a.plot(np.full(len(sel), x) + np.linspace(-w / 3, w / 3, len(sel)), [r[key] for r in sel], "k.",
+                       ms=2)
+    for a, yl in zip(ax, [f"episode return (control step {summary[0]['control_dt']:g} s)", "episode length [steps]"]):
+        a.set_xticks(range(len(sims)), [f"{s}\ndt={next(x['physics_dt'] for x in summary if x['simulator'] == s):g}"
+                                        for s in sims], fontsize=8)
         a.set_ylabel(yl)
         a.grid(alpha=0.3, axis="y")
-    ax[0].set_title(f"PPO {task} policy trained in bigstep PBFD, deterministic")
+    ax[0].legend(fontsize=8)
+    ax[0].set_title("PPO policies trained in bigstep PBFD, deterministic, in three simulators", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -130,6 +130,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--ent-coef", type=float, default=0.0)
     p.add_argument("--max-grad-norm", type=float, default=0.5)
     p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="scene / task override as `bigstep run --set` (repeatable), e.g. batch.randomize_friction=0.5")
     p.add_argument("--out", default=os.path.join("out", "ppo"), help="writes <out>/<task>/")
     return p.parse_args(argv)
 
@@ -174,7 +176,7 @@ def train(args: argparse.Namespace) -> str:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     venv = bigstep.make_vec(args.task, num_envs=args.num_envs, backend=args.backend, integrator=args.integrator,
-                            dt=args.dt, seed=args.seed, overrides=[f"batch.threads={args.sim_threads}"])
+                            dt=args.dt, seed=args.seed, overrides=[f"batch.threads={args.sim_threads}", *args.overrides])
     N, T = args.num_envs, args.n_steps
     obs_dim, act_dim = venv.single_observation_space.shape[0], venv.single_action_space.shape[0]
     low, high = venv.single_action_space.low, venv.single_action_space.high
