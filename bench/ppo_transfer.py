@@ -4,7 +4,7 @@ saved, run for N episodes x S seeds in
 
   (a) bigstep PBFD at the training control step h (one physics step per control step),
   (b) bigstep NE-LCP (Newton-Euler + Lemke LCP) at dt = h / k, the action held for the k physics
-      steps of a control period,
+      steps of a control period (and, as a diagnostic, the training integrator at such small dt),
   (c) Gymnasium's MuJoCo Hopper-v5 (same hopper.xml, timestep 2 ms) with frame_skip = h / 2 ms,
       so one gymnasium step is one control period (Gymnasium's default 4 gives 8 ms).
 
@@ -24,6 +24,7 @@ number of steps per second).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -87,27 +88,32 @@ def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
     cfg = policy.config
     task, h = Path(cfg["task"]).stem, float(cfg["dt_used"])
     steps = int(round(args.seconds / h))
-    k = int(round(h / args.ne_dt))
-    if abs(k * args.ne_dt - h) > 1e-12 * h:
-        raise ValueError(f"--ne-dt = {args.ne_dt}: must divide the control step h = {h}")
+    def hold(dt):  # physics steps per control step
+        k = int(round(h / dt))
+        if abs(k * dt - h) > 1e-9 * h:
+            raise ValueError(f"physics dt = {dt}: must divide the control step h = {h}")
+        return k
     # (training-time randomisation, --set batch.randomize_*, is not applied: every simulator runs the
     # nominal model)
-    sims = [(cfg["integrator"], h, 1), ("ne_lcp", args.ne_dt, k)]
+    sims = [(cfg["integrator"], h, 1)] + [(cfg["integrator"], dt, hold(dt)) for dt in args.small_dt]
+    sims.append(("ne_lcp", args.ne_dt, hold(args.ne_dt)))
     common_cols = dict(policy=label, task=task, control_dt=h, episode_steps=steps)
     for seed in args.seeds:
         for integ, dt, kk in sims:
             t0 = time.time()
             ret, length, flags = run_bigstep(policy, task, integ, dt, kk, args.episodes, seed, steps)
-            timing[f"{label}_{integ}_seed{seed}_s"] = round(time.time() - t0, 1)
-            rows += [dict(common_cols, simulator=f"bigstep {integ}", physics_dt=dt, hold=kk, seed=seed, episode=e,
-                          ret=float(ret[e]), length=int(length[e]), flags=flags) for e in range(args.episodes)]
+            timing[f"{label}_{integ}_dt{dt:g}_seed{seed}_s"] = round(time.time() - t0, 1)
+            rows += [dict(common_cols, simulator=f"bigstep {integ} dt={dt:g}", physics_dt=dt, hold=kk, seed=seed,
+                          episode=e, ret=float(ret[e]), length=int(length[e]), flags=flags)
+                     for e in range(args.episodes)]
             print(f"{label} seed {seed} bigstep {integ} dt={dt:g}: return {ret.mean():.1f} +- {ret.std():.1f}, "
                   f"length {length.mean():.0f}", flush=True)
         t0 = time.time()
         ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps)
         timing[f"{label}_mujoco_seed{seed}_s"] = round(time.time() - t0, 1)
-        rows += [dict(common_cols, simulator=f"mujoco {GYM_IDS[task]}", physics_dt=MJ_TIMESTEP, hold=fs, seed=seed,
-                      episode=e, ret=float(ret[e]), length=int(length[e]), flags=0) for e in range(args.episodes)]
+        rows += [dict(common_cols, simulator=f"mujoco {GYM_IDS[task]} dt={MJ_TIMESTEP:g}", physics_dt=MJ_TIMESTEP,
+                      hold=fs, seed=seed, episode=e, ret=float(ret[e]), length=int(length[e]), flags=0)
+                 for e in range(args.episodes)]
         print(f"{label} seed {seed} mujoco frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
               f"length {length.mean():.0f}", flush=True)
 
@@ -119,8 +125,12 @@ def main() -> None:
     p.add_argument("--episodes", type=int, default=10, help="episodes per seed and simulator")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--ne-dt", type=float, default=MJ_TIMESTEP, help="NE-LCP physics step [s] (h / k)")
+    p.add_argument("--small-dt", type=float, nargs="*", default=[0.005],
+                   help="also the training integrator at these physics steps, the action held (diagnostic rows)")
     p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
     p.add_argument("--out", default=str(common.RESULTS / "ppo_transfer.csv"))
+    p.add_argument("--keep", action="store_true",
+                   help="copy each policy.pt and its curve.{csv,png} beside --out as ppo_<label>_*")
     args = p.parse_args()
     labels = args.label or [Path(x).parent.parent.name + "/" + Path(x).parent.name for x in args.policy]
     if len(labels) != len(args.policy):
@@ -161,17 +171,40 @@ def main() -> None:
 
     info = common.machine_info(Path(bigstep._bigstep.__file__))
     meta = dict(command=common.command_line(), machine=f"{info['cpu']}, {info['cpu_count']} cores", date=info["date"],
-                commit=info["git_commit"], git_dirty_files=info["git_dirty_files"], policies=dict(zip(labels, args.policy)),
+                commit=info["git_commit"], git_dirty_files=info["git_dirty_files"],
+                policies=dict(zip(labels, args.policy)),
                 training=training, wall_s=timing, loadavg_1_5_15=info["loadavg_1_5_15"],
                 note="ret: sum of per-control-step rewards (control step h, episodes of 8 s); "
                      "return_gym_scale = ret * h / 0.008 s; kept_fraction = mean return / the policy's mean "
                      "return in its training simulator")
     out = Path(args.out)
+    if args.keep:
+        keep(args.policy, labels, training, meta, out.parent)
     common.write_csv(out, rows, ["policy", "simulator", "physics_dt", "hold", "seed", "episode", "ret",
                                  "return_gym_scale", "length", "flags"], meta)
     common.write_csv(out.with_name(out.stem + "_summary.csv"), summary, cols, meta)
     plot(summary, rows, out.with_suffix(".png"))
     print(f"wrote {out}, {out.stem}_summary.csv, {out.with_suffix('.png').name}")
+
+
+def keep(paths, labels, training, meta, folder: Path) -> None:
+    """The trained artefacts next to the table: policy.pt (to re-run this script on) and the
+    training curve (CSV with a .meta.json naming the training command, steps and wall time)."""
+    import shutil
+    for path, label in zip(paths, labels):
+        src, stem = Path(path).parent, f"ppo_{label.replace('/', '_')}"
+        shutil.copyfile(path, folder / f"{stem}_policy.pt")
+        shutil.copyfile(src / "curve.png", folder / f"{stem}_curve.png")
+        shutil.copyfile(src / "curve.csv", folder / f"{stem}_curve.csv")
+        cfg = training[label]
+        sets = "".join(f" --set {o}" for o in cfg.get("overrides", []))
+        (folder / f"{stem}_curve.meta.json").write_text(json.dumps(dict(
+            file=f"{stem}_curve.csv", command=f"PYTHONPATH=build/python nice -n 10 python3 -m bigstep.examples.ppo "
+                                             f"--task {cfg['task']} --total-steps {cfg['total_steps']}{sets}",
+            machine=meta["machine"], date_evaluated=meta["date"], commit=meta["commit"], env_steps=cfg["env_steps"],
+            training_wall_s=cfg["training_wall_s"], config=cfg,
+            note="wall time on the shared 2-core box under nice -n 10, 1 torch thread, 1 bigstep thread, "
+                 "other jobs running (load average 10-15)"), indent=2) + "\n")
 
 
 def plot(summary, rows, path: Path) -> None:
@@ -192,8 +225,7 @@ def plot(summary, rows, path: Path) -> None:
                 a.plot(np.full(len(sel), x) + np.linspace(-w / 3, w / 3, len(sel)), [r[key] for r in sel], "k.",
                        ms=2)
     for a, yl in zip(ax, [f"episode return (control step {summary[0]['control_dt']:g} s)", "episode length [steps]"]):
-        a.set_xticks(range(len(sims)), [f"{s}\ndt={next(x['physics_dt'] for x in summary if x['simulator'] == s):g}"
-                                        for s in sims], fontsize=8)
+        a.set_xticks(range(len(sims)), [s.replace(" dt=", "\ndt=") for s in sims], fontsize=8)
         a.set_ylabel(yl)
         a.grid(alpha=0.3, axis="y")
     ax[0].legend(fontsize=8)
