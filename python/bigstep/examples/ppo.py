@@ -195,8 +195,9 @@ def train(args: argparse.Namespace) -> str:
     def norm(x: np.ndarray) -> torch.Tensor:  # raw observations [n, obs_dim] -> normalised float32
         return normalise(torch.from_dlpack(x).float(), net.obs_mean, net.obs_var)
 
-    def sync_obs_stats():
-        net.obs_mean.copy_(torch.from_numpy(obs_rms.mean)), net.obs_var.copy_(torch.from_numpy(obs_rms.var))
+    def sync_obs_stats():  # the running statistics into the network's buffers (saved with it)
+        net.obs_mean.copy_(torch.from_numpy(obs_rms.mean))
+        net.obs_var.copy_(torch.from_numpy(obs_rms.var))
 
     obs, _ = venv.reset(seed=args.seed)
     obs_rms.update(obs)
@@ -221,12 +222,12 @@ def train(args: argparse.Namespace) -> str:
             # episode bookkeeping on the raw reward
             ep_ret += rew
             ep_len += 1
-            for i in np.flatnonzero(done):
-                finished_ret.append(ep_ret[i]), finished_len.append(ep_len[i])
+            finished_ret += list(ep_ret[done])
+            finished_len += list(ep_len[done])
             ep_ret[done], ep_len[done] = 0.0, 0
             # reward scaling: running std of the discounted return
             disc_ret = disc_ret * args.gamma + rew
-            ret_rms.update(disc_ret[:, None])
+            ret_rms.update(disc_ret)
             disc_ret[done] = 0.0
             buf_rew[t] = torch.from_numpy(np.clip(rew / np.sqrt(ret_rms.var + 1e-8), -10, 10)).float()
             buf_term[t], buf_done[t] = torch.from_numpy(term.astype(np.float32)), torch.from_numpy(done.astype(np.float32))
