@@ -223,15 +223,6 @@ def test_sb3_adapter_shapes():
     assert env.get_attr("dt") == [venv.dt, venv.dt]
 
 
-def test_sb3_check_env_and_ppo_smoke():
-    sb3 = pytest.importorskip("stable_baselines3")
-    from stable_baselines3.common.env_checker import check_env
-    check_env(bigstep.make("hopper", seed=0))
-    model = sb3.PPO("MlpPolicy", bigstep.SB3VecEnv(bigstep.make_vec("hopper", num_envs=2, backend="cpu")), n_steps=16,
-                    batch_size=16, n_epochs=1)
-    model.learn(32)
-
-
 def test_rsl_rl_adapter_shapes():
     venv = bigstep.make_vec("hopper", num_envs=3, backend="cpu", seed=0, episode_steps=5)
     env = bigstep.RslRlVecEnv(venv)

@@ -1,0 +1,298 @@
+"""Proximal Policy Optimisation on a bigstep task, in plain torch (one file).
+
+    python -m bigstep.examples.ppo --task hopper --total-steps 600000
+    # -> out/ppo/hopper/{policy.pt, curve.csv, curve.png}
+
+The algorithm is PPO-Clip (Schulman et al. 2017, "Proximal Policy Optimization Algorithms", eq. 7)
+with generalised advantage estimation (Schulman et al. 2016, "High-Dimensional Continuous Control
+Using Generalized Advantage Estimation", eq. 16):
+
+  delta_t = r_t + gamma V(s_{t+1}) (1 - term_t) - V(s_t)
+  A_t     = delta_t + gamma lambda (1 - done_t) A_{t+1}            (GAE)
+  L       = -E[min(rho A, clip(rho, 1 - eps, 1 + eps) A)] + c_v E[(V - R)^2] - c_e H[pi],
+            rho = pi(a|s) / pi_old(a|s)
+
+Policy: a Gaussian with a state-independent log std, the sample clipped to the action box when
+sent to the env (the log-probability is of the unclipped sample); deterministic = the clipped mean.
+Observations are normalised by a running mean / variance (saved in policy.pt with the network,
+:func:`load_policy` applies the identical transform); rewards are scaled by the running std of the
+discounted return (training only). Time-limit truncations bootstrap from V(final observation).
+
+The env is ``bigstep.make_vec(task, num_envs, integrator=..., dt=..., seed=...)``: one physics step
+per control step; observations reach torch through DLPack (``torch.from_dlpack`` of the persistent
+numpy buffer, no copy) and are copied once when cast to float32.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+OBS_CLIP = 10.0  # normalised observations are clipped to +-OBS_CLIP (also at evaluation)
+
+
+class RunningMeanStd:
+    """Running mean / variance of a batch stream (parallel-variance merge, Chan et al. 1979)."""
+
+    def __init__(self, shape):
+        self.mean, self.var, self.count = np.zeros(shape), np.ones(shape), 1e-4
+
+    def update(self, x: np.ndarray) -> None:
+        bm, bv, bn = x.mean(0), x.var(0), x.shape[0]
+        d, n = bm - self.mean, self.count + bn
+        self.mean = self.mean + d * bn / n
+        self.var = (self.var * self.count + bv * bn + d**2 * self.count * bn / n) / n
+        self.count = n
+
+
+def normalise(obs: torch.Tensor, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
+    return ((obs - mean) / torch.sqrt(var + 1e-8)).clamp(-OBS_CLIP, OBS_CLIP)
+
+
+def mlp(n_in: int, n_out: int, hidden: int, out_gain: float) -> nn.Sequential:
+    """tanh MLP, orthogonal init (gain sqrt 2 hidden, out_gain last layer)."""
+    layers, n = [], n_in
+    for _ in range(2):
+        layers += [nn.Linear(n, hidden), nn.Tanh()]
+        n = hidden
+    layers.append(nn.Linear(n, n_out))
+    for i, m in enumerate(l for l in layers if isinstance(l, nn.Linear)):
+        nn.init.orthogonal_(m.weight, out_gain if i == 2 else np.sqrt(2))
+        nn.init.zeros_(m.bias)
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, obs_dim: int, act_dim: int, hidden: int = 64):
+        super().__init__()
+        self.actor = mlp(obs_dim, act_dim, hidden, 0.01)
+        self.critic = mlp(obs_dim, 1, hidden, 1.0)
+        self.log_std = nn.Parameter(torch.zeros(act_dim))
+        # the observation normalisation travels with the weights (state_dict, policy.pt)
+        self.register_buffer("obs_mean", torch.zeros(obs_dim))
+        self.register_buffer("obs_var", torch.ones(obs_dim))
+
+    def dist(self, x: torch.Tensor) -> torch.distributions.Normal:
+        return torch.distributions.Normal(self.actor(x), self.log_std.exp())
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(x).squeeze(-1)
+
+
+class Policy:
+    """A trained policy from policy.pt: ``act(obs) -> action`` (numpy in, numpy out, deterministic:
+    the clipped mean), with the training run's observation normalisation."""
+
+    def __init__(self, path: str):
+        ck = torch.load(path, map_location="cpu", weights_only=False)
+        self.config = ck["config"]
+        self.net = ActorCritic(ck["obs_dim"], ck["act_dim"], ck["config"]["hidden"])
+        self.net.load_state_dict(ck["model"])
+        self.net.eval()
+        self.low, self.high = np.asarray(ck["action_low"]), np.asarray(ck["action_high"])
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        x = torch.as_tensor(np.asarray(obs), dtype=torch.float32)
+        mu = self.net.actor(normalise(x, self.net.obs_mean, self.net.obs_var))
+        return np.clip(mu.double().numpy(), self.low, self.high)
+
+
+def load_policy(path: str) -> Policy:
+    return Policy(path)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bigstep.examples.ppo", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--task", default="hopper", help="task name (configs/tasks) or task file")
+    p.add_argument("--total-steps", type=int, default=600_000, help="env steps (all envs together)")
+    p.add_argument("--num-envs", type=int, default=16)
+    p.add_argument("--dt", type=float, default=None, help="control step = physics step [s] (None: the task's)")
+    p.add_argument("--integrator", default="pbfd")
+    p.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (torch.set_num_threads)")
+    p.add_argument("--sim-threads", type=int, default=1, help="bigstep CPU threads (batch.threads; 0 = all)")
+    p.add_argument("--n-steps", type=int, default=128, help="rollout length per env and update")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--minibatch", type=int, default=64)
+    p.add_argument("--lr", type=float, default=3e-4, help="Adam step, annealed linearly to 0")
+    p.add_argument("--gamma", type=float, default=0.99)
+    p.add_argument("--lam", type=float, default=0.95, help="GAE lambda")
+    p.add_argument("--clip", type=float, default=0.2, help="PPO ratio clip epsilon")
+    p.add_argument("--vf-coef", type=float, default=0.5)
+    p.add_argument("--ent-coef", type=float, default=0.0)
+    p.add_argument("--max-grad-norm", type=float, default=0.5)
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="scene / task override as `bigstep run --set` (repeatable), e.g. batch.randomize_friction=0.5")
+    p.add_argument("--out", default=os.path.join("out", "ppo"), help="writes <out>/<task>/")
+    return p.parse_args(argv)
+
+
+def gae(rew, val, next_val, term, done, gamma, lam):
+    """Advantages and returns over a [T, N] rollout. next_val[t] = V(s_{t+1}) of the episode that
+    produced r_t (the final observation's value where the episode ended at t)."""
+    adv = torch.zeros_like(rew)
+    last = torch.zeros_like(rew[0])
+    for t in reversed(range(rew.shape[0])):
+        delta = rew[t] + gamma * next_val[t] * (1 - term[t]) - val[t]
+        last = delta + gamma * lam * (1 - done[t]) * last
+        adv[t] = last
+    return adv, adv + val
+
+
+def save_curve(rows: list[dict], folder: str, title: str) -> None:
+    with open(os.path.join(folder, "curve.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    r = [x for x in rows if x["episodes"] > 0]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+    ax[0].plot([x["env_steps"] for x in r], [x["return_mean"] for x in r])
+    ax[0].set(xlabel="env steps", ylabel="episode return (training, stochastic)", title=title)
+    ax[1].plot([x["env_steps"] for x in r], [x["length_mean"] for x in r])
+    ax[1].set(xlabel="env steps", ylabel="episode length [steps]")
+    for a in ax:
+        a.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "curve.png"), dpi=120)
+    plt.close(fig)
+
+
+def train(args: argparse.Namespace) -> str:
+    import bigstep
+    from tqdm import tqdm
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    venv = bigstep.make_vec(args.task, num_envs=args.num_envs, backend=args.backend, integrator=args.integrator,
+                            dt=args.dt, seed=args.seed, overrides=[f"batch.threads={args.sim_threads}", *args.overrides])
+    N, T = args.num_envs, args.n_steps
+    obs_dim, act_dim = venv.single_observation_space.shape[0], venv.single_action_space.shape[0]
+    low, high = venv.single_action_space.low, venv.single_action_space.high
+    net = ActorCritic(obs_dim, act_dim, args.hidden)
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
+    obs_rms, ret_rms = RunningMeanStd(obs_dim), RunningMeanStd(())
+    disc_ret = np.zeros(N)
+    folder = os.path.join(args.out, os.path.splitext(os.path.basename(args.task))[0])
+    os.makedirs(folder, exist_ok=True)
+
+    # rollout storage [T, N]
+    buf_obs = torch.zeros(T, N, obs_dim)
+    buf_act = torch.zeros(T, N, act_dim)
+    buf_logp, buf_val, buf_next_val, buf_rew, buf_term, buf_done = (torch.zeros(T, N) for _ in range(6))
+
+    def norm(x: np.ndarray) -> torch.Tensor:  # raw observations [n, obs_dim] -> normalised float32
+        return normalise(torch.from_dlpack(x).float(), net.obs_mean, net.obs_var)
+
+    def sync_obs_stats():  # the running statistics into the network's buffers (saved with it)
+        net.obs_mean.copy_(torch.from_numpy(obs_rms.mean))
+        net.obs_var.copy_(torch.from_numpy(obs_rms.var))
+
+    obs, _ = venv.reset(seed=args.seed)
+    obs_rms.update(obs)
+    sync_obs_stats()
+    ep_ret, ep_len = np.zeros(N), np.zeros(N, dtype=int)
+    rows, t0, steps = [], time.time(), 0
+    n_updates = max(1, args.total_steps // (N * T))
+    bar = tqdm(total=n_updates * N * T, unit="step", desc=f"ppo {args.task}", dynamic_ncols=True)
+    for update in range(n_updates):
+        for g in opt.param_groups:
+            g["lr"] = args.lr * (1 - update / n_updates)
+        finished_ret, finished_len = [], []
+        # --- rollout: T steps of N envs with the current policy
+        x = norm(obs)
+        for t in range(T):
+            with torch.no_grad():
+                d = net.dist(x)
+                a = d.sample()
+                buf_obs[t], buf_act[t], buf_logp[t], buf_val[t] = x, a, d.log_prob(a).sum(-1), net.value(x)
+            obs, rew, term, trunc, info = venv.step(np.clip(a.double().numpy(), low, high))
+            done = term | trunc
+            # episode bookkeeping on the raw reward
+            ep_ret += rew
+            ep_len += 1
+            finished_ret += list(ep_ret[done])
+            finished_len += list(ep_len[done])
+            ep_ret[done], ep_len[done] = 0.0, 0
+            # reward scaling: running std of the discounted return
+            disc_ret = disc_ret * args.gamma + rew
+            ret_rms.update(disc_ret)
+            disc_ret[done] = 0.0
+            buf_rew[t] = torch.from_numpy(np.clip(rew / np.sqrt(ret_rms.var + 1e-8), -10, 10)).float()
+            buf_term[t], buf_done[t] = torch.from_numpy(term.astype(np.float32)), torch.from_numpy(done.astype(np.float32))
+            # V(s_{t+1}): the next observation's, or the ended episode's final observation's
+            obs_rms.update(obs)
+            x = norm(obs)
+            with torch.no_grad():
+                nv = net.value(x)
+                if done.any():
+                    idx = np.flatnonzero(done)
+                    fin = np.stack([info["final_obs"][i] for i in idx])
+                    nv[torch.from_numpy(idx)] = net.value(norm(fin))
+            buf_next_val[t] = nv
+        steps += N * T
+        adv, ret = gae(buf_rew, buf_val, buf_next_val, buf_term, buf_done, args.gamma, args.lam)
+        # --- update: epochs of minibatch SGD on the clipped objective
+        b_obs, b_act, b_logp = buf_obs.reshape(-1, obs_dim), buf_act.reshape(-1, act_dim), buf_logp.reshape(-1)
+        b_adv, b_ret = adv.reshape(-1), ret.reshape(-1)
+        stats = []
+        for _ in range(args.epochs):
+            for mb in torch.randperm(N * T).split(args.minibatch):
+                d = net.dist(b_obs[mb])
+                logp = d.log_prob(b_act[mb]).sum(-1)
+                ratio = (logp - b_logp[mb]).exp()
+                A = b_adv[mb]
+                A = (A - A.mean()) / (A.std() + 1e-8)
+                pg = -torch.min(ratio * A, ratio.clamp(1 - args.clip, 1 + args.clip) * A).mean()
+                vf = ((net.value(b_obs[mb]) - b_ret[mb]) ** 2).mean()
+                ent = d.entropy().sum(-1).mean()
+                loss = pg + args.vf_coef * vf - args.ent_coef * ent
+                opt.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                opt.step()
+                with torch.no_grad():
+                    stats.append([pg.item(), vf.item(), ent.item(), ((ratio - 1) - (ratio.log())).mean().item()])
+        # the new normalisation applies from the next rollout (the update used the rollout's own)
+        sync_obs_stats()
+        s = np.mean(stats, 0)
+        rows.append(dict(update=update + 1, env_steps=steps, wall_s=round(time.time() - t0, 2),
+                         episodes=len(finished_ret), return_mean=float(np.mean(finished_ret)) if finished_ret else "",
+                         return_std=float(np.std(finished_ret)) if finished_ret else "",
+                         length_mean=float(np.mean(finished_len)) if finished_len else "",
+                         policy_loss=s[0], value_loss=s[1], entropy=s[2], approx_kl=s[3]))
+        bar.update(N * T)
+        if finished_ret:
+            bar.set_postfix(ret=f"{np.mean(finished_ret):.0f}", len=f"{np.mean(finished_len):.0f}")
+        if (update + 1) % 20 == 0 or update + 1 == n_updates:
+            save(net, venv, args, os.path.join(folder, "policy.pt"), steps, time.time() - t0)
+            save_curve(rows, folder, f"PPO {args.task}, {args.integrator} dt = {venv.dt:g} s")
+    bar.close()
+    return folder
+
+
+def save(net: ActorCritic, venv, args: argparse.Namespace, path: str, steps: int, wall_s: float) -> None:
+    torch.save({"model": net.state_dict(), "obs_dim": net.obs_mean.shape[0], "act_dim": net.log_std.shape[0],
+                "action_low": venv.single_action_space.low, "action_high": venv.single_action_space.high,
+                "config": dict(vars(args), dt_used=venv.dt), "env_steps": steps, "wall_s": wall_s}, path)
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    folder = train(args)
+    print(f"wrote {folder}/policy.pt, curve.csv, curve.png")
+
+
+if __name__ == "__main__":
+    main()

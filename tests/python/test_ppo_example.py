@@ -1,0 +1,66 @@
+"""python -m bigstep.examples.ppo (issue 14, item 4): GAE against its closed form, the running
+observation statistics against numpy over the whole stream, and a tiny training run whose saved
+policy reproduces the network's clipped mean on normalised observations. Skipped without torch."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch not installed (scripts/install_torch.sh)")
+
+
+@pytest.fixture(scope="module")
+def ppo(bigstep_py):
+    from bigstep.examples import ppo
+    return ppo
+
+
+def test_gae_equals_the_discounted_sum_of_td_errors(ppo):
+    """A_t = sum_l (gamma lambda)^l delta_{t+l} within an episode (GAE eq. 16); a termination cuts the
+    bootstrap, a truncation keeps V(final obs); the return target is A + V."""
+    g = torch.Generator().manual_seed(0)
+    T, N, gamma, lam = 7, 3, 0.97, 0.9
+    rew, val, nval = (torch.randn(T, N, generator=g) for _ in range(3))
+    term, done = torch.zeros(T, N), torch.zeros(T, N)
+    term[2, 1] = done[2, 1] = 1.0  # env 1: terminated at t = 2
+    done[4, 2] = 1.0               # env 2: truncated at t = 4
+    adv, ret = ppo.gae(rew, val, nval, term, done, gamma, lam)
+    delta = rew + gamma * nval * (1 - term) - val
+    for n in range(N):
+        ends = [t for t in range(T) if done[t, n]] + [T - 1]
+        start = 0
+        for end in ends:
+            for t in range(start, end + 1):
+                want = sum((gamma * lam) ** (u - t) * delta[u, n] for u in range(t, end + 1))
+                assert adv[t, n].item() == pytest.approx(want.item(), abs=1e-5)
+            start = end + 1
+    torch.testing.assert_close(ret, adv + val)
+
+
+def test_running_mean_std_equals_the_whole_stream(ppo):
+    rng = np.random.default_rng(1)
+    batches = [rng.normal(3.0, 2.0, (n, 4)) for n in (1, 5, 17, 64)]
+    rms = ppo.RunningMeanStd(4)
+    for b in batches:
+        rms.update(b)
+    x = np.concatenate(batches)
+    # the 1e-4 prior count (mean 0, var 1) shifts the statistics by O(1e-4 / len(x))
+    np.testing.assert_allclose(rms.mean, x.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(rms.var, x.var(0), rtol=1e-5)
+
+
+def test_tiny_training_run_writes_a_policy_that_loads(ppo, tmp_path):
+    ppo.main(["--task", "hopper", "--total-steps", "128", "--num-envs", "2", "--n-steps", "64", "--epochs", "1",
+              "--minibatch", "32", "--backend", "cpu", "--out", str(tmp_path)])
+    folder = tmp_path / "hopper"
+    assert (folder / "policy.pt").is_file() and (folder / "curve.png").stat().st_size > 0
+    lines = (folder / "curve.csv").read_text().splitlines()
+    assert lines[0].startswith("update,env_steps,wall_s") and len(lines) == 2
+    pol = ppo.load_policy(str(folder / "policy.pt"))
+    net = pol.net
+    # the saved normalisation was fitted (not the identity it starts from)
+    assert not torch.equal(net.obs_mean, torch.zeros_like(net.obs_mean))
+    obs = np.random.default_rng(2).normal(0, 1, (5, 11))
+    x = torch.as_tensor(obs, dtype=torch.float32)
+    z = ((x - net.obs_mean) / torch.sqrt(net.obs_var + 1e-8)).clamp(-10, 10)
+    want = np.clip(net.actor(z).detach().double().numpy(), -1, 1)
+    np.testing.assert_allclose(pol.act(obs), want, rtol=0, atol=1e-12)
+    assert pol.config["dt_used"] == pytest.approx(0.02)
