@@ -54,7 +54,8 @@ void id_control(const Model& m, const IdControllerSpec& s,
   st.qdd += s.kp * (st.theta_bar - theta) + s.kd * (st.theta_dot_bar - st.v) + s.ki * st.e_int;
   const std::vector<int>& act = st.ws.actuated();
   for (size_t j = 0; j < act.size(); ++j) st.qdot_des[Eigen::Index(j)] = st.v[act[j]] + dt * st.qdd[act[j]];
-  const IdProblem p = st.terms.problem(st.qdot_des, dt);
+  IdProblem p = st.terms.problem(st.qdot_des, dt);
+  p.friction_needs_load = true;  // mu = inf as the cone's limit (the paper's rows made the robot fall)
   switch (s.type) {
     case ControllerType::IdLcpInf: id_solve(IdKind::LcpInf, p, st.ws, st.res); break;
     case ControllerType::IdLcpMu: id_solve(IdKind::LcpMu, p, st.ws, st.res); break;

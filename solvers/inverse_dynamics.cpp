@@ -83,6 +83,8 @@ IdWorkspace::IdWorkspace(int m, std::span<const int> actuated, int n_max)
   K.setZero(nb, nb);
   S_set.reserve(size_t(n_max));
   S_tmp.reserve(size_t(n_max));
+  warm.reserve(size_t(n_max));
+  tmask.assign(size_t(n_max), 1);
   seen.reserve(size_t(4 * n_max + 21));
   flag.assign(size_t(n_max), 0);
   zs.setZero(nb);

@@ -5,6 +5,8 @@
 // engine runs the same controller per rollout (K identical rollouts stay identical).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -25,9 +27,7 @@ Scene hold_scene(const std::string& type, double duration) {
 }  // namespace
 
 TEST_CASE("id controllers: the quadruped holds its stance and the ID predicts its weight", "[id_controller]") {
-  // id_lcp_inf is left out: in closed loop it is unstable on this stance (nearly dependent
-  // tangent rows of 4 coplanar feet; see the report of issue 16)
-  for (const char* type : {"id_lcp_mu", "id_qp_mu", "id_qp_inf", "id_prev1", "id_prev2"}) {
+  for (const char* type : {"id_lcp_inf", "id_lcp_mu", "id_qp_mu", "id_qp_inf", "id_prev1", "id_prev2"}) {
     const Scene sc = hold_scene(type, 0.3);
     REQUIRE(sc.controller.inverse_dynamics());
     const Rollout r = simulate(sc);
@@ -47,6 +47,33 @@ TEST_CASE("id controllers: the quadruped holds its stance and the ID predicts it
       // normal force is the weight within 1 % (spec §10 oracle 3 in closed loop)
       for (size_t n = 50; n < r.force_pred.size(); ++n) CHECK(r.force_pred[n] == Approx(sc.model.weight()).epsilon(0.01));
     }
+  }
+}
+
+TEST_CASE("id controllers: the mu = inf controllers keep the trotting quadruped up on high friction", "[id_controller]") {
+  // Regression of issue 16's fall: with the paper's rows id_lcp_inf put tangential impulse on an
+  // unloaded foot (blew up within 10 steps, 1e10 N) and id_qp_inf asked 3.6e5 N of friction of a
+  // foot with f_N = 0 (blew up at step ~300); IdProblem::friction_needs_load ties friction to a
+  // positive normal impulse. 0.6 s of the planned trot (two gait periods) on mu = 100 ground: the
+  // torso stays within [0.2, 0.45] m (plan 0.273; the joint-space plan makes the exactly tracking
+  // ID controllers bob by up to 0.14 m) and tilts less than 0.5 rad, and every torque is finite.
+  for (const char* type : {"id_lcp_inf", "id_qp_inf", "id_qp_mu"}) {
+    const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_quadruped_trot.yaml",
+                                {std::string("controller.type=") + type, "contact.mu=100", "integrator.duration=0.6"});
+    const Rollout r = simulate(sc);
+    INFO(type);
+    REQUIRE(r.steps_run == sc.steps());
+    double zmin = 1e9, zmax = -1e9, tilt = 0;
+    for (const VecX& th : r.theta) {
+      zmin = std::min(zmin, th[2]);
+      zmax = std::max(zmax, th[2]);
+      tilt = std::max({tilt, std::abs(th[4]), std::abs(th[5])});
+    }
+    INFO("torso z in [" << zmin << ", " << zmax << "] m, tilt " << tilt << " rad");
+    CHECK(zmin > 0.2);
+    CHECK(zmax < 0.45);
+    CHECK(tilt < 0.5);
+    for (const VecX& t : r.tau) CHECK(t.allFinite());
   }
 }
 
