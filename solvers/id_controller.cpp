@@ -34,7 +34,8 @@ IdControllerState::IdControllerState(const Model& m, const IdControllerSpec&)
 
 void id_control(const Model& m, const IdControllerSpec& s,
                 const std::function<void(double, VecX&, VecX&)>& reference, double t, const VecX& theta,
-                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau) {
+                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau,
+                const double* geom_mu) {
   const int n = m.n_q;
   // state velocity and the simulator's contact impulse of the previous step (g = M v - kappa - dt P^T tau)
   st.v = (theta - theta_prev) / dt;
@@ -45,7 +46,7 @@ void id_control(const Model& m, const IdControllerSpec& s,
     st.g1 -= dt * st.tau_prev;
   }
   // problem terms at (theta, v)
-  st.terms.update(m, theta, st.v, dt, mu, s.contact_distance);
+  st.terms.update(m, theta, st.v, dt, mu, s.contact_distance, nullptr, geom_mu);
   // PID on the planned motion: qdd_des = qdd_ref + kp e + kd e_dot + ki int e
   reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
   reference(t, st.theta_bar, st.theta_dot_bar);

@@ -182,8 +182,9 @@ struct IdTerms {
   VecX phi, mu;      ///< (max_contacts)
   std::vector<int> ids;
   int n = 0;
+  /// geom_mu (n_geom, or nullptr = mu_all): per-contact mu, contact (a, b) uses geom_mu[a].
   void update(const Model& m, const VecX& theta, const VecX& v, double dt, double mu_all, double phi_max,
-              const double* mass_scale = nullptr);
+              const double* mass_scale = nullptr, const double* geom_mu = nullptr);
   /// Views of the first n contacts with the given desired joint velocity (nq) and dt.
   IdProblem problem(const VecX& qdot_des, double dt) const;
 };
