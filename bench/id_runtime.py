@@ -3,7 +3,7 @@
 §10 oracle 9, the paper's Fig. 19).
 
 Runs `bigstep bench id-runtime` (cli/bench_id_runtime.cpp: the standing spider, each foot's contact
-multiplied c = 1..C times, n = 4c contacts; median wall time of one id_solve per model over R
+multiplied c = 1..C times, n = 4c contacts; median thread CPU time of one id_solve per model over R
 repetitions, warm start carried), then fits log(time) = a + s log(n) per model (the slope s: 1 =
 linear, the reduced Model A of §4.5) and the linear slope [us per contact] of id_lcp_inf.
 
@@ -33,7 +33,7 @@ FIELDS = ["model", "contacts", "per_foot", "median_s", "min_s", "iterations", "s
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--max-per-foot", type=int, default=10)
     ap.add_argument("--out", type=Path, default=common.REPO / "bench" / "results")
     args = ap.parse_args()
@@ -85,7 +85,7 @@ def plot(rows, fits, png: Path, meta) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("contacts n")
-    ax.set_ylabel("median time per solve [us]")
+    ax.set_ylabel("median CPU time per solve [us]")
     ax.grid(alpha=0.3, which="both")
     ax.legend(title="log-log slope", fontsize=8)
     ax.set_title(f"ID solve time vs contacts (spider, Fig. 19 shape) — {meta['cpu']}, git {meta['git_commit'][:10]}"
