@@ -7,8 +7,8 @@ controller.type (pd, id_lcp_inf, id_lcp_mu, id_qp_mu, id_qp_inf, id_prev1, id_pr
 rigid terrains:
   high   contact.mu = 100 (the paper's mu = inf; the simulator needs a finite mu)
   low    contact.mu = 0.1
-  rand   contact.mu ~ U(0.1, 1.5), one draw per run (seeds 0..2; per run, not per contact)
-The ID controllers assume the terrain's mu (controller.mu = contact.mu).
+  rand   mu ~ U(0.1, 1.5) per contact (per foot geom: batch.contact_mu_min / max, batch.seed = 0..2)
+The ID controllers assume the terrain's mu (the rollout's contact.mu, or each contact's drawn mu).
 
 Per run, from summary.json "controller" (envs/rollout.h Metrics): mean |joint position error| [rad]
 and |velocity error| [rad/s] against the plan (Table 3), E|dtau| [N m/s] and E|tau| [N m]
@@ -40,10 +40,9 @@ FIELDS = ["terrain", "mu", "seed", "controller", "fell", "rc", "steps", "track_p
 
 
 def terrains():
-    rng = np.random.default_rng(16)
     out = [("high", 100.0, 0), ("low", 0.1, 0)]
     for seed in range(3):
-        out.append(("rand", float(rng.uniform(0.1, 1.5)), seed))
+        out.append(("rand", None, seed))  # per-contact U(0.1, 1.5)
     return out
 
 
@@ -59,7 +58,11 @@ def main() -> None:
     jobs = []
     for terrain, mu, seed in terrains():
         for c in CONTROLLERS:
-            ov = {"controller.type": c, "contact.mu": mu, "integrator.duration": args.duration}
+            ov = {"controller.type": c, "integrator.duration": args.duration}
+            if mu is None:
+                ov.update({"batch.contact_mu_min": 0.1, "batch.contact_mu_max": 1.5, "batch.seed": seed})
+            else:
+                ov["contact.mu"] = mu
             jobs.append(((terrain, mu, seed, c), "id_quadruped_trot", ov))
     rows = []
     for (terrain, mu, seed, c), r in common.run_many(jobs, workers=args.workers, timeout=args.timeout):

@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 
 #include "cli/bench_vs_mujoco.h"
+#include "cli/bench_id_runtime.h"
 
 #include <algorithm>
 #include <chrono>
@@ -208,12 +209,14 @@ int bench_command(const std::vector<std::string>& args) {
   static const std::string usage = command_usage("bench") +
       "(bigstep bench <benchmark> --help for its options)\n"
       "  gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]   Fig. 8: batched PBFD, CPU vs CUDA\n"
-      "  vs-mujoco [--quick] [--out DIR]                                  the same scenes in MuJoCo and bigstep\n";
+      "  vs-mujoco [--quick] [--out DIR]                                  the same scenes in MuJoCo and bigstep\n"
+      "  id-runtime [--out DIR] [--reps R] [--max-per-foot C]             inverse-dynamics solve time vs contacts\n";
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(usage.c_str(), stdout);
     return 0;
   }
   if (!args.empty() && args[0] == "vs-mujoco") return bench_vs_mujoco({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "id-runtime") return bench_id_runtime({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "gpu-speedup") {
     std::fprintf(stderr, "bigstep bench: %s\n%s",
                  args.empty() ? "which benchmark?" : ("unknown benchmark '" + args[0] + "'").c_str(), usage.c_str());

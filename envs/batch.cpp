@@ -104,12 +104,29 @@ void draw_params(const Scene& sc, const BatchOptions& opt, int k, std::mt19937_6
     std::uniform_real_distribution<double> U(-opt.randomize_mass, opt.randomize_mass);
     for (int j = 0; j < L; ++j) p.link_mass_scale[size_t(k) * L + j] = std::exp(U(rng));  // each link its own draw
   }
+  if (!p.geom_mu.empty())
+    draw_geom_mu(sc.model, opt.contact_mu_min, opt.contact_mu_max, rng,
+                 p.geom_mu.data() + size_t(k) * size_t(sc.model.n_geom));
 }
 }  // namespace
 
+void draw_geom_mu(const Model& m, double lo, double hi, std::mt19937_64& rng, double* out) {
+  std::uniform_real_distribution<double> U(lo, hi);
+  for (int g = 0; g < m.n_geom; ++g) out[g] = U(rng);
+}
+
+std::vector<double> scene_geom_mu(const Scene& sc) {
+  if (!(sc.contact_mu_max > 0)) return {};
+  std::seed_seq seq{uint32_t(sc.seed), uint32_t(sc.seed >> 32), 0x6d75u};  // "mu"
+  std::mt19937_64 rng(seq);
+  std::vector<double> mu(size_t(sc.model.n_geom));
+  draw_geom_mu(sc.model, sc.contact_mu_min, sc.contact_mu_max, rng, mu.data());
+  return mu;
+}
+
 void redraw_params(const Scene& sc, const BatchOptions& opt, const StateBatch& b, RolloutParamTable& p,
                    const std::vector<int>& ks) {
-  if (p.contact.empty() && p.link_mass_scale.empty()) return;
+  if (p.contact.empty() && p.link_mass_scale.empty() && p.geom_mu.empty()) return;
   for (int k : ks) {
     BIGSTEP_CHECK_ARG(k >= 0 && k < b.K, "rollout index", k, detail::concat("must be in [0, K = ", b.K, ")"));
     if (b.episode[k] == 0) continue;  // init_batch's draws
@@ -132,6 +149,10 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
   p.link_mass_scale.assign(opt.randomize_mass > 0 ? size_t(opt.rollouts) * sc.model.n_link : 0, 1.0);
+  BIGSTEP_CHECK_ARG(opt.contact_mu_min >= 0 && (opt.contact_mu_max == 0 || opt.contact_mu_max >= opt.contact_mu_min),
+                    "batch.contact_mu_min / contact_mu_max", detail::concat(opt.contact_mu_min, " / ", opt.contact_mu_max),
+                    "expected 0 <= min <= max (max = 0: off)");
+  p.geom_mu.assign(opt.contact_mu_max > 0 ? size_t(opt.rollouts) * sc.model.n_geom : 0, 0.0);
   for (int k = 0; k < opt.rollouts; ++k) {
     // per-rollout stream: independent of K and of the thread partition
     b.episode[k] = 0;
@@ -242,14 +263,14 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     }
     u.t = b.steps * sc_.settings.dt;
     const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],
-                           p.mass_scale_row(k, sc_.model.n_link)};
+                           p.mass_scale_row(k, sc_.model.n_link), p.geom_mu_row(k, sc_.model.n_geom)};
     if (!id_.empty() && !tau) {
       // inverse-dynamics controller: torques from the plan and this rollout's state; the ID model
       // assumes the rollout's friction coefficient when the table randomizes it
       IdControllerState& cs = *id_[k];
       const double mu = p.contact.empty() ? sc_.controller.mu : rp.contact.mu;
       id_control(sc_.model, sc_.controller, sc_.pd.reference, u.t, d.theta, d.theta_prev, sc_.settings.dt, mu, cs,
-                 cs.tau_full);
+                 cs.tau_full, rp.geom_mu);
       u.tau += cs.tau_full;
       u.pd = nullptr;
     }

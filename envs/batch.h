@@ -4,6 +4,7 @@
 // each rollout's arithmetic is independent of the partition.
 #pragma once
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "envs/scene.h"
@@ -33,6 +34,10 @@ struct RolloutParamTable {
   std::vector<ContactParams> contact;   ///< (K) or empty
   std::vector<double> link_mass_scale;  ///< (K x n_link) row-major: factor s_kj on link j's mass and
                                         ///< inertia in rollout k (COM unchanged), or empty = 1
+  std::vector<double> geom_mu;          ///< (K x n_geom) per-contact Coulomb mu (RolloutParams::geom_mu), or empty
+  const double* geom_mu_row(int k, int n_geom) const {
+    return geom_mu.empty() ? nullptr : geom_mu.data() + size_t(k) * n_geom;
+  }
   /// Row k of link_mass_scale (n_link factors), nullptr when empty: RolloutParams::link_mass_scale.
   const double* mass_scale_row(int k, int n_link) const {
     return link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * n_link;
@@ -51,7 +56,16 @@ struct BatchOptions {
   double randomize_friction = 0;   ///< c_par and mu scaled by exp(U(-r, r)) per rollout (0 = off)
   double randomize_stiffness = 0;  ///< c_perp scaled by exp(U(-r, r)) per rollout (0 = off)
   double randomize_mass = 0;       ///< each link's mass and inertia scaled by its own exp(U(-r, r)) (0 = off)
+  double contact_mu_min = 0, contact_mu_max = 0;  ///< per-geom mu ~ U(min, max) (max > 0 = on)
 };
+
+/// Per-contact friction (issue 16's random terrain, inverse-dynamics-contact.md §9): one
+/// mu ~ U(lo, hi) per geom of the Model (n_geom values into out) from rng. A contact (a, b) uses
+/// geom a's value (a is the geom on the higher link, never the world's: core/model.h).
+void draw_geom_mu(const Model& m, double lo, double hi, std::mt19937_64& rng, double* out);
+/// The lone-rollout draw of the scene's batch.contact_mu_min / max (its own stream of batch.seed;
+/// empty when off): what `bigstep run` without --rollouts uses.
+std::vector<double> scene_geom_mu(const Scene& sc);
 
 /// The model with every link mass and inertia tensor multiplied by s (> 0): the oracle of the
 /// per-rollout scales (tests), which engines apply without copying the Model.
@@ -62,7 +76,7 @@ Model scale_mass(const Model& m, const double* link_scale);
 /// Initial states and per-rollout parameters for K rollouts. Rollout k draws from its own stream
 /// (seed, k), so it is the same whatever K is: theta(0), theta_dot(0), then (when enabled) friction
 /// c_par and mu, stiffness c_perp, then one mass factor exp(U(-r, r)) per link, link 0 first (each
-/// link its own draw).
+/// link its own draw), then one mu per geom (contact_mu_*).
 void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParamTable& p);
 
 /// Starts a new episode for the listed rollouts: fresh initial states from the stream

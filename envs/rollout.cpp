@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/inertia.h"
+#include "envs/batch.h"
 
 namespace bigstep {
 
@@ -28,6 +29,12 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   const int rest_steps = int(std::ceil(sc.rest_time / dt - 1e-9));
   int rest_count = 0;
   double x_prev = link_x(th_n);
+  // batch.contact_mu_*: per-contact friction drawn once for this lone rollout; the steps then go
+  // through a Data of their own with those parameters (else the integrator's lone-rollout path)
+  const std::vector<double> geom_mu = scene_geom_mu(sc);
+  RolloutParams rp = integ->default_params();
+  rp.geom_mu = geom_mu.empty() ? nullptr : geom_mu.data();
+  Data data = integ->make_data();
   std::unique_ptr<IdControllerState> id;
   if (sc.controller.inverse_dynamics()) id = std::make_unique<IdControllerState>(m, sc.controller);
   VecX tau_id = VecX::Zero(m.n_q);
@@ -37,14 +44,22 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
     // the stable-PD servo (when configured) reads its targets at the end of the step
     StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
     if (id) {  // inverse-dynamics controller (solvers/id_controller.h) instead of the servo
-      id_control(m, sc.controller, sc.pd.reference, n * dt, th_n, th_nm1, dt, sc.controller.mu, *id, tau_id);
+      id_control(m, sc.controller, sc.pd.reference, n * dt, th_n, th_nm1, dt, sc.controller.mu, *id, tau_id, rp.geom_mu);
       u.tau += tau_id;
       u.pd = nullptr;
       r.tau.push_back(tau_id);
       r.force_pred.push_back(id->force_pred);
       r.id_status.push_back(id->status);
     }
-    const StepStats st = integ->step_controlled(th_n, th_nm1, u, th_next);
+    StepStats st;
+    if (rp.geom_mu) {
+      data.theta = th_n;
+      data.theta_prev = th_nm1;
+      st = integ->step(data, u, rp);
+      th_next = data.theta;
+    } else {
+      st = integ->step_controlled(th_n, th_nm1, u, th_next);
+    }
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     r.stats.push_back(st);
     th_nm1 = th_n;

@@ -54,6 +54,8 @@ struct Scene {
   double randomize_friction = 0;    ///< batch.randomize_friction: c_par, mu scaled by exp(U(-r, r))
   double randomize_stiffness = 0;   ///< batch.randomize_stiffness: c_perp scaled by exp(U(-r, r))
   double randomize_mass = 0;        ///< batch.randomize_mass: each link's mass/inertia times its own exp(U(-r, r))
+  double contact_mu_min = 0;        ///< batch.contact_mu_min / max: per-contact mu ~ U(min, max) (max > 0 = on)
+  double contact_mu_max = 0;
   std::string backend = "cpu";      ///< batch.backend: cpu | cuda | auto (--backend overrides)
   std::string engine = "reference"; ///< batch.engine: reference | team (CPU emulation of the CUDA kernel)
   std::string precision = "fp64";   ///< batch.precision: fp64 | fp32 (team engines only)

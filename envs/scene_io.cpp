@@ -227,6 +227,11 @@ void parse_batch(Cfg& top, Scene& sc) {
   sc.randomize_mass = batch.num("randomize_mass");
   for (const char* k : {"perturb_theta", "perturb_theta_dot", "randomize_friction", "randomize_stiffness", "randomize_mass"})
     if (batch.num(k) < 0) batch.fail(batch.key(k), batch.num(k), "must be >= 0");
+  sc.contact_mu_min = batch.num("contact_mu_min");
+  sc.contact_mu_max = batch.num("contact_mu_max");
+  if (!(sc.contact_mu_min >= 0)) batch.fail(batch.key("contact_mu_min"), sc.contact_mu_min, "must be >= 0");
+  if (!(sc.contact_mu_max == 0 || (std::isfinite(sc.contact_mu_max) && sc.contact_mu_max >= sc.contact_mu_min)))
+    batch.fail(batch.key("contact_mu_max"), sc.contact_mu_max, "must be 0 (off) or finite and >= batch.contact_mu_min");
   sc.backend = batch.choice("backend");
   sc.engine = batch.choice("engine");
   sc.precision = batch.choice("precision");

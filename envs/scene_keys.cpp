@@ -225,6 +225,9 @@ std::vector<SceneKey> build_table() {
   key("batch.randomize_friction", "number", "0", "c_par and mu scaled by exp(U(-r, r)) per rollout");
   key("batch.randomize_stiffness", "number", "0", "c_perp scaled by exp(U(-r, r)) per rollout");
   key("batch.randomize_mass", "number", "0", "each link's mass and inertia scaled by its own exp(U(-r, r)) per rollout");
+  key("batch.contact_mu_min", "number", "0", "per-contact Coulomb mu ~ U(contact_mu_min, contact_mu_max)");
+  key("batch.contact_mu_max", "number", "0",
+      "per rollout, contact geom and episode (NE-LCP and the ID controllers; 0 = off, contact.mu)");
   choice("batch.backend", {"cpu", "cuda", "auto"}, "cpu", "cuda runs the team engine on the GPU");
   choice("batch.engine", {"reference", "team"}, "reference",
          "team: the CUDA kernel's cooperative PBFD JTJ-LM iteration emulated on the CPU");

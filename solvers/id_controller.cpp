@@ -34,7 +34,8 @@ IdControllerState::IdControllerState(const Model& m, const IdControllerSpec&)
 
 void id_control(const Model& m, const IdControllerSpec& s,
                 const std::function<void(double, VecX&, VecX&)>& reference, double t, const VecX& theta,
-                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau) {
+                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau,
+                const double* geom_mu) {
   const int n = m.n_q;
   // state velocity and the simulator's contact impulse of the previous step (g = M v - kappa - dt P^T tau)
   st.v = (theta - theta_prev) / dt;
@@ -45,7 +46,7 @@ void id_control(const Model& m, const IdControllerSpec& s,
     st.g1 -= dt * st.tau_prev;
   }
   // problem terms at (theta, v)
-  st.terms.update(m, theta, st.v, dt, mu, s.contact_distance);
+  st.terms.update(m, theta, st.v, dt, mu, s.contact_distance, nullptr, geom_mu);
   // PID on the planned motion: qdd_des = qdd_ref + kp e + kd e_dot + ki int e
   reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
   reference(t, st.theta_bar, st.theta_dot_bar);
@@ -54,7 +55,8 @@ void id_control(const Model& m, const IdControllerSpec& s,
   st.qdd += s.kp * (st.theta_bar - theta) + s.kd * (st.theta_dot_bar - st.v) + s.ki * st.e_int;
   const std::vector<int>& act = st.ws.actuated();
   for (size_t j = 0; j < act.size(); ++j) st.qdot_des[Eigen::Index(j)] = st.v[act[j]] + dt * st.qdd[act[j]];
-  const IdProblem p = st.terms.problem(st.qdot_des, dt);
+  IdProblem p = st.terms.problem(st.qdot_des, dt);
+  p.friction_needs_load = true;  // mu = inf as the cone's limit (the paper's rows made the robot fall)
   switch (s.type) {
     case ControllerType::IdLcpInf: id_solve(IdKind::LcpInf, p, st.ws, st.res); break;
     case ControllerType::IdLcpMu: id_solve(IdKind::LcpMu, p, st.ws, st.res); break;

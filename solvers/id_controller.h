@@ -54,9 +54,11 @@ struct IdControllerState {
 
 /// One control step at time t (state theta_n, theta_{n-1}, step dt): the torques (n_q, zero on
 /// unactuated DOFs) into tau. reference(t, theta_bar, theta_dot_bar) is the planned motion.
-/// mu: the ID model's friction coefficient (controller.mu, or the rollout's).
+/// mu: the ID model's friction coefficient (controller.mu, or the rollout's); geom_mu (n_geom, or
+/// nullptr): per-contact values instead (RolloutParams::geom_mu: contact (a, b) uses geom_mu[a]).
 void id_control(const Model& m, const IdControllerSpec& s,
                 const std::function<void(double, VecX&, VecX&)>& reference, double t, const VecX& theta,
-                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau);
+                const VecX& theta_prev, double dt, double mu, IdControllerState& st, VecX& tau,
+                const double* geom_mu = nullptr);
 
 }  // namespace bigstep

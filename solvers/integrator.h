@@ -43,6 +43,9 @@ struct StepStats {
 struct RolloutParams {
   ContactParams contact;
   const double* link_mass_scale = nullptr;  ///< (n_link) factor per link, nullptr = 1; not owned
+  /// (n_geom) per-contact Coulomb mu, nullptr = contact.mu; not owned. Read by the NE-LCP baseline
+  /// only: a contact (a, b) uses geom_mu[a] (envs/batch.h draw_geom_mu).
+  const double* geom_mu = nullptr;
 };
 
 class Integrator {

@@ -83,6 +83,8 @@ IdWorkspace::IdWorkspace(int m, std::span<const int> actuated, int n_max)
   K.setZero(nb, nb);
   S_set.reserve(size_t(n_max));
   S_tmp.reserve(size_t(n_max));
+  warm.reserve(size_t(n_max));
+  tmask.assign(size_t(n_max), 1);
   seen.reserve(size_t(4 * n_max + 21));
   flag.assign(size_t(n_max), 0);
   zs.setZero(nb);
@@ -302,7 +304,7 @@ IdTerms::IdTerms(const Model& m)
       mu(m.max_contacts), ids(size_t(m.max_contacts), 0) {}
 
 void IdTerms::update(const Model& m, const VecX& theta, const VecX& v, double dt, double mu_all, double phi_max,
-                     const double* mass_scale) {
+                     const double* mass_scale, const double* geom_mu) {
   ::bigstep::crba(m, theta, M, crba, mass_scale);  // core/crba.h (the member of the same name is its scratch)
   for (int k = 0; k < m.n_q; ++k) M(k, k) += m.dof_armature[size_t(k)];
   nonlinear_effects(m, theta, v, bias, rnea, mass_scale);
@@ -318,8 +320,8 @@ void IdTerms::update(const Model& m, const VecX& theta, const VecX& v, double dt
     S.row(i).noalias() = f.t[0].transpose() * f.J;
     T.row(i).noalias() = f.t[1].transpose() * f.J;
     phi[i] = f.phi;
-    mu[i] = mu_all;
     const Contact& c = con.set.con[size_t(i)];
+    mu[i] = geom_mu ? geom_mu[c.geom_a] : mu_all;
     ids[size_t(i)] = c.geom_a * m.n_geom + c.geom_b;
   }
 }

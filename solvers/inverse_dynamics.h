@@ -55,6 +55,12 @@ struct IdProblem {
   Eigen::Ref<const VecX> mu;        ///< (n)
   double dt = 1e-3;
   std::span<const int> ids = {};
+  /// mu = inf as the limit of the cone (friction only where the normal impulse is positive)
+  /// instead of the paper's unbounded tangential rows: model A keeps the tangent rows of loaded
+  /// contacts only, QP,inf bounds its pyramid at kIdQpMuInf. The ID controllers set it (without it
+  /// id_lcp_inf / id_qp_inf fall on the trot, see inverse_dynamics_nslip.cpp); the §10 oracles
+  /// test the paper's models (false).
+  bool friction_needs_load = false;
 };
 
 /// Per-rollout result and carry. Impulses are N s; forces = impulses / dt.
@@ -140,6 +146,8 @@ class IdWorkspace {
   VecX ystar;             ///< (nb)
   MatX K;                 ///< (nb x nb) Cholesky of H_S^T H_S
   std::vector<int> S_set, S_tmp;
+  std::vector<int> warm;        ///< (n_max) warm-start support of the pivoting (indices)
+  std::vector<uint8_t> tmask;   ///< (n_max) contacts whose tangent rows model A may select
   std::vector<uint64_t> seen;
   std::vector<uint8_t> flag;
   VecX zs, gam, a;        ///< (nb) each, scratch of the pivoting
@@ -174,8 +182,9 @@ struct IdTerms {
   VecX phi, mu;      ///< (max_contacts)
   std::vector<int> ids;
   int n = 0;
+  /// geom_mu (n_geom, or nullptr = mu_all): per-contact mu, contact (a, b) uses geom_mu[a].
   void update(const Model& m, const VecX& theta, const VecX& v, double dt, double mu_all, double phi_max,
-              const double* mass_scale = nullptr);
+              const double* mass_scale = nullptr, const double* geom_mu = nullptr);
   /// Views of the first n contacts with the given desired joint velocity (nq) and dt.
   IdProblem problem(const VecX& qdot_des, double dt) const;
 };

@@ -2,7 +2,7 @@
 // Stage I (reduced form, §6.1 [derived]), z = [f_N; f_F] >= 0 (5n):
 //   minimize 1/2 z^T G^T G z + (G^T yk)^T z                (= 1/2 v+^T M v+ + const; c_C = J_c 𝒫 kappa)
 //   s.t.     -(G_N^T G) z <= N v* + phi/dt                  (non-penetration, no complementarity)
-//            -mu_i f_N,i + sum_d f_F,(d,i) <= 0             (pyramid; QP,mu only, finite mu_i)
+//            -mu_i f_N,i + sum_d f_F,(d,i) <= 0             (pyramid, finite mu_i; QP,inf: none, or mu = kIdQpMuInf)
 // Stage II (§6.2): W = orthonormal basis of null(G) (= null(Q_C)); along W v+ and the Stage I
 // objective do not change and dt tau(z0 + W w) = dt tau(z0) - J_{c,q}^T W w, so with K = J_{c,q}^T W / dt
 //   minimize 1/2 |tau0 - K w|^2 + eps/2 |z0 + W w|^2,  eps = 1e-8 (1 + max diag K^T K)   (I8)
@@ -85,9 +85,11 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   }
   // ---- Stage I ----
   auto Gc = ws.G.leftCols(nz);
+  // QP,inf: no pyramid rows (the paper), or rows at mu = kIdQpMuInf with p.friction_needs_load
+  const double mu_unbounded = p.friction_needs_load ? kIdQpMuInf : std::numeric_limits<double>::infinity();
+  auto mu_of = [&](int i) { return bounded ? p.mu[i] : mu_unbounded; };
   int n_pyr = 0;
-  if (bounded)
-    for (int i = 0; i < n; ++i) n_pyr += std::isfinite(p.mu[i]) ? 1 : 0;
+  for (int i = 0; i < n; ++i) n_pyr += std::isfinite(mu_of(i)) ? 1 : 0;
   const int ni = n + n_pyr;
   {
     auto Hh = ws.Hq.topLeftCorner(nz, nz);
@@ -98,14 +100,13 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
     A.topRows(n) *= -1;  // (no temporary: a negated product would allocate one)
     for (int i = 0; i < n; ++i) ws.bq[i] = ws.jv[i] + p.phi[i] / p.dt;
     int row = n;
-    if (bounded)
-      for (int i = 0; i < n; ++i) {
-        if (!std::isfinite(p.mu[i])) continue;
-        A.row(row).setZero();
-        A(row, i) = -p.mu[i];
-        for (int d = 1; d <= 4; ++d) A(row, d * n + i) = 1;
-        ws.bq[row++] = 0;
-      }
+    for (int i = 0; i < n; ++i) {
+      if (!std::isfinite(mu_of(i))) continue;
+      A.row(row).setZero();
+      A(row, i) = -mu_of(i);
+      for (int d = 1; d <= 4; ++d) A(row, d * n + i) = 1;
+      ws.bq[row++] = 0;
+    }
     ws.lbq.head(nz).setZero();
     ws.ubq.head(nz).setConstant(std::numeric_limits<double>::infinity());
     const QpStatus st = ws.qp.solve(qp_view(ws, nz, ni), ws.qres, nullptr, 5000);
@@ -144,17 +145,16 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   A.topRows(nz) = -W;
   ws.bq.head(nz) = z;
   int row = nz;
-  if (bounded)
-    for (int i = 0; i < n; ++i) {
-      if (!std::isfinite(p.mu[i])) continue;
-      A.row(row) = -p.mu[i] * W.row(i);
-      double b = p.mu[i] * z[i];
-      for (int dd = 1; dd <= 4; ++dd) {
-        A.row(row) += W.row(dd * n + i);
-        b -= z[dd * n + i];
-      }
-      ws.bq[row++] = b;
+  for (int i = 0; i < n; ++i) {
+    if (!std::isfinite(mu_of(i))) continue;
+    A.row(row) = -mu_of(i) * W.row(i);
+    double b = mu_of(i) * z[i];
+    for (int dd = 1; dd <= 4; ++dd) {
+      A.row(row) += W.row(dd * n + i);
+      b -= z[dd * n + i];
     }
+    ws.bq[row++] = b;
+  }
   ws.lbq.head(d).setConstant(-std::numeric_limits<double>::infinity());
   ws.ubq.head(d).setConstant(std::numeric_limits<double>::infinity());
   const QpStatus st = ws.qp.solve(qp_view(ws, d, ni2), ws.qres, nullptr, 5000);

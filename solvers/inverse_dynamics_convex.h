@@ -1,14 +1,25 @@
 // Model C: complementarity-free convex inverse dynamics (spec inverse-dynamics-contact.md §6; paper
 // §6, (68)-(78) in the reduced form of §6.1, Stage II (101)-(111) as §6.2 and I8 restate it).
 // Stage I: maximal-dissipation QP in z = [f_N; f_F] with non-penetration and the pyramid (QP,mu) or
-// without it (QP,inf). Stage II: minimum-norm torques over the nullspace of the Stage I Hessian,
+// without it (QP,inf; or at a large mu with IdProblem::friction_needs_load, see kIdQpMuInf). Stage II: minimum-norm torques over the nullspace of the Stage I Hessian,
 // with the eps |z|^2 regularisation of I8. An infeasible Stage I (I14) is repaired and flagged.
 #pragma once
 #include "solvers/inverse_dynamics.h"
 
 namespace bigstep {
 
-/// Model C. bounded: pyramid rows (QP,mu) or not (QP,inf). stage2 = false returns the Stage I
+/// The friction coefficient of ID_{QP,inf}'s pyramid rows with IdProblem::friction_needs_load
+/// (without it: no rows, the paper's QP,inf). Removing the rows
+/// lets Stage I / II put friction on contacts whose normal impulse is zero: closed loop on the
+/// trotting spider (NE-LCP, mu = 100) it asked 3.6e5 N of tangential force of a foot with f_N = 0,
+/// which no simulator delivers, and the robot fell (and blew up) within 0.3 s. mu -> inf is the
+/// limit of the cone, which ties friction to f_N > 0: a large finite mu keeps that tie. 1e3 trots
+/// on the 100-friction ground; 1e4 fell again there (rows that stiff let a foot with a tiny f_N
+/// pin its tangential motion, more than the simulator's mu = 100 allows).
+inline constexpr double kIdQpMuInf = 1e3;
+
+/// Model C. bounded: pyramid rows at p.mu (QP,mu) or none / at kIdQpMuInf (QP,inf, see
+/// IdProblem::friction_needs_load). stage2 = false returns the Stage I
 /// solution (tests compare the two). r: sized by ws.init_result.
 void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, bool stage2 = true);
 

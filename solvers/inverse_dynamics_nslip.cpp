@@ -177,24 +177,20 @@ PpmStatus id_ppm(Eigen::Ref<const MatX> H, Eigen::Ref<const VecX> r0, std::span<
   return PpmStatus::MaxIterations;
 }
 
-void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
-  if (!ws.begin(p, r)) return;
-  const int nb = ws.nb();
-  ws.contact_rows(p, false);
-  const int n = ws.n;
-  // warm start: current indices of the previous support's ids (read before r is overwritten)
-  ws.S_tmp.clear();
-  for (int i = 0; i < n; ++i) {
-    const int id = p.ids.empty() ? i : p.ids[size_t(i)];
-    for (int s = 0; s < r.n_support; ++s)
-      if (r.support[size_t(s)] == id) ws.S_tmp.push_back(i);
-  }
+namespace {
+
+// One solve of Model A with the tangent rows of the contacts in ws.tmask (warm start ws.warm):
+// row selection, the LCP in f_N, the retrieval of the tangential impulses into ws.z (3n: f_N, f_S,
+// f_T; dropped rows 0). False when no LCP solver succeeded.
+bool no_slip_pass(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
+  const int nb = ws.nb(), n = ws.n;
   // ---- row selection (Algorithm 1 corrected, §4.2): Gram-Schmidt on the tangent columns of G ----
   double gmax = 0;
   for (int c = n; c < 3 * n; ++c) gmax = std::max(gmax, ws.G.col(c).head(nb).squaredNorm());
   ws.sel.clear();
   int k = 0;
   for (int i = 0; i < n && k < nb; ++i) {
+    if (!ws.tmask[size_t(i)]) continue;
     for (int c : {n + i, 2 * n + i}) {
       if (k >= nb) break;
       auto res = ws.a.head(nb);
@@ -244,8 +240,8 @@ void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
   // ---- LCP(r0, H^T H): pivoting, then Lemke, then Tikhonov, then the repair QP ----
   auto fN = ws.w.head(n);  // solution buffer
   int its = 0;
-  const PpmStatus ps = id_ppm(Hm, r0, ws.S_tmp, ws, fN, its);
-  r.iterations = its;
+  const PpmStatus ps = id_ppm(Hm, r0, ws.warm, ws, fN, its);
+  r.iterations += its;
   bool ok = ps == PpmStatus::Solved;
   if (!ok) {
     r.status |= ID_LEMKE_FALLBACK;
@@ -291,8 +287,50 @@ void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
     zz.setZero();
     zz.head(n) = fN;
     for (int j = 0; j < k; ++j) zz[ws.sel[size_t(j)]] = ft[j];
+  }
+  return ok;
+}
+
+}  // namespace
+
+void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
+  if (!ws.begin(p, r)) return;
+  ws.contact_rows(p, false);
+  const int n = ws.n;
+  // warm start: current indices of the previous support's ids (read before r is overwritten)
+  ws.warm.clear();
+  for (int i = 0; i < n; ++i) {
+    const int id = p.ids.empty() ? i : p.ids[size_t(i)];
+    for (int s = 0; s < r.n_support; ++s)
+      if (r.support[size_t(s)] == id) ws.warm.push_back(i);
+  }
+  // ---- p.friction_needs_load: no-slip rows only where the normal impulse is positive ----
+  // The MLCP (42)-(43) keeps S v+ = T v+ = 0 at every contact of the set, so a contact carrying no
+  // normal impulse (a lifting foot, or a foot the indeterminate LCP leaves unloaded) may still get
+  // tangential impulse: the mu -> inf limit of mu f_N >= |f_t| forbids that, and no simulator with
+  // a finite mu delivers it. Closed loop on the spider this was what made id_lcp_inf fall: the
+  // torques relied on tangential impulse at an unloaded foot (f_S = 271 N, f_N = 0), the simulator
+  // gave none, the foot lifted and the next solves kept pinning it (up to 1e10 N through a nearly
+  // dependent row once it was 0.3 mm up). Deviation from §4.1 (opt-in): pass 1 is the spec's (every
+  // contact's rows); while a selected tangent row belongs to a contact with f_N = 0, re-solve with
+  // the tangent rows of the supporting contacts only (at most kPasses passes).
+  for (int i = 0; i < n; ++i) ws.tmask[size_t(i)] = 1;
+  const int kPasses = p.friction_needs_load ? 4 : 1;
+  bool ok = false;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    ok = no_slip_pass(p, ws, r);
+    if (!ok) break;
+    auto fN = ws.w.head(n);
+    bool consistent = true;
+    for (int c : ws.sel)
+      if (!(fN[(c - n) % n] > 0)) consistent = false;
+    if (consistent || pass + 1 == kPasses) break;
+    for (int i = 0; i < n; ++i) ws.tmask[size_t(i)] = fN[i] > 0 ? 1 : 0;
+    ws.warm.assign(ws.S_set.begin(), ws.S_set.end());
+  }
+  if (ok) {
     ws.vq = p.qdot_des;
-    ws.finish(p, zz, ws.vq, r);
+    ws.finish(p, ws.z.head(3 * n), ws.vq, r);
   } else {
     r.status |= ID_INFEASIBLE;
     ws.S_set.clear();

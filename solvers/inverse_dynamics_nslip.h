@@ -10,11 +10,8 @@
 
 namespace bigstep {
 
-/// Row selection threshold on the squared Cholesky pivot of a tangent row, relative to the largest
-/// squared column (§4.2's eps). Closed loop on a trotting quadruped a nearly dependent row kept at
-/// this level pins a nearly singular base direction with huge impulses; 1e-4 dropped those rows but
-/// then slip on independent rows of non-coplanar feet (the §10 oracles fail), so the spec's value
-/// stays and the closed-loop instability of id_lcp_inf is a known limitation.
+/// Row selection threshold on the squared Gram-Schmidt pivot of a tangent row, relative to the
+/// largest squared column (§4.2's eps).
 inline constexpr double kIdRowSelectEps = 1e-8;
 
 enum class PpmStatus { Solved, Cycle, Infeasible, MaxIterations };
@@ -28,7 +25,9 @@ const char* ppm_status_name(PpmStatus s);
 PpmStatus id_ppm(Eigen::Ref<const MatX> H, Eigen::Ref<const VecX> r0, std::span<const int> warm, IdWorkspace& ws,
                  Eigen::Ref<VecX> z, int& iterations);
 
-/// Model A. r: sized by ws.init_result; r.support / r.n_support (ids of the contacts that carried
+/// Model A. With p.friction_needs_load the tangent (no-slip) rows are kept only at contacts with a
+/// positive normal impulse (re-solves; a deviation from §4.1 that the closed loop needs, see the
+/// .cpp). r: sized by ws.init_result; r.support / r.n_support (ids of the contacts that carried
 /// force) are read as the warm start and overwritten. mu is not used (no-slip = infinite friction).
 void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r);
 

@@ -131,7 +131,7 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
       M(nn + c * nd + i, g) = 1;   // D^T J v+ + gamma
       M(g, nn + c * nd + i) = -1;  // - e^T beta
     }
-    M(g, c) = mu;               // mu lambda
+    M(g, c) = p.geom_mu ? p.geom_mu[con.set.con[size_t(c)].geom_a] : mu;  // mu lambda (per contact: RolloutParams::geom_mu)
   }
   q.head(nn).noalias() = Jn * v_star;  // + phi / h, the product first as in an expression temporary
   q.head(nn) += phi / h;
