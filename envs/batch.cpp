@@ -55,7 +55,9 @@ void draw_params(const Scene& sc, const BatchOptions& opt, int k, std::mt19937_6
   }
   if (opt.randomize_stiffness > 0) {
     std::uniform_real_distribution<double> U(-opt.randomize_stiffness, opt.randomize_stiffness);
-    p.contact[k].c_perp *= std::exp(U(rng));
+    const double f = std::exp(U(rng));  // one draw: PBD/PBFD's c_perp and the compliant K alike
+    p.contact[k].c_perp *= f;
+    p.stiffness_scale[k] = f;
   }
   if (opt.randomize_mass > 0) {
     std::uniform_real_distribution<double> U(-opt.randomize_mass, opt.randomize_mass);
@@ -88,6 +90,7 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
                     "must be >= 0");
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
+  p.stiffness_scale.assign(opt.randomize_stiffness > 0 ? size_t(opt.rollouts) : 0, 1.0);
   p.link_mass_scale.assign(opt.randomize_mass > 0 ? size_t(opt.rollouts) * sc.model.n_link : 0, 1.0);
   for (int k = 0; k < opt.rollouts; ++k) {
     // per-rollout stream: independent of K and of the thread partition
@@ -160,6 +163,9 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
   BIGSTEP_CHECK_ARG(p.link_mass_scale.empty() || p.link_mass_scale.size() == size_t(b.K) * sc_.model.n_link,
                     "RolloutParamTable.link_mass_scale.size()", p.link_mass_scale.size(),
                     detail::concat("expected 0 or K x n_link = ", size_t(b.K) * sc_.model.n_link));
+  BIGSTEP_CHECK_ARG(p.stiffness_scale.empty() || int(p.stiffness_scale.size()) == b.K,
+                    "RolloutParamTable.stiffness_scale.size()", p.stiffness_scale.size(),
+                    detail::concat("expected 0 or K = ", b.K));
   if (int(data_.size()) != b.K) make_data(b.K);
   const int T = threads();
 #pragma omp parallel for schedule(static) num_threads(T)
@@ -176,7 +182,8 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
     u.t = b.steps * sc_.settings.dt;
     const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],
-                           p.mass_scale_row(k, sc_.model.n_link)};
+                           p.mass_scale_row(k, sc_.model.n_link),
+                           p.stiffness_scale.empty() ? 1.0 : p.stiffness_scale[k]};
     if (!id_.empty() && !tau) {
       // inverse-dynamics controller: torques from the plan and this rollout's state; the ID model
       // assumes the rollout's friction coefficient when the table randomizes it

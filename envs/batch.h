@@ -33,6 +33,9 @@ struct RolloutParamTable {
   std::vector<ContactParams> contact;   ///< (K) or empty
   std::vector<double> link_mass_scale;  ///< (K x n_link) row-major: factor s_kj on link j's mass and
                                         ///< inertia in rollout k (COM unchanged), or empty = 1
+  /// (K) or empty = 1: the factor batch.randomize_stiffness drew for rollout k (c_perp was multiplied
+  /// by it too): RolloutParams::stiffness_scale, the compliant solver's contact stiffness factor
+  std::vector<double> stiffness_scale;
   /// Row k of link_mass_scale (n_link factors), nullptr when empty: RolloutParams::link_mass_scale.
   const double* mass_scale_row(int k, int n_link) const {
     return link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * n_link;

@@ -434,7 +434,9 @@ StepStats CompliantIntegrator::advance(const VecX& th, const VecX& th_prev, cons
   // mu = 0: no tangent rows at all, so exactly no friction force (§7.5)
   const int tdim = mu > 0 ? (s_.cone == FrictionCone::Cone2d ? 1 : 2) : 0;
   CompliantRows& R = ws.rows;
-  assemble_rows(m_, ws.kin, kp, km, eps, th, v0, s_.rows, h, tdim, R, st.status);
+  BIGSTEP_CHECK_ARG(std::isfinite(p.stiffness_scale) && p.stiffness_scale > 0, "stiffness_scale", p.stiffness_scale,
+                    "must be finite and > 0");
+  assemble_rows(m_, ws.kin, kp, km, eps, th, v0, s_.rows, h, tdim, p.stiffness_scale, R, st.status);
 
   // ---- 3. bilateral condensation: M~ = M + G_b^T W_b G_b, f~ = f + G_b^T c0 ----
   ws.Mt = sm.Mt;

@@ -98,7 +98,8 @@ class CompliantIntegrator final : public Integrator {
   const CompliantSettings& settings() const { return s_; }
 
  protected:
-  /// Friction coefficient p.contact.mu; link mass scales p.link_mass_scale.
+  /// Friction coefficient p.contact.mu; link mass scales p.link_mass_scale; contact-normal
+  /// stiffness factor p.stiffness_scale.
   StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
                     Data& d, VecX& theta_next) const override;
   std::unique_ptr<Workspace> make_workspace() const override;

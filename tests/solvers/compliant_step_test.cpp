@@ -10,6 +10,7 @@
 #include <cmath>
 #include <complex>
 
+#include "envs/batch.h"
 #include "envs/scene.h"
 #include "solvers/compliant_step.h"
 #include "tests/support/tol.h"
@@ -496,4 +497,59 @@ TEST_CASE("compliant: imported models (gymnasium hopper, ant) step with contacts
     CHECK(r.v().head(3).norm() < 2.0);
     for (int c = 0; c < r.ws().rows.nc; ++c) CHECK(r.ws().rows.depth[c] < 0.01);
   }
+}
+
+TEST_CASE("compliant: batch.randomize_stiffness reaches K; each rollout rests at its own depth", "[compliant][batch]") {
+  // a 1 kg sphere (r = 0.1) on the ground, linear normal rows k_n = 1e5: rollout k's contact
+  // stiffness is k_n f_k with f_k the factor the batch drew (RolloutParamTable::stiffness_scale),
+  // so it comes to rest at depth m g / (k_n f_k)
+  const Scene sc = load_scene_text(R"(scene: sphere_rest
+model:
+  gravity: [0, 0, -9.81]
+  links:
+    - {name: s0, joint: floating, pos: [0, 0, 0.1], mass: 1.0, inertia: [0.004, 0.004, 0.004]}
+  geoms:
+    - {link: s0, type: sphere, size: [0.1]}
+    - {type: plane}
+integrator: {type: compliant, dt: 0.01, duration: 1.0}
+contact: {mu: 0.5}
+compliant: {normal_model: linear, normal_stiffness: 1.0e5, normal_damping: 1.0}
+)", "sphere_rest");
+  BatchOptions opt;
+  opt.rollouts = 2;
+  opt.seed = 3;
+  opt.perturb_theta = opt.perturb_theta_dot = 0;
+  opt.randomize_stiffness = 0.7;
+  StateBatch b(opt.rollouts, sc.model.n_q);
+  RolloutParamTable p;
+  init_batch(sc, opt, b, p);
+  REQUIRE(p.stiffness_scale.size() == 2);
+  const double f0 = p.stiffness_scale[0], f1 = p.stiffness_scale[1];
+  INFO("drawn stiffness factors " << f0 << ", " << f1);
+  REQUIRE(std::abs(std::log(f0 / f1)) > 0.2);  // two clearly different stiffnesses
+  // the same draw scaled PBD/PBFD's c_perp
+  CHECK(p.contact[0].c_perp == sc.settings.contact.c_perp * f0);
+  CpuBatchStepper stepper(sc, 1);
+  for (int s = 0; s < 100; ++s) stepper.step(b, p);
+  for (int k = 0; k < 2; ++k) {
+    const double depth = -b.theta[size_t(k) * b.n_q + 2];  // theta_z = 0: the joint frame at z = r
+    CHECK(depth == Approx(9.81 / (1e5 * p.stiffness_scale[k])).epsilon(1e-6));
+    CHECK(!status_failed(b.status[k]));
+  }
+  // a lone rollout with compliant.normal_stiffness = k_n f_1 takes the same steps
+  const Scene sc1 = load_scene_text(R"(scene: sphere_rest
+model:
+  gravity: [0, 0, -9.81]
+  links:
+    - {name: s0, joint: floating, pos: [0, 0, 0.1], mass: 1.0, inertia: [0.004, 0.004, 0.004]}
+  geoms:
+    - {link: s0, type: sphere, size: [0.1]}
+    - {type: plane}
+integrator: {type: compliant, dt: 0.01, duration: 1.0}
+contact: {mu: 0.5}
+compliant: {normal_model: linear, normal_damping: 1.0}
+)", "sphere_rest", {"compliant.normal_stiffness=" + num(1e5 * f1)});
+  Run r(sc1.model, sc1.compliant, sc1.theta0, sc1.theta_dot0);
+  for (int s = 0; s < 100; ++s) r.step();
+  CHECK(r.d.theta[2] == Approx(b.theta[size_t(b.n_q) + 2]).epsilon(1e-12));
 }
