@@ -106,6 +106,7 @@ CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
   threads_ = threads;
   integ_ = make_integrator(sc);
   ctl_.resize(threads);
+  load_.assign(size_t(threads), PointLoadScratch(sc.model));
 }
 
 void CpuBatchStepper::make_data(int K) {
@@ -179,6 +180,7 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     StepControl& u = ctl_[omp_get_thread_num()];  // per-thread: no allocation per rollout
     if (tau) u.tau = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
     else u.tau = sc_.tau;
+    add_point_load(sc_.model, sc_.load, d.theta, b.steps * sc_.settings.dt, load_[omp_get_thread_num()], u.tau);
     u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
     u.t = b.steps * sc_.settings.dt;
     const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],

@@ -88,7 +88,8 @@ class CpuBatchStepper {
   CpuBatchStepper(const Scene& sc, int threads);
   /// One step of every rollout whose status has no failure bit, with the scene's controls
   /// (control.tau, or tau (K x n_q) when given; the control.pd servo with targets at the step's
-  /// end time (b.steps + 1) dt, as the single-rollout run). Advances b.steps.
+  /// end time (b.steps + 1) dt, as the single-rollout run; control.load at (b.steps dt, theta_n)
+  /// added to either). Advances b.steps.
   void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr);
   /// The listed rollouts start a new episode from b's rows: what their solvers carried is dropped.
   void reset(const std::vector<int>& ks);
@@ -102,6 +103,7 @@ class CpuBatchStepper {
   std::unique_ptr<Integrator> integ_;
   std::vector<Data> data_;                    // (K) one per rollout
   std::vector<StepControl> ctl_;              // per-thread controls of the current rollout
+  std::vector<PointLoadScratch> load_;        // per-thread scratch of control.load
   // (K) per-rollout inverse-dynamics controller state (controller.type = id_*), empty otherwise
   std::vector<std::unique_ptr<IdControllerState>> id_;
 };
