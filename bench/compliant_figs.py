@@ -7,9 +7,10 @@
 - Fig. 10 (B6, configs/sphere_stack.yaml generated for N spheres): wall time per simulated second
   vs number of spheres N in 1..100 (500 steps at h = 0.01; A9), from the CLI's wall_time_s (the
   step loop only, no start-up or output).
-- B4 (configs/box_foundation.yaml): wall time and QP iterations per step vs the foundation modulus
-  E in {1e7, 1e11} (per-element K = E * 0.01 m^2 / 1 m) and the element count {100, 900}; the
-  spec's claim 16: the cost does not depend on the stiffness.
+- B4 (configs/box_foundation.yaml, the paper's rotating 5 N / 50 N load): wall time per simulated
+  second, sweeps and rows per step vs the foundation modulus E in 1e7 .. 1e11 (every decade of the
+  spec's range; per-element K = E * A_el / 1 m) and the element count {100, 900}; the spec's claim
+  16: the cost does not depend on the stiffness.
 
 Writes bench/results/compliant_fig9.csv, compliant_fig10.csv, compliant_b4.csv (+ .meta.json) and
 compliant_fig9.png, compliant_fig10.png.
@@ -31,6 +32,7 @@ import common  # noqa: E402
 G = 9.81
 MU_GRID = [0.0, 0.0625, 0.125, 0.1875, 0.25, 0.3125, 0.375, 0.4375, 0.5]
 SPHERES = [1, 2, 5, 10, 20, 50, 100]
+B4_MODULI = [1e7, 1e8, 1e9, 1e10, 1e11]
 
 
 def incline_oracle(mu: float) -> float:
@@ -131,17 +133,20 @@ def main() -> int:
             for side in [int(x) for x in args.b4_sides.split(",") if x]:
                 p = Path(tmp) / f"foundation_{side}.yaml"
                 p.write_text(foundation_yaml(side))
-                for E in (1e7, 1e11):
-                    for force in (5.0, 50.0):
+                for E in B4_MODULI:
+                    # 50 N on 900 elements rocks the box: elements lift off, the N-step's active-set
+                    # guess does not hold and the dense 900-row QP takes minutes per step (not run)
+                    for force in ((5.0, 50.0) if side * side <= 100 else (5.0,)):
                         k = E * (1.0 / side ** 2) / 1.0
                         jobs.append(((side * side, E, force), str(p),
-                                     {"compliant.normal_stiffness": k, "control.tau": [0, 0, -force, 0, 0, 0],
+                                     {"compliant.normal_stiffness": k, "control.load.force": [0, 0, -force],
                                       "compliant.max_contacts": side * side}))
             for (nel, E, force), r in common.run_many(jobs, workers=1, timeout=args.timeout):
                 s = r.summary
                 rows.append({"elements": nel, "E_Pa": E, "force_N": force, "wall_time_s": s.get("wall_time_s"),
+                             "wall_per_sim_second_s": (s["wall_time_s"] / s["sim_time_s"]) if s else None,
                              "wall_time_per_step_s": s.get("wall_time_per_step_s"),
-                             "iterations_mean": s.get("iterations_mean"),
+                             "rows_per_step": nel, "iterations_mean": s.get("iterations_mean"),
                              "converged_fraction": s.get("converged_fraction"),
                              "com_final_z_m": (s.get("com_final_m") or [None] * 3)[2], "rc": r.rc})
         fields = list(rows[0].keys())

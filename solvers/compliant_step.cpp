@@ -12,9 +12,11 @@
 //      joint program (§7.2; §7.3 2-D, §7.4 polyhedral)
 //   5. v1 = v0 + h M~^-1 (f~ + G*^T lambda*),  theta_{n+1} = theta_n + h v1   (§8, (36)-(37))
 //   6. lambda_b = c0 - (W_b / h) G_b (v1 - v0)
-// Departures (each says why at its block): M^_x with dependent rows is a pivoted-Cholesky "basic"
-// solve rather than the pseudo-inverse (A1); M^_x of the non-bilateral groups uses M~ (after
-// condensation M~ plays M's role, App. 0.A Lambda = M~^-1, errata A3); the staggered loop starts
+// Departures (each says why at its block): the N-step first tries a guess of the compressed rows
+// through an n x n factor (exact, checked by its KKT conditions; more rows than DOFs only); M^_x with
+// dependent rows is a pivoted-Cholesky "basic" solve rather than the pseudo-inverse (A1); M^_x of
+// the non-bilateral groups uses M~ (after condensation M~ plays M's role, App. 0.A
+// Lambda = M~^-1, errata A3); the staggered loop starts
 // every step from x = 0 (no warm start carried between steps, so a step depends on theta only).
 // cpu-only: no CUDA mirror yet (the programs are BIGSTEP_HD kernels, cone_qp.h).
 #include "solvers/compliant_step.h"
@@ -215,44 +217,90 @@ namespace {
 // warm: the active set of the previous N-step (this rollout's, carried in Data::qp_active across
 // sweeps and steps; only speeds the dual active-set method up, the solution is unique), updated.
 //
-// Shortcut first (ours, exact): guess that every row is active, (I + W A_yy) y = r. Since
-// A_yy = G_y M~^-1 G_y^T, this is the bilateral condensation of §3 with the y rows as springs:
-//   y = r - W G_y S^-1 G_y^T r,   S = M~ + G_y^T W G_y  (n x n, SPD),
-// and the multipliers of min 1/2 y^T y s.t. M y >= r solve M^T u = y:  u = y - G_y S^-1 G_y^T W y.
-// If y >= 0 and u >= 0 the KKT conditions hold (y = M^T u, u >= 0, M y = r, y >= 0 with a zero
-// bound multiplier), so y is the QP's unique solution, at O(ny n^2) instead of the active-set
-// method's O(ny^3) (the 900-element foundation of B4: every element is compressed). Otherwise the QP.
-bool n_step_all_active(CompliantWorkspace& ws, const CompliantRows& R, int ny, const VecX& W, const double* rhs,
-                       double* y) {
+// Shortcut first (ours, exact): a guess S of the compressed rows, (I + W A_yy) y = r on S and
+// y = 0 off S. Since A_yy = G_y M~^-1 G_y^T, this is the bilateral condensation of §3 with the S
+// rows as springs:
+//   y_S = r_S - W_S G_S T^-1 G_S^T r_S,   T = M~ + G_S^T W_S G_S  (n x n, SPD),
+// and the multipliers of min 1/2 y^T y s.t. M y >= r, y >= 0 (M = I + W A_yy) are
+//   u_S = y_S - G_S T^-1 G_S^T W_S y_S  (M_SS^T u_S = y_S),  v_i = -(M_S,i)^T u_S off S.
+// If y_S >= 0, u_S >= 0, and off S the row holds ((M y)_i >= r_i) and v_i >= 0, the KKT conditions
+// hold and y is the QP's unique solution, at O(ny n^2 + n^3) instead of the active-set method's
+// O(ny^3) (B4's 900-element foundation). Otherwise S is updated like a primal-dual active-set
+// step (rows with y_i < 0 leave, violated rows join), at most 8 times, and then the QP decides.
+// S starts from the previous N-step's active rows (warm), or the rows with r_i > 0. Tried only when
+// there are more rows than DOFs (ny > n): else the n x n factor is the dearer one (a sphere stack
+// has n = 6 ny).
+bool n_step_active_guess(CompliantWorkspace& ws, const CompliantRows& R, int ny, const VecX& W, const double* rhs,
+                         const std::vector<int>& warm, double* y) {
   const auto Gy = R.G.topRows(ny);
-  ws.S = ws.Mt;
-  for (int i = 0; i < ny; ++i) ws.S.noalias() += W[i] * Gy.row(i).transpose() * Gy.row(i);
-  ws.Sf.compute(ws.S);
-  if (ws.Sf.info() != Eigen::Success) return false;
+  int* act = ws.idx.data();  // (ny) 1 = row in S
+  for (int i = 0; i < ny; ++i) act[i] = warm.empty() ? rhs[i] > 0 : 0;
+  for (int k : warm)
+    if (k < ny) act[k] = 1;
   Eigen::Map<const VecX> r(rhs, ny);
-  ws.t_n.noalias() = Gy.transpose() * r;
-  ws.t_n = ws.Sf.solve(ws.t_n);
   Eigen::Map<VecX> yv(y, ny);
-  double ymax = 0;
-  for (int i = 0; i < ny; ++i) {
-    yv[i] = r[i] - W[i] * Gy.row(i).dot(ws.t_n);
-    ymax = std::max(ymax, std::abs(yv[i]));
-  }
   auto u = ws.u_y.head(ny);
-  for (int i = 0; i < ny; ++i) u[i] = W[i] * yv[i];
-  ws.t_n.noalias() = Gy.transpose() * u;
-  ws.t_n = ws.Sf.solve(ws.t_n);
-  double umax = 0;
-  for (int i = 0; i < ny; ++i) {
-    u[i] = yv[i] - Gy.row(i).dot(ws.t_n);
-    umax = std::max(umax, std::abs(u[i]));
+  for (int it = 0; it < 8; ++it) {
+    ws.S = ws.Mt;
+    for (int i = 0; i < ny; ++i)
+      if (act[i]) ws.S.noalias() += W[i] * Gy.row(i).transpose() * Gy.row(i);
+    ws.Sf.compute(ws.S);
+    if (ws.Sf.info() != Eigen::Success) return false;
+    // y_S
+    ws.t_n.setZero();
+    for (int i = 0; i < ny; ++i)
+      if (act[i]) ws.t_n.noalias() += r[i] * Gy.row(i).transpose();
+    ws.t_n = ws.Sf.solve(ws.t_n);
+    double ymax = 0;
+    for (int i = 0; i < ny; ++i) {
+      yv[i] = act[i] ? r[i] - W[i] * Gy.row(i).dot(ws.t_n) : 0.0;
+      ymax = std::max(ymax, std::abs(yv[i]));
+    }
+    // u_S
+    ws.t_n.setZero();
+    for (int i = 0; i < ny; ++i)
+      if (act[i]) ws.t_n.noalias() += (W[i] * yv[i]) * Gy.row(i).transpose();
+    ws.t_n = ws.Sf.solve(ws.t_n);
+    double umax = 0;
+    for (int i = 0; i < ny; ++i) {
+      u[i] = act[i] ? yv[i] - Gy.row(i).dot(ws.t_n) : 0.0;
+      umax = std::max(umax, std::abs(u[i]));
+    }
+    // off S: (M y)_i - r_i = W_i G_i M~^-1 G^T y - r_i and v_i = -G_i M~^-1 G_S^T W_S u_S
+    ws.t_n.noalias() = Gy.transpose() * yv;
+    ws.tmp_n = ws.Mtf.solve(ws.t_n);  // M~^-1 G^T y
+    ws.t_n.setZero();
+    for (int i = 0; i < ny; ++i)
+      if (act[i]) ws.t_n.noalias() += (W[i] * u[i]) * Gy.row(i).transpose();
+    ws.t_n = ws.Mtf.solve(ws.t_n);  // M~^-1 G_S^T W_S u_S
+    // round-off of a row that is active with a zero multiplier (or force) may show up as -1e-16
+    const double tol = 1e-12, rmax = r.cwiseAbs().maxCoeff();
+    bool ok = true, changed = false;
+    for (int i = 0; i < ny; ++i) {
+      if (act[i]) {
+        if (!(u[i] >= -tol * umax)) ok = false;
+        if (!(yv[i] >= -tol * ymax)) {
+          ok = false;
+          act[i] = 0;  // leaves S
+          changed = true;
+        }
+      } else {
+        const double slack = W[i] * Gy.row(i).dot(ws.tmp_n) - r[i];
+        if (!(-Gy.row(i).dot(ws.t_n) >= -tol * umax)) ok = false;
+        if (!(slack >= -tol * (rmax + ymax))) {
+          ok = false;
+          act[i] = 1;  // joins S
+          changed = true;
+        }
+      }
+    }
+    if (ok) {
+      for (int i = 0; i < ny; ++i) yv[i] = std::max(0.0, yv[i]);
+      return true;
+    }
+    if (!changed) return false;
   }
-  // round-off of a row that is active with a zero multiplier (or force) may show up as -1e-16
-  const double tol = 1e-12;
-  for (int i = 0; i < ny; ++i)
-    if (!(yv[i] >= -tol * ymax) || !(u[i] >= -tol * umax)) return false;
-  for (int i = 0; i < ny; ++i) yv[i] = std::max(0.0, yv[i]);
-  return true;
+  return false;
 }
 
 bool n_step(CompliantWorkspace& ws, int ny, int nx, const VecX& W, const double* x, double* y, int& iters,
@@ -264,10 +312,14 @@ bool n_step(CompliantWorkspace& ws, int ny, int nx, const VecX& W, const double*
     for (int j = 0; j < nx; ++j) v -= W[i] * ws.A(i, ny + j) * x[j];
     rhs[i] = v;
   }
-  if (n_step_all_active(ws, ws.rows, ny, W, rhs, y)) {
+  if (ny > ws.S.rows() && n_step_active_guess(ws, ws.rows, ny, W, rhs, warm, y)) {
     ++iters;
-    warm.clear();  // the QP's canonical order: A rows first; all active (capacity reserved)
-    for (int i = 0; i < ny; ++i) warm.push_back(i);
+    // the QP's canonical order: A rows first, then the bounds y >= 0 (capacity reserved)
+    warm.clear();
+    for (int i = 0; i < ny; ++i)
+      if (ws.idx[size_t(i)]) warm.push_back(i);
+    for (int i = 0; i < ny; ++i)
+      if (!ws.idx[size_t(i)]) warm.push_back(ny + i);
     return true;
   }
   Eigen::Map<MatX> Q(ws.qp_Q.data(), ny, ny), Ai(ws.qp_A.data(), ny, ny);

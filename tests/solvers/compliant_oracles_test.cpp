@@ -15,6 +15,7 @@
 #include "envs/scene.h"
 #include "solvers/compliant_step.h"
 #include "solvers/lcp_lemke.h"
+#include "tests/support/sphere_stack.h"
 
 using namespace bigstep;
 
@@ -182,25 +183,7 @@ double check_oracle8(const CompliantWorkspace& ws, double h, double zeta, bool j
 // N spheres r = 0.1, 1 kg, each 2 mm along x and 1.5 mm along y to the side of the one below and
 // touching it (a leaning chain): sphere-sphere normals off every axis
 Model leaning_chain(int N, VecX& th0) {
-  ModelSpec spec;
-  for (int i = 0; i < N; ++i) {
-    LinkSpec l;
-    l.name = "s" + std::to_string(i);
-    l.joint = JointType::Floating;
-    l.mass = 1;
-    l.inertia = 0.004 * Mat3::Identity();
-    spec.links.push_back(l);
-    GeomSpec g;
-    g.type = GeomType::Sphere;
-    g.link = i;
-    g.size[0] = 0.1;
-    spec.geoms.push_back(g);
-  }
-  GeomSpec plane;
-  plane.type = GeomType::Plane;
-  plane.link = -1;
-  spec.geoms.push_back(plane);
-  const Model m = Model::finalize(spec);
+  const Model m = test::sphere_stack_model(N, 0, 0);
   th0 = VecX::Zero(m.n_q);
   const double dx = 0.002, dy = 0.0015, dz = std::sqrt(0.2 * 0.2 - dx * dx - dy * dy) - 1e-5;  // 10 um overlap
   for (int i = 0; i < N; ++i) {
