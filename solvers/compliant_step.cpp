@@ -229,7 +229,7 @@ namespace {
 // step (rows with y_i < 0 leave, violated rows join), at most 8 times, and then the QP decides.
 // S starts from the previous N-step's active rows (warm), or the rows with r_i > 0. Tried only when
 // there are more rows than DOFs (ny > n): else the n x n factor is the dearer one (a sphere stack
-// has n = 6 ny).
+// has n = 6 ny); and only for rows with W_i A_ii <= 1e5 (see n_step).
 bool n_step_active_guess(CompliantWorkspace& ws, const CompliantRows& R, int ny, const VecX& W, const double* rhs,
                          const std::vector<int>& warm, double* y) {
   const auto Gy = R.G.topRows(ny);
@@ -312,7 +312,11 @@ bool n_step(CompliantWorkspace& ws, int ny, int nx, const VecX& W, const double*
     for (int j = 0; j < nx; ++j) v -= W[i] * ws.A(i, ny + j) * x[j];
     rhs[i] = v;
   }
-  if (ny > ws.S.rows() && n_step_active_guess(ws, ws.rows, ny, W, rhs, warm, y)) {
+  // why the guess is limited to max W_i A_ii <= 1e5: y = r - W G t cancels (relative round-off
+  // ~ eps W A); beyond that (Hertz feet of a legged robot: W A ~ 1e8) the scaled QP is the accurate one
+  double wa = 0;
+  for (int i = 0; i < ny; ++i) wa = std::max(wa, W[i] * ws.A(i, i));
+  if (ny > ws.S.rows() && wa <= 1e5 && n_step_active_guess(ws, ws.rows, ny, W, rhs, warm, y)) {
     ++iters;
     // the QP's canonical order: A rows first, then the bounds y >= 0 (capacity reserved)
     warm.clear();
