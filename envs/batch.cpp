@@ -98,7 +98,9 @@ void draw_params(const Scene& sc, const BatchOptions& opt, int k, std::mt19937_6
   }
   if (opt.randomize_stiffness > 0) {
     std::uniform_real_distribution<double> U(-opt.randomize_stiffness, opt.randomize_stiffness);
-    p.contact[k].c_perp *= std::exp(U(rng));
+    const double f = std::exp(U(rng));  // one draw: PBD/PBFD's c_perp and the compliant K alike
+    p.contact[k].c_perp *= f;
+    p.stiffness_scale[k] = f;
   }
   if (opt.randomize_mass > 0) {
     std::uniform_real_distribution<double> U(-opt.randomize_mass, opt.randomize_mass);
@@ -148,6 +150,7 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
                     "must be >= 0");
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
+  p.stiffness_scale.assign(opt.randomize_stiffness > 0 ? size_t(opt.rollouts) : 0, 1.0);
   p.link_mass_scale.assign(opt.randomize_mass > 0 ? size_t(opt.rollouts) * sc.model.n_link : 0, 1.0);
   BIGSTEP_CHECK_ARG(opt.contact_mu_min >= 0 && (opt.contact_mu_max == 0 || opt.contact_mu_max >= opt.contact_mu_min),
                     "batch.contact_mu_min / contact_mu_max", detail::concat(opt.contact_mu_min, " / ", opt.contact_mu_max),
@@ -182,6 +185,7 @@ CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
       };
       target_.push_back(std::move(ts));
     }
+  load_.assign(size_t(threads), PointLoadScratch(sc.model));
 }
 
 void CpuBatchStepper::make_data(int K) {
@@ -242,6 +246,9 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
   BIGSTEP_CHECK_ARG(p.link_mass_scale.empty() || p.link_mass_scale.size() == size_t(b.K) * sc_.model.n_link,
                     "RolloutParamTable.link_mass_scale.size()", p.link_mass_scale.size(),
                     detail::concat("expected 0 or K x n_link = ", size_t(b.K) * sc_.model.n_link));
+  BIGSTEP_CHECK_ARG(p.stiffness_scale.empty() || int(p.stiffness_scale.size()) == b.K,
+                    "RolloutParamTable.stiffness_scale.size()", p.stiffness_scale.size(),
+                    detail::concat("expected 0 or K = ", b.K));
   if (int(data_.size()) != b.K) make_data(b.K);
   for_each_index(b.K, threads(), [&](int k) {
     if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
@@ -253,6 +260,7 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     StepControl& u = ctl_[omp_get_thread_num()];  // per-thread: no allocation per rollout
     if (tau) u.tau = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
     else u.tau = sc_.tau;
+    add_point_load(sc_.model, sc_.load, d.theta, b.steps * sc_.settings.dt, load_[omp_get_thread_num()], u.tau);
     u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
     if (theta_bar) {
       // this rollout's targets: the thread's servo reads row k
@@ -263,7 +271,8 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     }
     u.t = b.steps * sc_.settings.dt;
     const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],
-                           p.mass_scale_row(k, sc_.model.n_link), p.geom_mu_row(k, sc_.model.n_geom)};
+                           p.mass_scale_row(k, sc_.model.n_link), p.geom_mu_row(k, sc_.model.n_geom),
+                           p.stiffness_scale.empty() ? 1.0 : p.stiffness_scale[k]};
     if (!id_.empty() && !tau) {
       // inverse-dynamics controller: torques from the plan and this rollout's state; the ID model
       // assumes the rollout's friction coefficient when the table randomizes it

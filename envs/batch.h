@@ -38,6 +38,9 @@ struct RolloutParamTable {
   const double* geom_mu_row(int k, int n_geom) const {
     return geom_mu.empty() ? nullptr : geom_mu.data() + size_t(k) * n_geom;
   }
+  /// (K) or empty = 1: the factor batch.randomize_stiffness drew for rollout k (c_perp was multiplied
+  /// by it too): RolloutParams::stiffness_scale, the compliant solver's contact stiffness factor
+  std::vector<double> stiffness_scale;
   /// Row k of link_mass_scale (n_link factors), nullptr when empty: RolloutParams::link_mass_scale.
   const double* mass_scale_row(int k, int n_link) const {
     return link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * n_link;
@@ -99,9 +102,10 @@ class CpuBatchStepper {
   CpuBatchStepper(const Scene& sc, int threads);
   /// One step of every rollout whose status has no failure bit, with the scene's controls
   /// (control.tau, or tau (K x n_q) when given; the control.pd servo with targets at the step's
-  /// end time (b.steps + 1) dt, as the single-rollout run). theta_bar / theta_dot_bar (K x n_q,
-  /// nullptr = the servo's reference / 0): per-rollout servo targets of this step, with
-  /// control.pd's gains (BatchEngine::step). Advances b.steps.
+  /// end time (b.steps + 1) dt, as the single-rollout run; control.load at (b.steps dt, theta_n)
+  /// added to either). theta_bar / theta_dot_bar (K x n_q, nullptr = the servo's reference / 0):
+  /// per-rollout servo targets of this step, with control.pd's gains (BatchEngine::step).
+  /// Advances b.steps.
   void step(StateBatch& b, const RolloutParamTable& p, const double* tau = nullptr, const double* theta_bar = nullptr,
             const double* theta_dot_bar = nullptr);
   /// The listed rollouts start a new episode from b's rows: what their solvers carried is dropped.
@@ -123,6 +127,7 @@ class CpuBatchStepper {
     const double* theta_dot_bar = nullptr;  // (n_q) or nullptr = 0
   };
   std::vector<std::unique_ptr<TargetServo>> target_;  // (threads) heap: the lambdas hold their address
+  std::vector<PointLoadScratch> load_;        // per-thread scratch of control.load
   // (K) per-rollout inverse-dynamics controller state (controller.type = id_*), empty otherwise
   std::vector<std::unique_ptr<IdControllerState>> id_;
 };

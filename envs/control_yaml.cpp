@@ -151,6 +151,19 @@ void parse_control(Cfg& ctrl, Scene& sc) {
   const int n = sc.model.n_q;
   sc.tau = ctrl.vec("tau", n, VecX::Zero(n));
   parse_pd(ctrl, sc);
+  // control.load: a force at a link point turning about the link z axis (envs/point_load.h)
+  if (ctrl.has("load")) {
+    Cfg ld = ctrl.child("load");
+    const std::string link = ld.str("link");
+    sc.load.link = -1;
+    for (int j = 0; j < sc.model.n_link; ++j)
+      if (sc.model.link_name[j] == link) sc.load.link = j;
+    if (sc.load.link < 0) ld.fail(ld.key("link"), link, "no such link");
+    sc.load.force = ld.v3("force");
+    sc.load.point = ld.v3("point");
+    sc.load.spin = ld.num("spin");
+    ld.finish();
+  }
   ctrl.finish();
 }
 

@@ -38,11 +38,13 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   std::unique_ptr<IdControllerState> id;
   if (sc.controller.inverse_dynamics()) id = std::make_unique<IdControllerState>(m, sc.controller);
   VecX tau_id = VecX::Zero(m.n_q);
+  PointLoadScratch load_scratch(m);
   const auto t_start = std::chrono::steady_clock::now();
   for (int n = 0; n < total; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
     // the stable-PD servo (when configured) reads its targets at the end of the step
     StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
+    add_point_load(m, sc.load, th_n, n * dt, load_scratch, u.tau);  // control.load at (t_n, theta_n)
     if (id) {  // inverse-dynamics controller (solvers/id_controller.h) instead of the servo
       id_control(m, sc.controller, sc.pd.reference, n * dt, th_n, th_nm1, dt, sc.controller.mu, *id, tau_id, rp.geom_mu);
       u.tau += tau_id;

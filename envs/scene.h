@@ -7,6 +7,7 @@
 #include "core/model.h"
 #include <memory>
 
+#include "envs/point_load.h"
 #include "envs/reference_motion.h"
 #include "solvers/compliant_step.h"
 #include "solvers/id_controller.h"
@@ -33,6 +34,7 @@ struct Scene {
   VecX tau;                 ///< control.tau (n_q), constant joint torques, default zeros
   PdServo pd;               ///< control.pd + control.reference: stable-PD servo (inactive = none)
   ReferenceSpec reference;  ///< control.reference (pd.reference evaluates it)
+  PointLoad load;           ///< control.load: a (rotating) point force, added to tau at each step's start
   std::string integrator;   ///< integrator.type: a name in solvers/registry.cpp (find_solver)
   PbdSettings settings;     ///< integrator.* and contact.* (dt lives here for every type)
   NeSettings ne;            ///< Newton-Euler baseline settings (contact.mu, friction_directions, ...)

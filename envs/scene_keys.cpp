@@ -111,6 +111,12 @@ std::vector<SceneKey> build_table() {
   key("initial.keyframe", "string", "(none)", "MJCF/URDF: start from this keyframe (name or index)");
   key("control", "map", "(none)", "controls");
   key("control.tau", "list", "(zeros)", "constant joint torques, n_q values");
+  key("control.load", "map", "(none)",
+      "a force at a link point that turns about the link z axis (B4's rotating load), applied from each step's start state");
+  key("control.load.link", "string", "(required)", "the loaded link's name");
+  key("control.load.force", "[x, y, z]", "(required)", "force, world frame [N]");
+  key("control.load.point", "[x, y, z]", "[0, 0, 0]", "point at t = 0, link frame [m]");
+  key("control.load.spin", "number", "0", "the point turns about the link z axis at this rate [rad/s]");
   key("control.pd", "map", "(none)", "stable-PD servo (nmdp.md §9); floating-base DOFs always get 0");
   key("control.pd.kp", "number or list", "(required)", "stiffness: one value for every actuated DOF, or n_q values");
   key("control.pd.kd", "number or list", "(required)", "damping: one value for every actuated DOF, or n_q values");

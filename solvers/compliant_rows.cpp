@@ -85,7 +85,7 @@ double contact_radius(const Model& m, const Contact& c, double point_radius) {
 
 void assemble_rows(const Model& m, const Kinematics& kin, const Kinematics* kin_p, const Kinematics* kin_m,
                    double eps, const VecX& theta, const VecX& v, const CompliantRowParams& p, double h, int tdim,
-                   CompliantRows& rows, uint32_t& status) {
+                   double k_scale, CompliantRows& rows, uint32_t& status) {
   const bool gdot = p.gdot && kin_p && kin_m;
   // ---- bilateral rows: phi = p_a - p_b, G = J_a(p_a) - J_b(p_b), G^dot v by central differences ----
   rows.nb = 3 * int(p.loops.size());
@@ -156,6 +156,7 @@ void assemble_rows(const Model& m, const Kinematics& kin, const Kinematics* kin_
         rows.K[i] = p.k_n;
         break;
     }
+    rows.K[i] *= k_scale;  // the rollout's randomised stiffness (batch.randomize_stiffness)
     rows.B[i] = p.b_n;
     Vec3 gd = Vec3::Zero();
     if (gdot) gd = (core_velocity(m, *kin_p, c, v, rows.Jp) - core_velocity(m, *kin_m, c, v, rows.Jm)) / (2 * eps);

@@ -78,11 +78,12 @@ double contact_radius(const Model& m, const Contact& c, double point_radius);
 
 /// Fills rows from the configuration of kin (forward_kinematics(theta) done) and, with gdot, of
 /// kin_p / kin_m at theta +- eps v (central differences of J v: G^dot v = (J(theta + eps v) v -
-/// J(theta - eps v) v) / (2 eps)). tdim: tangent rows per contact (0 drops friction). Contacts past
-/// rows' capacity are dropped with STATUS_CONTACT_OVERFLOW in status.
+/// J(theta - eps v) v) / (2 eps)). tdim: tangent rows per contact (0 drops friction). k_scale: the
+/// rollout's factor on every contact-normal K (RolloutParams::stiffness_scale; limits and loops keep
+/// theirs). Contacts past rows' capacity are dropped with STATUS_CONTACT_OVERFLOW in status.
 void assemble_rows(const Model& m, const Kinematics& kin, const Kinematics* kin_p, const Kinematics* kin_m,
                    double eps, const VecX& theta, const VecX& v, const CompliantRowParams& p, double h, int tdim,
-                   CompliantRows& rows, uint32_t& status);
+                   double k_scale, CompliantRows& rows, uint32_t& status);
 
 /// Tangents of the 2-D form (spec §7.3): t1 = e_x projected on the tangent plane (e_y if n is along
 /// x), t2 = n x t1 (tangent_directions' first two).

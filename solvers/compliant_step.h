@@ -76,6 +76,10 @@ struct CompliantWorkspace : Workspace {
   VecX lam_best;                        ///< (R) the staggered loop's best sweep
   MatX psd;                             ///< (R x R) scratch of the pseudo-inverse solves
   std::vector<int> perm, idx;           ///< (R) scratch
+  // N-step all-active shortcut: S = M~ + G_y^T W_y G_y (n x n), its factor, scratch (n), (ny)
+  MatX S;
+  Eigen::LDLT<MatX> Sf;
+  VecX t_n, u_y;
   // N-step (§6): the QP min 1/2 y^T y s.t. rows, y >= 0 (dual active set, exact)
   QpWorkspace qp;
   QpResult qp_res;
@@ -98,7 +102,8 @@ class CompliantIntegrator final : public Integrator {
   const CompliantSettings& settings() const { return s_; }
 
  protected:
-  /// Friction coefficient p.contact.mu; link mass scales p.link_mass_scale.
+  /// Friction coefficient p.contact.mu; link mass scales p.link_mass_scale; contact-normal
+  /// stiffness factor p.stiffness_scale.
   StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
                     Data& d, VecX& theta_next) const override;
   std::unique_ptr<Workspace> make_workspace() const override;

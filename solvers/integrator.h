@@ -39,13 +39,17 @@ struct StepStats {
 /// read contact.mu. Every integrator reads link_mass_scale: link j's mass and inertia are
 /// multiplied by link_mass_scale[j] (COM unchanged), and weight-derived scales (convergence scale
 /// max(1, W), NMDP tol_G, the MDP k_c) use the scaled weight, so the step equals a lone step on a
-/// Model with those masses (core/inertia.h; no Model copy). Values are validated by whoever builds them.
+/// Model with those masses (core/inertia.h; no Model copy). The compliant solver reads contact.mu
+/// and stiffness_scale (its contact-normal K has no c_perp). Values are validated by whoever builds them.
 struct RolloutParams {
   ContactParams contact;
   const double* link_mass_scale = nullptr;  ///< (n_link) factor per link, nullptr = 1; not owned
   /// (n_geom) per-contact Coulomb mu, nullptr = contact.mu; not owned. Read by the NE-LCP baseline
   /// only: a contact (a, b) uses geom_mu[a] (envs/batch.h draw_geom_mu).
   const double* geom_mu = nullptr;
+  /// factor on the contact-normal stiffness of methods whose stiffness is not contact.c_perp (the
+  /// compliant solver's E* or k_n); batch.randomize_stiffness draws it together with c_perp's factor
+  double stiffness_scale = 1;
 };
 
 class Integrator {

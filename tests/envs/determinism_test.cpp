@@ -65,7 +65,8 @@ Result serial(const Scene& sc, const BatchOptions& opt, int steps, bool scaled_m
     d.theta_prev = b.row(b.theta_prev, k);
     for (int s = 0; s < steps; ++s) {
       const StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, s * sc.settings.dt};
-      const RolloutParams rp{p.contact[k], scaled_model ? nullptr : p.mass_scale_row(k, L)};
+      const RolloutParams rp{p.contact[k], scaled_model ? nullptr : p.mass_scale_row(k, L), nullptr,
+                             p.stiffness_scale[size_t(k)]};
       r.iterations[size_t(s) * opt.rollouts + k] = integ->step(d, u, rp).iterations;
     }
     b.row(b.theta, k) = d.theta;

@@ -96,6 +96,8 @@ std::map<std::string, Probe> probes() {
       // the point on a sloped plane closest to the origin is the default point [0, 0, 0]
       {"model.terrain[i].point", {{"model.terrain[0]={slope_deg: 10}"},
                                   [](const Scene& s) { return Value(Vec3(s.model.planes[0].offset * s.model.planes[0].normal)); }}},
+      {"control.load.point", {{"control.load={link: b, force: [0, 0, -1]}"}, [](const Scene& s) { return Value(s.load.point); }}},
+      {"control.load.spin", {{"control.load={link: b, force: [0, 0, -1]}"}, [](const Scene& s) { return Value(s.load.spin); }}},
       {"control.reference.type", {{}, [](const Scene& s) { return Value(std::string(reference_kind_name(s.reference.kind))); }}},
       {"control.reference.legs[i].phase", {{}, [](const Scene& s) { return Value(s.reference.legs[0].phase); }}},
       {"control.reference.legs[i].sweep_sign", {{}, [](const Scene& s) { return Value(s.reference.legs[0].sweep_sign); }}},

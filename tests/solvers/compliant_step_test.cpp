@@ -10,8 +10,10 @@
 #include <cmath>
 #include <complex>
 
+#include "envs/batch.h"
 #include "envs/scene.h"
 #include "solvers/compliant_step.h"
+#include "tests/support/sphere_stack.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
@@ -135,30 +137,6 @@ double incline(double mu, std::vector<std::string> ov, F&& each_step, bool requi
 }
 double incline(double mu, std::vector<std::string> ov = {}) {
   return incline(mu, std::move(ov), [](int, const Run&, const StepStats&) {});
-}
-
-// N spheres r = 0.1, 1 kg, stacked touching on the ground (B6 at rest)
-Model sphere_stack(int N, ModelSpec& spec) {
-  spec = ModelSpec{};
-  for (int i = 0; i < N; ++i) {
-    LinkSpec l;
-    l.name = "s" + std::to_string(i);
-    l.joint = JointType::Floating;
-    l.t_o = Vec3(0, 0, 0.1 + 0.2 * i);
-    l.mass = 1;
-    l.inertia = 0.004 * Mat3::Identity();
-    spec.links.push_back(l);
-    GeomSpec g;
-    g.type = GeomType::Sphere;
-    g.link = i;
-    g.size[0] = 0.1;
-    spec.geoms.push_back(g);
-  }
-  GeomSpec plane;
-  plane.type = GeomType::Plane;
-  plane.link = -1;
-  spec.geoms.push_back(plane);
-  return Model::finalize(spec);
 }
 
 }  // namespace
@@ -408,8 +386,7 @@ TEST_CASE("compliant oracle 14: stacks of 2, 10, 50 spheres stay stacked, bottom
   // d_i = (F_i / K_i)^(2/3), F_i = (N - i) m g, they must stay there, at rest, for 20 steps
   for (int N : {2, 10, 50}) {
     INFO(N << " spheres");
-    ModelSpec spec;
-    const Model m = sphere_stack(N, spec);
+    const Model m = test::sphere_stack_model(N, 0.1, 0.2);  // touching, on the ground
     CompliantSettings s;  // spec §10 B6: E = 1e11, B = 1, h = 0.01, mu = 0.5
     s.dt = 0.01;
     s.mu = 0.5;
@@ -496,4 +473,51 @@ TEST_CASE("compliant: imported models (gymnasium hopper, ant) step with contacts
     CHECK(r.v().head(3).norm() < 2.0);
     for (int c = 0; c < r.ws().rows.nc; ++c) CHECK(r.ws().rows.depth[c] < 0.01);
   }
+}
+
+// a 1 kg sphere (r = 0.1) touching the ground, linear normal rows k_n = 1e5
+const char* const kSphereRest = R"(scene: sphere_rest
+model:
+  gravity: [0, 0, -9.81]
+  links:
+    - {name: s0, joint: floating, pos: [0, 0, 0.1], mass: 1.0, inertia: [0.004, 0.004, 0.004]}
+  geoms:
+    - {link: s0, type: sphere, size: [0.1]}
+    - {type: plane}
+integrator: {type: compliant, dt: 0.01, duration: 1.0}
+contact: {mu: 0.5}
+compliant: {normal_model: linear, normal_stiffness: 1.0e5, normal_damping: 1.0}
+)";
+
+TEST_CASE("compliant: batch.randomize_stiffness reaches K; each rollout rests at its own depth", "[compliant][batch]") {
+  // a 1 kg sphere (r = 0.1) on the ground, linear normal rows k_n = 1e5: rollout k's contact
+  // stiffness is k_n f_k with f_k the factor the batch drew (RolloutParamTable::stiffness_scale),
+  // so it comes to rest at depth m g / (k_n f_k)
+  const Scene sc = load_scene_text(kSphereRest, "sphere_rest");
+  BatchOptions opt;
+  opt.rollouts = 2;
+  opt.seed = 3;
+  opt.perturb_theta = opt.perturb_theta_dot = 0;
+  opt.randomize_stiffness = 0.7;
+  StateBatch b(opt.rollouts, sc.model.n_q);
+  RolloutParamTable p;
+  init_batch(sc, opt, b, p);
+  REQUIRE(p.stiffness_scale.size() == 2);
+  const double f0 = p.stiffness_scale[0], f1 = p.stiffness_scale[1];
+  INFO("drawn stiffness factors " << f0 << ", " << f1);
+  REQUIRE(std::abs(std::log(f0 / f1)) > 0.2);  // two clearly different stiffnesses
+  // the same draw scaled PBD/PBFD's c_perp
+  CHECK(p.contact[0].c_perp == sc.settings.contact.c_perp * f0);
+  CpuBatchStepper stepper(sc, 1);
+  for (int s = 0; s < 100; ++s) stepper.step(b, p);
+  for (int k = 0; k < 2; ++k) {
+    const double depth = -b.theta[size_t(k) * b.n_q + 2];  // theta_z = 0: the joint frame at z = r
+    CHECK(depth == Approx(9.81 / (1e5 * p.stiffness_scale[k])).epsilon(1e-6));
+    CHECK(!status_failed(b.status[k]));
+  }
+  // a lone rollout with compliant.normal_stiffness = k_n f_1 takes the same steps
+  const Scene sc1 = load_scene_text(kSphereRest, "sphere_rest", {"compliant.normal_stiffness=" + num(1e5 * f1)});
+  Run r(sc1.model, sc1.compliant, sc1.theta0, sc1.theta_dot0);
+  for (int s = 0; s < 100; ++s) r.step();
+  CHECK(r.d.theta[2] == Approx(b.theta[size_t(b.n_q) + 2]).epsilon(1e-12));
 }
