@@ -213,3 +213,35 @@ def test_every_integrator_runs_the_model(name):
             # converged steps; the failure bits are not
             assert np.all(env.status & FAIL_BITS == 0), (name, method, env.status)
         assert np.all(np.isfinite(theta)), (name, method)
+
+
+def test_hopper_task_actuation_equals_mujoco_ctrl(tmp_path):
+    """The Hopper-v5 task's action path (ctrl -> ctrlrange clamp -> gear 200 motor, with the joints'
+    armature 1 and damping 1) against MuJoCo's own ctrl: the hopper.xml with its joint limits off,
+    no contacts (bigstep: model.allow geoms; MuJoCo: contact disabled), MuJoCo's Euler at the file's
+    2 ms, 1.5 x ctrlrange periodic controls so the clamp acts; the trajectories agree to 1e-9 over
+    0.6 s (bench/hopper_gap.py: the import and the actuation are not the MuJoCo transfer gap)."""
+    text = open(gym("hopper")).read()
+    j = '<joint armature="1" damping="1" limited="true"/>'
+    assert text.count(j) == 1
+    xml = tmp_path / "hopper_nolimits.xml"
+    xml.write_text(text.replace(j, j.replace("true", "false")))
+    m = mujoco.MjModel.from_xml_path(str(xml))
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    d = mujoco.MjData(m)
+    from bigstep.envs import task_path
+    core = bigstep._bigstep.VecEnvCore(task_path("hopper"), 1, 0, [
+        "integrator.type=ne_lcp", "integrator.dt=0.002", "batch.perturb_theta=0", "batch.perturb_theta_dot=0",
+        "task.terminate_when_unhealthy=false", "model.allow=[geoms]", f"model.mjcf={xml}"], "cpu", False)
+    core.reset(0)
+    core.set_state(0, d.qpos.copy(), d.qvel.copy())
+    worst = 0.0
+    for n in range(300):
+        a = 1.5 * np.sin(2 * np.pi * 2.0 * n * 0.002 + np.array([0.0, 0.8, 1.6]))
+        d.ctrl[:] = a
+        mujoco.mj_step(m, d)
+        core.step(a[None, :])
+        worst = max(worst, np.abs(core.qpos[0] - d.qpos).max())
+    assert np.abs(d.qpos[3:]).max() > 0.5  # the joints moved
+    assert worst <= 1e-9, worst
