@@ -51,9 +51,35 @@ int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, 
   int placed_a = -1, placed_b = -1;
   for (int p = 0; p < m.n_pair; ++p) {
     const int ga = m.pair_geom_a[p], gb = m.pair_geom_b[p];
+    if (gb != placed_b) fb = geom_frame(m, kin, placed_b = gb);
+    // sphere a against plane b (every contact point against the terrain: the chain's 80 pairs):
+    // the centre straight from the link pose, no geom frame, no call through the table, the
+    // sphere's local points from the model (issue 12: ~300 instructions a pair where the maths
+    // is ~30). The same sphere_plane() and expressions as the general path: bit for bit equal.
+    if (m.geom_type[ga] == GeomType::Sphere && m.geom_type[gb] == GeomType::Plane) {
+      const int ja = m.geom_link[ga];
+      const Vec3& local = m.geom_pos[ga];
+      const Vec3 centre = ja < 0 ? local : Vec3(kin.R[ja] * local + kin.t[ja]);  // = geom_frame(ga).p
+      Contact* dst = n_con < capacity ? out + n_con : scratch;
+      if (!sphere_plane(centre, m.geom_size[ga][0], fb, margin, dst)) continue;
+      if (dst == scratch) {
+        status |= STATUS_CONTACT_OVERFLOW;
+        continue;
+      }
+      Contact& c = out[n_con++];
+      c.geom_a = ga;
+      c.geom_b = gb;
+      c.link_a = ja;
+      c.link_b = m.geom_link[gb];
+      c.pa_local = to_link_frame(kin, ja, contact_point_a(c));
+      const Vec3 pb = contact_point_b(c);
+      c.pb_local = to_link_frame(kin, c.link_b, pb);
+      c.ca_local = local;
+      c.cb_local = to_link_frame(kin, c.link_b, pb - c.rb * c.n);
+      continue;
+    }
     const CollisionFunc f = collision_func[int(m.geom_type[ga])][int(m.geom_type[gb])];
     if (ga != placed_a) fa = geom_frame(m, kin, placed_a = ga);
-    if (gb != placed_b) fb = geom_frame(m, kin, placed_b = gb);
     // narrow phase in world coordinates, straight into `out` while a whole pair's worth fits
     Contact* dst = capacity - n_con >= max_pair_contacts ? out + n_con : scratch;
     const int n_new = f(fa, fb, margin, dst);
