@@ -70,8 +70,10 @@ PHASES = [
     ("point_jacobians", r"bigstep::point_jacobian\("),
     ("point_hessians", r"bigstep::add_point_hessian\("),
     # Eigen's GEMM / GEMV / Cholesky drivers (their kernels are inside; fixed-size products are inlined)
+    # (and, from 2026-11-24, LM's small Cholesky of solvers/dense_small.h, which replaced Eigen's LLT)
     ("dense_algebra", r"Eigen::internal::(general_matrix_matrix_product<.*>::run|"
-                      r"general_matrix_vector_product<.*>::run|llt_inplace<|triangular_solve_)"),
+                      r"general_matrix_vector_product<.*>::run|llt_inplace<|triangular_solve_)|"
+                      r"bigstep::(cholesky_inplace|forward_subst|backward_subst_transposed)<"),
     # the team engine (--engine team): its residual r, J_r (solvers/pbfd_residual_team.h)
     # (its lambdas, the lanes' bodies, are named inside it: excluded, they count in its inclusive cost)
     ("team_residual", r"bigstep::pbfd_residual_team<(?!.*\{lambda)"),

@@ -35,6 +35,20 @@ Vec3 point_jacobian_column(const Model& m, const Kinematics& kin, int j, const V
   return m.dof_revolute[k] ? Vec3(kin.w[k].cross(p - kin.o[k])) : kin.w[k];
 }
 
+// Narrow phase of one pair in world coordinates into out[0 .. room): straight into `out` while a
+// whole pair's worth fits, else through a scratch buffer (built only then: a Contact has
+// initialisers) so a full `out` is never overrun; keeps what fits and flags the overflow.
+int narrow_phase(CollisionFunc f, const GeomFrame& fa, const GeomFrame& fb, double margin, Contact* out,
+                 int room, uint32_t& status) {
+  if (room >= max_pair_contacts) return f(fa, fb, margin, out);
+  Contact scratch[max_pair_contacts];
+  const int n_new = f(fa, fb, margin, scratch);
+  const int n_keep = std::min(n_new, room);
+  if (n_keep < n_new) status |= STATUS_CONTACT_OVERFLOW;
+  std::copy(scratch, scratch + n_keep, out);
+  return n_keep;
+}
+
 }  // namespace
 
 int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, int capacity,
@@ -44,25 +58,54 @@ int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, 
   BIGSTEP_CHECK_ARG(int(kin.R.size()) == m.n_link && int(kin.w.size()) == m.n_q, "kin.R.size()",
                     kin.R.size(), "the Kinematics must be built from this model");
   int n_con = 0;
-  Contact scratch[max_pair_contacts];  // one pair's contacts, so a full `out` is never overrun
   // a geom's frame is placed once for consecutive pairs that share it (the pair list runs many
   // contact points against one plane: issue 12, a third of the stage's cost was re-placing it)
   GeomFrame fa, fb;
   int placed_a = -1, placed_b = -1;
   for (int p = 0; p < m.n_pair; ++p) {
     const int ga = m.pair_geom_a[p], gb = m.pair_geom_b[p];
+    if (gb != placed_b) fb = geom_frame(m, kin, placed_b = gb);
+    // sphere a against plane b (every contact point against the terrain: the chain's 80 pairs):
+    // the centre straight from the link pose, no geom frame, no call through the table, the
+    // sphere's core from the model (issue 12: the general path cost ~265 instructions a pair on
+    // the chain, this one ~150). The same sphere_plane() and expressions as the general path, so
+    // the contacts are bit for bit equal (tests/core/collision_test.cpp).
+    if (m.geom_type[ga] == GeomType::Sphere && m.geom_type[gb] == GeomType::Plane) {
+      const int ja = m.geom_link[ga], jb = m.geom_link[gb];
+      const Vec3& local = m.geom_pos[ga];
+      const Vec3 centre = ja < 0 ? local : Vec3(kin.R[ja] * local + kin.t[ja]);  // = geom_frame(ga).p
+      if (n_con == capacity) {  // full: a contact here is dropped and flagged
+        Contact dropped;
+        if (sphere_plane(centre, m.geom_size[ga][0], fb, margin, &dropped)) status |= STATUS_CONTACT_OVERFLOW;
+        continue;
+      }
+      Contact* dst = out + n_con;
+      if (!sphere_plane(centre, m.geom_size[ga][0], fb, margin, dst)) continue;
+      ++n_con;
+      // the witness points p_a, p_b (contact_point_a / _b) from locals, into the links' frames
+      const Vec3 n = dst->n, pos = dst->pos;
+      const double h = 0.5 * dst->depth;
+      const Vec3 pa = pos - h * n, pb = pos + h * n;
+      dst->geom_a = ga;
+      dst->geom_b = gb;
+      dst->link_a = ja;
+      dst->link_b = jb;
+      dst->pa_local = ja < 0 ? pa : Vec3(kin.R[ja].transpose() * (pa - kin.t[ja]));
+      dst->ca_local = local;
+      if (jb < 0) {
+        dst->pb_local = pb;
+        dst->cb_local = pb - dst->rb * n;
+      } else {
+        dst->pb_local = to_link_frame(kin, jb, pb);
+        dst->cb_local = to_link_frame(kin, jb, pb - dst->rb * n);
+      }
+      continue;
+    }
     const CollisionFunc f = collision_func[int(m.geom_type[ga])][int(m.geom_type[gb])];
     if (ga != placed_a) fa = geom_frame(m, kin, placed_a = ga);
-    if (gb != placed_b) fb = geom_frame(m, kin, placed_b = gb);
-    // narrow phase in world coordinates, straight into `out` while a whole pair's worth fits
-    Contact* dst = capacity - n_con >= max_pair_contacts ? out + n_con : scratch;
-    const int n_new = f(fa, fb, margin, dst);
-    // keep what fits; record the overflow instead of writing past capacity
-    const int n_keep = std::min(n_new, capacity - n_con);
-    if (n_keep < n_new) status |= STATUS_CONTACT_OVERFLOW;
+    const int n_keep = narrow_phase(f, fa, fb, margin, out + n_con, capacity - n_con, status);
     for (int i = 0; i < n_keep; ++i) {
       Contact& c = out[n_con++];
-      if (dst == scratch) c = scratch[i];
       c.geom_a = ga;
       c.geom_b = gb;
       c.link_a = m.geom_link[ga];

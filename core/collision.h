@@ -67,6 +67,23 @@ GeomFrame geom_frame(const Model& m, const Kinematics& kin, int g);
 /// collide() adds the geom / link indices and the local witness and core points.
 using CollisionFunc = int (*)(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
 
+/// Sphere (centre c, radius r) against the half-space below plane frame b (normal = b.R z):
+/// writes pos, n, depth, ra, rb, kappa of one contact and returns 1 when depth >= -margin, else 0.
+/// Shared by the sphere, capsule (its two end spheres) and box (its corners, r = 0) pair functions
+/// and by collide()'s sphere-plane fast path (inline: the same rounding on both paths).
+inline int sphere_plane(const Vec3& c, double r, const GeomFrame& b, double margin, Contact* con) {
+  const Vec3 n = b.R.col(2);
+  const double dist = n.dot(c - b.p) - r;  // surface-to-plane distance, < 0 penetrating
+  if (dist > margin) return 0;
+  con->n = n;
+  con->depth = -dist;
+  con->pos = c - (r + 0.5 * dist) * n;  // between c - r n (on the sphere) and c's projection
+  con->ra = r;
+  con->rb = 0;
+  con->kappa = 0;  // the plane's normal does not turn as the sphere moves
+  return 1;
+}
+
 /// The dispatch table, indexed [type of a][type of b]; null where no pair function exists
 /// (plane-plane, box-box, box-capsule). Each pair function below fills one entry; the entry for
 /// the swapped types calls it with the arguments swapped and the normal flipped.

@@ -18,21 +18,6 @@ Vec3 any_perpendicular(const Vec3& u) {
   return u.cross(Vec3::Unit(i_min)).normalized();
 }
 
-// Sphere (centre c, radius r) against the half-space below plane frame b (normal = b.R z).
-// Shared by the sphere, capsule (its two end spheres) and box (its corners, r = 0) functions.
-int sphere_plane(const Vec3& c, double r, const GeomFrame& b, double margin, Contact* con) {
-  const Vec3 n = b.R.col(2);
-  const double dist = n.dot(c - b.p) - r;  // surface-to-plane distance, < 0 penetrating
-  if (dist > margin) return 0;
-  con->n = n;
-  con->depth = -dist;
-  con->pos = c - (r + 0.5 * dist) * n;  // between c - r n (on the sphere) and c's projection
-  con->ra = r;
-  con->rb = 0;
-  con->kappa = 0;  // the plane's normal does not turn as the sphere moves
-  return 1;
-}
-
 // Sphere (ca, ra) against sphere (cb, rb): the normal joins the centres; n_fallback (unit) is
 // used when they coincide and the direction is undefined.
 int sphere_sphere(const Vec3& ca, double ra, const Vec3& cb, double rb, const Vec3& n_fallback,

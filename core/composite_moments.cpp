@@ -53,23 +53,6 @@ void begin_moments(const Model& m, const Kinematics& kin, const InertiaAnchor& a
   }
 }
 
-void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, const Mat3& K) {
-  if (j < 0) return;
-  // X^T K X with X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]], by cross products (x^ a = x x a,
-  // row b^T x^ = (b x x)^T): the same products and sums as the skew-matrix form, none with a zero
-  Mat3 xK, Kx, xKx;
-  for (int i = 0; i < 3; ++i) xK.col(i) = x.cross(K.col(i));
-  for (int i = 0; i < 3; ++i) {
-    Kx.row(i) = Vec3(K.row(i).transpose()).cross(x).transpose();
-    xKx.row(i) = Vec3(xK.row(i).transpose()).cross(x).transpose();
-  }
-  Mat6& K6 = cm.K[size_t(j)];
-  K6.topLeftCorner<3, 3>() -= xKx;
-  K6.topRightCorner<3, 3>() += xK;
-  K6.bottomLeftCorner<3, 3>() -= Kx;
-  K6.bottomRightCorner<3, 3>() += K;
-}
-
 void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr,
                     bool force_curvature) {
   const bool jac = Jr && cm.with_jacobian;

@@ -57,8 +57,25 @@ inline void add_point_force(CompositeMoments& cm, int j, const Vec3& x, const Ve
   cm.G[size_t(j)].row(3) += f.transpose();
 }
 
-/// Stiffness J_x^T K J_x of world point x on link j (K need not be symmetric).
-void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, const Mat3& K);
+/// Stiffness J_x^T K J_x of world point x on link j (K need not be symmetric). Inline: it runs
+/// once per contact in every iterate's contact loop (issue 12).
+inline void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, const Mat3& K) {
+  if (j < 0) return;
+  // X^T K X with X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]], by cross products (x^ a = x x a,
+  // row b^T x^ = (b x x)^T): the same products and sums as the skew-matrix form, none with a zero
+  Mat3 xK, Kx, xKx;
+  for (int i = 0; i < 3; ++i) xK.col(i) = x.cross(K.col(i));
+  for (int i = 0; i < 3; ++i) {
+    Kx.row(i) = Vec3(K.row(i).transpose()).cross(x).transpose();
+    xKx.row(i) = Vec3(xK.row(i).transpose()).cross(x).transpose();
+  }
+  Mat6& K6 = cm.K[size_t(j)];
+  K6.topLeftCorner<3, 3>() -= xKx;
+  K6.topRightCorner<3, 3>() += xK;
+  K6.bottomLeftCorner<3, 3>() -= Kx;
+  K6.bottomRightCorner<3, 3>() += K;
+}
+
 
 /// r += the first-order terms; Jr (when set, needs with_jacobian) += the second-order ones.
 /// force_curvature = false leaves out the f . d^2x part tr(W_k W_l G) (inertia, gravity and point

@@ -58,10 +58,9 @@ struct LmResult {
 /// LM's iterates and matrices for problems of size n, sized once (a step must not allocate).
 struct LmWorkspace {
   explicit LmWorkspace(int n)
-      : g(n), gc(n), delta(n), xc(n), B(n, n), Bc(n, n), A(n, n), llt(n) {}
+      : g(n), gc(n), delta(n), xc(n), B(n, n), Bc(n, n), A(n, n) {}
   VecX g, gc, delta, xc;  ///< (n) gradient, candidate gradient, step, candidate
-  MatX B, Bc, A;          ///< (n x n) model matrix, candidate's, B + lambda I
-  Eigen::LLT<MatX> llt;   ///< factor of A
+  MatX B, Bc, A;          ///< (n x n) model matrix, candidate's, B + lambda I (then its Cholesky factor)
 };
 
 /// Minimizes from x (in/out). SmallStep is returned only when res <= 100 eps_r scale;

@@ -45,18 +45,11 @@ double pbd_normal_force(const Model& m, const VecX& theta, const ContactParams& 
   return f;
 }
 
-void add_contact_stiffness(const Model& m, const Contact& c, const Vec3& xa, const Vec3& xb, const Mat3& K,
-                           PbdWorkspace& ws, MatX& Jr) {
-  if (c.link_b < 0) {
-    add_point_stiffness(ws.cm, c.link_a, xa, K);  // J = Ja
-  } else if (c.link_a < 0) {
-    add_point_stiffness(ws.cm, c.link_b, xb, K);  // J = -Jb
-  } else {
-    // two moving links: J = Ja - Jb couples both paths, dense
-    contact_core_jacobians(m, ws.kin, c, ws.Ja, ws.Jb, ws.J);
-    ws.JtH.noalias() = ws.J.transpose() * K;
-    Jr.noalias() += ws.JtH * ws.J;
-  }
+void add_contact_stiffness_dense(const Model& m, const Contact& c, const Mat3& K, PbdWorkspace& ws, MatX& Jr) {
+  // two moving links: J = Ja - Jb couples both paths, dense
+  contact_core_jacobians(m, ws.kin, c, ws.Ja, ws.Jb, ws.J);
+  ws.JtH.noalias() = ws.J.transpose() * K;
+  Jr.noalias() += ws.JtH * ws.J;
 }
 
 void set_step_pd(const Model& m, const PdServo& pd, const VecX& theta_n, double t_end, PbdStepInput& in) {

@@ -111,6 +111,8 @@ void for_each_active_contact(const Model& m, PbdWorkspace& ws, F&& f) {
 /// y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) of contact c from its cores xa, xb at the iterate
 /// (the slip is u = P_t y, pbfd.md §4.3; n . y feeds a turning normal, contact_terms.h).
 inline Vec3 contact_core_displacement(const Kinematics& kin_n, const Contact& c, const Vec3& xa, const Vec3& xb) {
+  // a world core does not move: its term xb - xb is exactly 0, and y - 0 = y (same bits, no FK point)
+  if (c.link_b < 0) return xa - contact_core_a(kin_n, c);
   return (xa - contact_core_a(kin_n, c)) - (xb - contact_core_b(kin_n, c));
 }
 
@@ -122,8 +124,15 @@ inline void add_contact_force(const Contact& c, const Vec3& xa, const Vec3& xb, 
   add_point_force(cm, c.link_a, xa, F);
   add_point_force(cm, c.link_b, xb, -F);
 }
-void add_contact_stiffness(const Model& m, const Contact& c, const Vec3& xa, const Vec3& xb, const Mat3& K,
-                           PbdWorkspace& ws, MatX& Jr);
+/// The dense branch of add_contact_stiffness (both links move): Jr += J^T K J.
+void add_contact_stiffness_dense(const Model& m, const Contact& c, const Mat3& K, PbdWorkspace& ws, MatX& Jr);
+// inline: once per contact per iterate, nearly always against the world (issue 12)
+inline void add_contact_stiffness(const Model& m, const Contact& c, const Vec3& xa, const Vec3& xb, const Mat3& K,
+                                  PbdWorkspace& ws, MatX& Jr) {
+  if (c.link_b < 0) add_point_stiffness(ws.cm, c.link_a, xa, K);       // J = Ja
+  else if (c.link_a < 0) add_point_stiffness(ws.cm, c.link_b, xb, K);  // J = -Jb
+  else add_contact_stiffness_dense(m, c, K, ws, Jr);
+}
 
 /// n . y for contact c, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (the slip's u = P_t y):
 /// what a turning normal (kappa != 0) adds to the tangential terms (contact_terms.h).

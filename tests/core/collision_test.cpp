@@ -590,6 +590,62 @@ TEST_CASE("collision: collide equals the pair functions on fresh geom frames, pa
   }
 }
 
+TEST_CASE("collision: collide's sphere-plane fast path equals the general path bit for bit",
+          "[collision]") {
+  // collide() runs sphere-plane pairs without geom frames or the table (issue 12): every field
+  // must be what the pair function gives on geom_frame() plus the general path's local points
+  // (R^T (p - t) of the witness points, the sphere centre from the model), with any margin, and
+  // a buffer too small must keep the first `capacity` contacts and flag the overflow
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    RandomModelOptions opt;
+    opt.n_spheres = 6;
+    opt.n_planes = 3;
+    const RandomModel rm = random_model(seed, opt);
+    const Model& m = rm.model;
+    Rng rng(seed + 300);
+    Kinematics kin(m);
+    forward_kinematics(m, random_theta(m, rng), kin);
+    const auto local = [&](int j, const Vec3& p) { return j < 0 ? p : Vec3(kin.R[j].transpose() * (p - kin.t[j])); };
+    for (const double margin : {0.0, 0.3, 100.0}) {
+      std::vector<Contact> ref;
+      Contact buf[max_pair_contacts];
+      for (int p = 0; p < m.n_pair; ++p) {
+        const int ga = m.pair_geom_a[p], gb = m.pair_geom_b[p];
+        REQUIRE(m.geom_type[ga] == GeomType::Sphere);
+        REQUIRE(m.geom_type[gb] == GeomType::Plane);
+        if (collide_sphere_plane(geom_frame(m, kin, ga), geom_frame(m, kin, gb), margin, buf) == 0) continue;
+        Contact c = buf[0];
+        c.geom_a = ga;
+        c.geom_b = gb;
+        c.link_a = m.geom_link[ga];
+        c.link_b = m.geom_link[gb];
+        c.pa_local = local(c.link_a, contact_point_a(c));
+        c.pb_local = local(c.link_b, contact_point_b(c));
+        c.ca_local = m.geom_pos[ga];
+        c.cb_local = local(c.link_b, contact_point_b(c) - c.rb * c.n);
+        ref.push_back(c);
+      }
+      if (margin == 100.0) REQUIRE(ref.size() == size_t(m.n_pair));
+      for (const size_t capacity : {size_t(m.max_contacts), ref.size() / 2}) {
+        INFO("seed " << seed << " margin " << margin << " capacity " << capacity);
+        std::vector<Contact> con(std::max<size_t>(capacity, 1));
+        uint32_t status = 0;
+        const int n = collide(m, kin, margin, con.data(), int(capacity), status);
+        REQUIRE(n == int(std::min(capacity, ref.size())));
+        CHECK(status == (capacity < ref.size() ? STATUS_CONTACT_OVERFLOW : 0u));
+        for (int i = 0; i < n; ++i) {
+          const Contact &a = con[size_t(i)], &b = ref[size_t(i)];
+          CHECK((a.geom_a == b.geom_a && a.geom_b == b.geom_b && a.link_a == b.link_a && a.link_b == b.link_b));
+          CHECK((a.pos == b.pos && a.n == b.n && a.depth == b.depth));
+          CHECK((a.ra == b.ra && a.rb == b.rb && a.kappa == b.kappa));
+          CHECK((a.pa_local == b.pa_local && a.pb_local == b.pb_local));
+          CHECK((a.ca_local == b.ca_local && a.cb_local == b.cb_local));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("collision: collide does not allocate", "[collision]") {
   const Model m = box_scene();
   Kinematics kin(m);
