@@ -265,7 +265,15 @@ def write_csv(path: Path, rows: Iterable[Mapping[str, Any]], fieldnames: Sequenc
     return path
 
 
+def plot_stamp(meta: Mapping[str, Any]) -> str:
+    """'cpu, git abcdef1234 (dirty), date': the provenance line every bench plot carries."""
+    dirty = " (dirty)" if meta["git_dirty"] else ""
+    return f"{meta['cpu']}, git {meta['git_commit'][:10]}{dirty}, {meta['date']}"
+
+
 def _csv_cell(v: Any) -> Any:
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)) and getattr(v, "ndim", None) == 0:
+        v = v.item()  # numpy scalars: numpy 2's repr would write "np.float64(...)"
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, bool):

@@ -226,8 +226,7 @@ def plot(rows, dts, png: Path, meta) -> None:
             a.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower left")
     fig.suptitle("Fig. 5 reproduction: box sliding distance vs C_par\n(filled: stopped at rest; hollow: hit the 10 s cap; "
-                 "x: non-converged steps; triangle: tipped; v: negative distance)\n"
-                 f"{meta['cpu']}, git {meta['git_commit'][:10]}{' (dirty)' if meta['git_dirty'] else ''}, {meta['date']}",
+                 "x: non-converged steps; triangle: tipped; v: negative distance)\n" + common.plot_stamp(meta),
                  fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=120)

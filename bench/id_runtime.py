@@ -88,8 +88,7 @@ def plot(rows, fits, png: Path, meta) -> None:
     ax.set_ylabel("median CPU time per solve [us]")
     ax.grid(alpha=0.3, which="both")
     ax.legend(title="log-log slope", fontsize=8)
-    ax.set_title(f"ID solve time vs contacts (spider, Fig. 19 shape) — {meta['cpu']}, git {meta['git_commit'][:10]}"
-                 f"{' (dirty)' if meta['git_dirty'] else ''}, {meta['date']}", fontsize=8)
+    ax.set_title(f"ID solve time vs contacts (spider, Fig. 19 shape) — {common.plot_stamp(meta)}", fontsize=8)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 

@@ -116,8 +116,7 @@ def plot(rows, png: Path, meta) -> None:
         ax.set_yscale("log")
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(title="terrain (fallen runs omitted)")
-    fig.suptitle(f"ID controllers, spider trot 3 s, NE-LCP 1 ms — {meta['cpu']}, git {meta['git_commit'][:10]}"
-                 f"{' (dirty)' if meta['git_dirty'] else ''}, {meta['date']}", fontsize=9)
+    fig.suptitle(f"ID controllers, spider trot 3 s, NE-LCP 1 ms — {common.plot_stamp(meta)}", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 
