@@ -8,6 +8,7 @@
 // (issue 12 item 4). Only (core point, plane) contacts exist here, so every stiffness is a world one.
 #pragma once
 #include "core/model_view.h"
+#include "solvers/team_reduce.h"
 
 namespace bigstep {
 
@@ -109,6 +110,91 @@ template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M
 
 }  // namespace team_detail
 
+/// Forward kinematics (pbfd.md §2.2) at theta into R (n_link x 9, row-major) and t (n_link x 3),
+/// and, when s != nullptr, the DOF twists s_k = (w_k, o_k x w_k) revolute, (0, u_k) prismatic
+/// (§2.3) into s (n_q x 6). Scratch: rot (9 n_q), tmp (24). Ends with a sync.
+///
+/// The chain is serial in depth, so the lanes work inside each link: one lane per entry of the
+/// frame (9 of R, 3 of t) per elementary transform -- the joint frame R_p Ro_j, t_p + R_p to_j,
+/// then each DOF's rotation R Rot_k (or translation t + theta_k R a_k) -- with a sync after each
+/// (1 + n_dof(j) per link; the link's running frame alternates between the two halves of tmp).
+/// The lanes of t also give w_k = R a_k before DOF k moves the frame. The rotations Rot_k come
+/// first, one lane per DOF, and the twists' cross products last, one lane per DOF. Each entry is
+/// the serial code's expression (hd::M3 products, axis_rotation), so the frames are the same bits.
+template <class S, class Team>
+BIGSTEP_HD void team_fk(Team& team, const ModelView<S>& m, const S* theta, S* R, S* t, S* s, S* rot, S* tmp) {
+  using namespace team_detail;
+  const int L = m.n_link, D = m.n_q;
+  // Rot_k = exp(theta_k [a_k]x), lane per revolute DOF
+  team.for_each_lane(D, [&](int k) {
+    if (m.dof_revolute[k]) st9(rot + 9 * k, hd::axis_rotation(m.v3(m.dof_axis, k), theta[k]));
+  });
+  team.sync();
+  for (int j = 0; j < L; ++j) {
+    const int p = m.link_parent[j], k0 = m.link_dof_adr[j], nk = m.link_dof_num[j];
+    // joint frame: R = R_p Ro_j, t = R_p to_j + t_p (the root: Ro_j, to_j); lane e: entry e
+    {
+      S* Rd = nk == 0 ? R + 9 * j : tmp;
+      S* td = nk == 0 ? t + 3 * j : tmp + 9;
+      const S* Ro = m.link_Ro + 9 * j;
+      const S* to = m.link_to + 3 * j;
+      const S* Rp = R + 9 * p;
+      team.for_each_lane(12, [&](int e) {
+        if (e < 9) {
+          const int a = e / 3, b = e % 3;
+          Rd[e] = p < 0 ? Ro[e] : Rp[3 * a] * Ro[b] + Rp[3 * a + 1] * Ro[3 + b] + Rp[3 * a + 2] * Ro[6 + b];
+        } else {
+          const int c = e - 9;
+          td[c] = p < 0 ? to[c] : Rp[3 * c] * to[0] + Rp[3 * c + 1] * to[1] + Rp[3 * c + 2] * to[2] + t[3 * p + c];
+        }
+      });
+      team.sync();
+    }
+    // the link's DOFs in order: R <- R Rot_k (revolute), t <- t + theta_k R a_k (prismatic)
+    for (int q = 0; q < nk; ++q) {
+      const int k = k0 + q;
+      const bool rev = m.dof_revolute[k] != 0, last = q == nk - 1;
+      const S* Rs = tmp + 12 * (q & 1);
+      const S* ts = Rs + 9;
+      S* Rd = last ? R + 9 * j : tmp + 12 * ((q + 1) & 1);
+      S* td = last ? t + 3 * j : tmp + 12 * ((q + 1) & 1) + 9;
+      const S* ax = m.dof_axis + 3 * k;
+      const S* Q = rot + 9 * k;
+      team.for_each_lane(12, [&](int e) {
+        if (e < 9) {
+          const int a = e / 3, b = e % 3;
+          Rd[e] = rev ? Rs[3 * a] * Q[b] + Rs[3 * a + 1] * Q[3 + b] + Rs[3 * a + 2] * Q[6 + b] : Rs[e];
+          return;
+        }
+        const int c = e - 9;
+        if (rev && !s) {
+          td[c] = ts[c];
+          return;
+        }
+        const S w = Rs[3 * c] * ax[0] + Rs[3 * c + 1] * ax[1] + Rs[3 * c + 2] * ax[2];  // (R a_k)_c
+        if (rev) {
+          td[c] = ts[c];
+          s[6 * k + c] = w;
+          s[6 * k + 3 + c] = ts[c];  // the joint's origin, crossed with w below
+        } else {
+          td[c] = ts[c] + theta[k] * w;
+          if (s) {
+            s[6 * k + c] = S(0);
+            s[6 * k + 3 + c] = w;
+          }
+        }
+      });
+      team.sync();
+    }
+  }
+  if (!s) return;
+  // revolute twists' linear part o_k x w_k, lane per DOF
+  team.for_each_lane(D, [&](int k) {
+    if (m.dof_revolute[k]) st3(s + 6 * k + 3, hd::cross(ld3(s + 6 * k + 3), ld3(s + 6 * k)));
+  });
+  team.sync();
+}
+
 /// The per-DOF terms of DOF k added to r_k and, when Jkk != nullptr, to J_kk = dr_k/dtheta_k
 /// (issue 10; the same physics in every integrator family):
 ///   armature a_k: inertia 1/2 a_k (theta_k - theta~_k)^2 / dt^2, theta~ = 2 theta_n - theta_{n-1}
@@ -159,7 +245,7 @@ BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in
 /// r (n_q) and, when Jr != nullptr, J_r (n_q x n_q row-major) at theta. scratch: pbfd_scratch_size.
 ///
 /// Subtree ("composite") moments as the reference (core/composite_moments.h, pbfd.md §2.3-§2.4):
-///   1. FK (one lane: sequential along the tree), the DOF twists s_k;
+///   1. FK and the DOF twists s_k (team_fk: lanes inside each link, serial along the tree);
 ///   2. lane j per link: G_j (inertia §3, gravity §2.4, the forces of link j's own contact
 ///      points §4.2/§4.4), with J_r also P_j and the point stiffnesses K6_j;
 ///   3. lane e per moment entry: the subtree sums, children into parents in reverse Model order;
@@ -177,33 +263,10 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   Scratch<S> sh(scratch, m);
   const int L = m.n_link, D = m.n_q;
   const bool jac = Jr != nullptr;
-  // forward kinematics (sequential along the tree; pbfd.md §2.2) and the DOF twists
-  // s_k = (w_k, o_k x w_k) revolute, (0, u_k) prismatic (§2.3)
-  team.single([&] {
-    for (int j = 0; j < L; ++j) {
-      const int p = m.link_parent[j];
-      M R = p < 0 ? M::identity() : ld9(sh.R + 9 * p);
-      V t = p < 0 ? V{0, 0, 0} : ld3(sh.t + 3 * p);
-      t = R * m.v3(m.link_to, j) + t;
-      R = R * m.m3(m.link_Ro, j);
-      for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
-        const V a = m.v3(m.dof_axis, k);
-        const V w = R * a;
-        if (m.dof_revolute[k]) {
-          st3(sh.s + 6 * k, w);
-          st3(sh.s + 6 * k + 3, hd::cross(t, w));
-          R = R * hd::axis_rotation(a, theta[k]);
-        } else {
-          st3(sh.s + 6 * k, V{0, 0, 0});
-          st3(sh.s + 6 * k + 3, w);
-          t = t + theta[k] * w;
-        }
-      }
-      st9(sh.R + 9 * j, R);
-      st3(sh.t + 3 * j, t);
-    }
-  });
-  team.sync();
+  // forward kinematics (pbfd.md §2.2) and the DOF twists s_k (§2.3), lane-parallel inside each link
+  // (team_fk); the local rotations go to u / u~ and the link's running frame to the moment block,
+  // both written only after FK
+  team_fk(team, m, theta, sh.R, sh.t, sh.s, sh.u, sh.mom);
   const S inv_dt2 = S(1) / (in.dt * in.dt);
   const V g{m.gravity[0], m.gravity[1], m.gravity[2]};
   // per-link moments, lane j owns link j's block (its contact points included: no races)
