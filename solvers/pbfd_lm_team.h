@@ -498,7 +498,9 @@ BIGSTEP_HD bool lm_phase_factor_check(Team& team, LmTraj<S>& t, int info) {
 }
 
 /// Phase 5 (fused): delta = -(L L^T)^-1 g kept in r, both substitutions column by column across
-/// lanes (warp-synchronous: one pivot division, then lanes update the remaining rows, sync between).
+/// lanes (warp-synchronous): every lane divides by the pivot (y_j = delta_j / L_jj, the same value on
+/// each), the lanes update the remaining rows, one sync per column; lane 0 stores y_j during the next
+/// column (when no lane reads delta_j any more), so the division needs no barrier of its own.
 /// Forward: r_i -= L_ij y_j for j = 0..i-1 in order, the row-oriented sums' order. Backward: why
 /// descending k in r_q -= L_kq x_k: ascending order (row-oriented) would serialise every row.
 template <class S, class Team>
@@ -508,18 +510,25 @@ BIGSTEP_HD void lm_phase_solve_fused(Team& team, int D, LmTraj<S>& t) {
   S* delta = t.r;
   team.for_each_lane(D, [&](int i) { delta[i] = -t.g[i]; });
   team.sync();
+  S prev = 0;
   for (int j = 0; j < D; ++j) {  // L y = -g
-    team.single([&] { delta[j] = delta[j] / t.Lc[j * D + j]; });
-    team.sync();
-    team.for_each_lane(D - j - 1, [&](int q) { delta[j + 1 + q] -= t.Lc[(j + 1 + q) * D + j] * delta[j]; });
+    const S yj = delta[j] / t.Lc[j * D + j];
+    team.for_each_lane(D - j - 1, [&](int q) { delta[j + 1 + q] -= t.Lc[(j + 1 + q) * D + j] * yj; });
+    if (j > 0) team.single([&] { delta[j - 1] = prev; });
+    prev = yj;
     team.sync();
   }
+  team.single([&] { delta[D - 1] = prev; });
+  team.sync();
   for (int i = D - 1; i >= 0; --i) {  // L^T x = y
-    team.single([&] { delta[i] = delta[i] / t.Lc[i * D + i]; });
-    team.sync();
-    team.for_each_lane(i, [&](int q) { delta[q] -= t.Lc[i * D + q] * delta[i]; });
+    const S xi = delta[i] / t.Lc[i * D + i];
+    team.for_each_lane(i, [&](int q) { delta[q] -= t.Lc[i * D + q] * xi; });
+    if (i < D - 1) team.single([&] { delta[i + 1] = prev; });
+    prev = xi;
     team.sync();
   }
+  team.single([&] { delta[0] = prev; });
+  team.sync();
 }
 
 /// Phase 6: predicted decrease, small-step test (ends the attempt), next candidate th + delta.

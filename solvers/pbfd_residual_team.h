@@ -37,11 +37,12 @@ struct PbfdStepConst {
 inline constexpr int kMomG = 12, kMomP = 16, kMomK = 36, kMomStride = kMomG + kMomP + kMomK;
 
 /// Team scratch size (number of S) for one rollout of model m: link poses (12 L), the subtree
-/// moments (64 L), per DOF its twist s and read-outs u, u~ (18 D), and each link's contact forces
-/// (12 L, summed into its G in the subtree sums). No L x D term.
+/// moments (64 L) and per DOF its twist s and read-outs u, u~ (18 D). Each link's contact forces
+/// (12 L, summed into its G in the subtree sums, before the read-outs are written) borrow u, u~
+/// (12 D) when L <= D, else 12 L more at the end. No L x D term.
 template <class S>
 BIGSTEP_HD int pbfd_scratch_size(const ModelView<S>& m) {
-  return m.n_link * (12 + kMomStride + kMomG) + m.n_q * 18;
+  return m.n_link * (12 + kMomStride) + m.n_q * 18 + (m.n_link > m.n_q ? kMomG * m.n_link : 0);
 }
 
 namespace team_detail {
@@ -52,7 +53,7 @@ struct Scratch {
   S *R, *t, *s, *u, *ut, *mom, *gc;
   BIGSTEP_HD Scratch(S* p, const ModelView<S>& m)
       : R(p), t(p + 9 * m.n_link), s(t + 3 * m.n_link), u(s + 6 * m.n_q), ut(u + 6 * m.n_q), mom(ut + 6 * m.n_q),
-        gc(mom + kMomStride * m.n_link) {}
+        gc(m.n_link > m.n_q ? mom + kMomStride * m.n_link : u) {}
 };
 
 template <class S> BIGSTEP_HD hd::M3<S> ld9(const S* p) {
