@@ -83,10 +83,10 @@ Problem floating_problem() {
   return Problem{sc.model, sc.settings, sc.theta0, sc.theta_dot0, 0.01};
 }
 
-template <class S, class MakeBatch>
-Row measure(const std::string& sweep, const std::string& backend, const Problem& pr, int K, int steps, int threads,
-            int ipl, MakeBatch make) {
-  const Model& m = pr.model;
+// The settings a run in precision S uses (FP32: eps_r = 1e-4, eps_x = 1e-6) and K starts: theta(0)
+// perturbed by N(0, sigma) per entry (seed 1), theta_{-1} = theta(0) - dt theta_dot(0).
+template <class S>
+PbdSettings run_setup(const Problem& pr, int K, std::vector<VecX>& th0, std::vector<VecX>& thm1) {
   PbdSettings s = pr.settings;
   if (sizeof(S) == 4) {
     s.eps_r = 1e-4;
@@ -94,12 +94,22 @@ Row measure(const std::string& sweep, const std::string& backend, const Problem&
   }
   std::mt19937 rng(1);
   std::normal_distribution<double> N(0, pr.sigma);
-  std::vector<VecX> th0(K), thm1(K);
+  th0.assign(K, VecX());
+  thm1.assign(K, VecX());
   for (int k = 0; k < K; ++k) {
     th0[k] = pr.theta0;
-    for (int i = 0; i < m.n_q; ++i) th0[k][i] += N(rng);
+    for (int i = 0; i < pr.model.n_q; ++i) th0[k][i] += N(rng);
     thm1[k] = th0[k] - s.dt * pr.theta_dot0;
   }
+  return s;
+}
+
+template <class S, class MakeBatch>
+Row measure(const std::string& sweep, const std::string& backend, const Problem& pr, int K, int steps, int threads,
+            int ipl, MakeBatch make) {
+  const Model& m = pr.model;
+  std::vector<VecX> th0, thm1;
+  const PbdSettings s = run_setup<S>(pr, K, th0, thm1);
   auto b = make(m, s, K, steps);
   const auto t0 = std::chrono::steady_clock::now();
   b->init_all(th0, thm1);
@@ -118,20 +128,9 @@ Row measure(const std::string& sweep, const std::string& backend, const Problem&
 // the run's steps (10 for a contact-free chain, whose passes all cost the same).
 template <class T>
 double ops_per_pass(const Problem& pr, int steps) {
-  PbdSettings s = pr.settings;
-  if (sizeof(T) == 4) {
-    s.eps_r = 1e-4;
-    s.eps_x = 1e-6;
-  }
   const int K = 4, n = pr.model.n_point_pair > 0 ? steps : std::min(steps, 10);
-  std::mt19937 rng(1);
-  std::normal_distribution<double> N(0, pr.sigma);
-  std::vector<VecX> th0(K), thm1(K);
-  for (int k = 0; k < K; ++k) {
-    th0[k] = pr.theta0;
-    for (int i = 0; i < pr.model.n_q; ++i) th0[k][i] += N(rng);
-    thm1[k] = th0[k] - s.dt * pr.theta_dot0;
-  }
+  std::vector<VecX> th0, thm1;
+  const PbdSettings s = run_setup<T>(pr, K, th0, thm1);
   const LmWorkCount c = count_lm_work<T>(pr.model, s, th0, thm1, n, 32);
   return c.iteration_total().work / c.iterations;
 }

@@ -15,7 +15,20 @@ using namespace bigstep;
 
 namespace {
 using C = Counted<double>;
+
+// K starts of sc: theta(0) + N(0, 0.01) per entry (seeded), theta_{-1} = theta(0) - dt theta_dot(0)
+void perturbed_starts(const Scene& sc, double dt, int K, unsigned seed, std::vector<VecX>& th0,
+                      std::vector<VecX>& thm1) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> N(0, 0.01);
+  for (int k = 0; k < K; ++k) {
+    VecX q = sc.theta0;
+    for (int i = 0; i < q.size(); ++i) q[i] += N(rng);
+    th0.push_back(q);
+    thm1.push_back(q - dt * sc.theta_dot0);
+  }
 }
+}  // namespace
 
 TEST_CASE("work model: a team dot product counts n multiplies on the lanes and n adds on lane 0", "[team][work_model]") {
   // p_i = x_i y_i on lane i % 8 (n = 37: lanes 0-4 take 5, lanes 5-7 take 4), barrier, then lane 0
@@ -100,15 +113,8 @@ TEST_CASE("work model: the counted LM run takes the plain run's iterations", "[t
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
                               {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"});
   const int K = 3, steps = 20;
-  std::mt19937 rng(5);
-  std::normal_distribution<double> N(0, 0.01);
   std::vector<VecX> th0, thm1;
-  for (int k = 0; k < K; ++k) {
-    VecX q = sc.theta0;
-    for (int i = 0; i < q.size(); ++i) q[i] += N(rng);
-    th0.push_back(q);
-    thm1.push_back(q - sc.settings.dt * sc.theta_dot0);
-  }
+  perturbed_starts(sc, sc.settings.dt, K, 5, th0, thm1);
   PbfdTeamBatch<double> plain(sc.model, sc.settings, K, steps, false, 1);
   for (int k = 0; k < K; ++k) plain.init(k, th0[k], thm1[k]);
   while (plain.launch(8) > 0) {
@@ -220,15 +226,8 @@ TEST_CASE("work model: the floating chain's LM iteration keeps >= 75 % of 16 lan
   s.eps_r = 1e-4;
   s.eps_x = 1e-6;
   const int K = 8, steps = 100;
-  std::mt19937 rng(1);
-  std::normal_distribution<double> N(0, 0.01);
   std::vector<VecX> th0, thm1;
-  for (int k = 0; k < K; ++k) {
-    VecX q = sc.theta0;
-    for (int i = 0; i < q.size(); ++i) q[i] += N(rng);
-    th0.push_back(q);
-    thm1.push_back(q - s.dt * sc.theta_dot0);
-  }
+  perturbed_starts(sc, s.dt, K, 1, th0, thm1);
   const LmWorkCount c = count_lm_work<float>(sc.model, s, th0, thm1, steps, 16);
   CHECK(c.failed_steps == 0);
   CHECK(c.iteration_total().efficiency(16) >= 0.75);
