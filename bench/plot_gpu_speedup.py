@@ -71,7 +71,7 @@ def write_ratios(path, rows):
         most = max(cpu[key])
         vs4 = f"{cpu[key][4] / t:.4g}" if 4 in cpu[key] else ""
         out.append([*key, r["backend"], r["precision"], r.get("iters_per_launch", "1"), most, f"{cpu[key][most] / t:.4g}",
-                    vs4, r.get("dense_fraction_of_peak", "")])
+                    vs4, r.get("dense_fraction_of_peak", ""), r.get("all_fraction_of_peak", "")])
     if not out:
         print("no CUDA rows next to CPU rows: no speedup to report")
         return
@@ -79,7 +79,7 @@ def write_ratios(path, rows):
     with open(dest, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["sweep", "D", "K", "backend", "precision", "iters_per_launch", "cpu_threads", "speedup_vs_cpu",
-                    "speedup_vs_cpu_4_threads", "dense_fraction_of_peak"])
+                    "speedup_vs_cpu_4_threads", "dense_fraction_of_peak", "all_fraction_of_peak"])
         w.writerows(out)
     for row in out:
         print(" ".join(str(x) for x in row))

@@ -11,6 +11,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <random>
 #include <thread>
 
@@ -19,6 +21,7 @@
 #include "envs/chain_model.h"
 #include "envs/scene.h"
 #include "solvers/pbfd_batch_team.h"
+#include "solvers/team_work_model.h"
 #ifdef BIGSTEP_WITH_CUDA
 #include "cuda/pbfd_lm.h"
 #endif
@@ -57,6 +60,7 @@ struct Row {
   int D, K, steps, threads, iters_per_launch;
   double wall_s, iters_total;
   double peak_gflops = 0;  ///< device peak for this precision (CUDA rows), 0 = not known
+  double ops_per_pass = 0;  ///< every counted operation of one LM pass (work model), 0 = not counted
 };
 
 // The benchmarked problem: model, solver settings and the start state that rollouts perturb.
@@ -79,10 +83,10 @@ Problem floating_problem() {
   return Problem{sc.model, sc.settings, sc.theta0, sc.theta_dot0, 0.01};
 }
 
-template <class S, class MakeBatch>
-Row measure(const std::string& sweep, const std::string& backend, const Problem& pr, int K, int steps, int threads,
-            int ipl, MakeBatch make) {
-  const Model& m = pr.model;
+// The settings a run in precision S uses (FP32: eps_r = 1e-4, eps_x = 1e-6) and K starts: theta(0)
+// perturbed by N(0, sigma) per entry (seed 1), theta_{-1} = theta(0) - dt theta_dot(0).
+template <class S>
+PbdSettings run_setup(const Problem& pr, int K, std::vector<VecX>& th0, std::vector<VecX>& thm1) {
   PbdSettings s = pr.settings;
   if (sizeof(S) == 4) {
     s.eps_r = 1e-4;
@@ -90,12 +94,22 @@ Row measure(const std::string& sweep, const std::string& backend, const Problem&
   }
   std::mt19937 rng(1);
   std::normal_distribution<double> N(0, pr.sigma);
-  std::vector<VecX> th0(K), thm1(K);
+  th0.assign(K, VecX());
+  thm1.assign(K, VecX());
   for (int k = 0; k < K; ++k) {
     th0[k] = pr.theta0;
-    for (int i = 0; i < m.n_q; ++i) th0[k][i] += N(rng);
+    for (int i = 0; i < pr.model.n_q; ++i) th0[k][i] += N(rng);
     thm1[k] = th0[k] - s.dt * pr.theta_dot0;
   }
+  return s;
+}
+
+template <class S, class MakeBatch>
+Row measure(const std::string& sweep, const std::string& backend, const Problem& pr, int K, int steps, int threads,
+            int ipl, MakeBatch make) {
+  const Model& m = pr.model;
+  std::vector<VecX> th0, thm1;
+  const PbdSettings s = run_setup<S>(pr, K, th0, thm1);
   auto b = make(m, s, K, steps);
   const auto t0 = std::chrono::steady_clock::now();
   b->init_all(th0, thm1);
@@ -106,6 +120,19 @@ Row measure(const std::string& sweep, const std::string& backend, const Problem&
   for (int k = 0; k < K; ++k)
     for (int n = 0; n < steps; ++n) iters += b->iterations(k, n);
   return {sweep, backend, sizeof(S) == 8 ? "fp64" : "fp32", m.n_q, K, steps, threads, ipl, wall, iters};
+}
+
+// Every counted operation of one LM pass (one evaluation, the normal equations, the factorisation,
+// the solves and the decisions: solvers/team_work_model.h, Counted<S> on the team code the kernels
+// run) for problem pr in precision T, from 4 rollouts perturbed as measure() perturbs them, over
+// the run's steps (10 for a contact-free chain, whose passes all cost the same).
+template <class T>
+double ops_per_pass(const Problem& pr, int steps) {
+  const int K = 4, n = pr.model.n_point_pair > 0 ? steps : std::min(steps, 10);
+  std::vector<VecX> th0, thm1;
+  const PbdSettings s = run_setup<T>(pr, K, th0, thm1);
+  const LmWorkCount c = count_lm_work<T>(pr.model, s, th0, thm1, n, 32);
+  return c.iteration_total().work / c.iterations;
 }
 
 // Thin adapters so CPU and CUDA batches share measure().
@@ -256,6 +283,9 @@ int bench_command(const std::vector<std::string>& args) {
                 "dense_gflops counts the LM linear algebra only (J^T J, J^T r, Cholesky, two solves:\n"
                 "2D^3 + D^3/3 + 4D^2 per iteration), not the residual and Jacobian evaluation;\n"
                 "dense_fraction_of_peak divides it by the device's FP32/FP64 peak (a lower bound).\n"
+                "ops_per_pass: every operation of one LM pass counted by the work model (residual, J_r, normal\n"
+                "equations, Cholesky, solves, decisions); all_gflops = ops_per_pass x (iterations + one evaluation\n"
+                "per step) / wall time, all_fraction_of_peak = all_gflops / peak_gflops (issue 13 item 4).\n"
                 "CPU rows whose estimated time exceeds S seconds (default 120) are skipped and say so.\n"
                 "--sweeps: comma-separated subset of vs_D,vs_K,vs_K_floating (default all three).\n"
                 "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.\n"
@@ -307,8 +337,10 @@ int bench_command(const std::vector<std::string>& args) {
   std::vector<int> Ks = quick ? std::vector<int>{16, 200}
                               : std::vector<int>{1, 10, 50, 200, 1000, 5000, 16384, 65536};
   std::vector<Row> rows;
+  std::map<std::tuple<int, int, bool>, double> ops_cache;  // ops_per_pass by (n_q, contact pairs, fp64)
   auto run = [&](const std::string& sweep, const Problem& m, int K) {
     const int L = m.model.n_q;
+    const size_t first_row = rows.size();
     // CPU: skip sizes that would take minutes on few cores (estimate from K * D^3)
     // ~12 LM iterations per step at ~2e-8 s * D^3 each (measured on the fixed chain, one core;
     // the floating chain on the ground measured 0.86 ms per env-step and thread at D = 15: x1.2)
@@ -366,6 +398,12 @@ int bench_command(const std::vector<std::string>& args) {
       rows.back().peak_gflops = cuda_peak_gflops(false);
     }
 #endif
+    for (size_t i = first_row; i < rows.size(); ++i) {  // all-operation counts of this problem
+      const bool fp64 = rows[i].precision == "fp64";
+      double& ops = ops_cache[{m.model.n_q, m.model.n_point_pair, fp64}];
+      if (ops == 0) ops = fp64 ? ops_per_pass<double>(m, steps) : ops_per_pass<float>(m, steps);
+      rows[i].ops_per_pass = ops;
+    }
     for (size_t i = rows.size(); i-- > 0 && rows[i].D == L && rows[i].K == K && rows[i].sweep == sweep;) {
       const Row& r = rows[i];
       std::printf("%-6s %-12s %s D=%3d K=%6d threads=%2d N=%d: %.3f ms/timestep, %.3g LM it/s\n", r.sweep.c_str(),
@@ -386,15 +424,20 @@ int bench_command(const std::vector<std::string>& args) {
   f << "# bigstep bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
     << "; cpu threads: " << threads_list << "; " << date << "\n";
   f << "sweep,backend,precision,D,K,steps,threads,iters_per_launch,wall_s,time_per_timestep_ms,lm_iterations_per_s,"
-       "env_steps_per_s,iterations_per_step,dense_gflops,peak_gflops,dense_fraction_of_peak\n";
+       "env_steps_per_s,iterations_per_step,dense_gflops,peak_gflops,dense_fraction_of_peak,ops_per_pass,all_gflops,"
+       "all_fraction_of_peak\n";
   for (const Row& r : rows) {
     const double D = r.D, flops = 2 * D * D * D + D * D * D / 3 + 4 * D * D;
+    // every counted operation: ops per pass x passes (the iterations plus each step's converging evaluation)
+    const double all_gflops = 1e-9 * r.ops_per_pass * (r.iters_total + double(r.K) * r.steps) / r.wall_s;
     f << r.sweep << "," << r.backend << "," << r.precision << "," << r.D << "," << r.K << "," << r.steps << ","
       << r.threads << "," << r.iters_per_launch << "," << r.wall_s << "," << 1e3 * r.wall_s / r.steps << ","
       << r.iters_total / r.wall_s << "," << double(r.K) * r.steps / r.wall_s << ","
       << r.iters_total / (double(r.K) * r.steps) << "," << 1e-9 * flops * r.iters_total / r.wall_s << ",";
     if (r.peak_gflops > 0) f << r.peak_gflops << "," << 1e-9 * flops * r.iters_total / r.wall_s / r.peak_gflops;
     else f << ",";
+    f << "," << r.ops_per_pass << "," << all_gflops << ",";
+    if (r.peak_gflops > 0) f << all_gflops / r.peak_gflops;
     f << "\n";
   }
   std::printf("wrote %s\n", path.c_str());

@@ -120,41 +120,28 @@ enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5, OVER 
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
 
 // Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n.
+// FK lane-parallel inside each link (team_fk), then lane per anchor entry and per core point.
 template <class S, class Team>
 BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
-  team.single([&] {
-    const int L = m.n_link;
-    // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T)
-    for (int pass = 0; pass < 2; ++pass) {
-      const S* th = pass == 0 ? t.th_nm1 : t.th_n;
-      const S coef = pass == 0 ? S(-1) : S(2);
-      hd::M3<S>* R = reinterpret_cast<hd::M3<S>*>(scratch);
-      hd::V3<S>* tt = reinterpret_cast<hd::V3<S>*>(scratch + 9 * L);
-      for (int j = 0; j < L; ++j) {
-        const int p = m.link_parent[j];
-        hd::M3<S> Rj = p < 0 ? hd::M3<S>::identity() : R[p];
-        hd::V3<S> tj = p < 0 ? hd::V3<S>{0, 0, 0} : tt[p];
-        tj = Rj * m.v3(m.link_to, j) + tj;
-        Rj = Rj * m.m3(m.link_Ro, j);
-        for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
-          const hd::V3<S> a = m.v3(m.dof_axis, k);
-          if (m.dof_revolute[k]) Rj = Rj * hd::axis_rotation(a, th[k]);
-          else tj = tj + th[k] * (Rj * a);
-        }
-        R[j] = Rj;
-        tt[j] = tj;
-        for (int c = 0; c < 9; ++c) t.anchor_R[9 * j + c] = (pass == 0 ? S(0) : t.anchor_R[9 * j + c]) + coef * Rj.a[c];
-        for (int c = 0; c < 3; ++c) t.anchor_t[3 * j + c] = (pass == 0 ? S(0) : t.anchor_t[3 * j + c]) + coef * tj[c];
-      }
-      if (pass == 1)
-        for (int s = 0; s < m.n_point; ++s) {
-          const int j = m.point_link[s];
-          const hd::V3<S> c = R[j] * m.v3(m.point_pos, s) + tt[j];
-          for (int a = 0; a < 3; ++a) t.centre_n[3 * s + a] = c[a];
-        }
-    }
-  });
-  team.sync();
+  const int L = m.n_link;
+  Scratch<S> sh(scratch, m);
+  // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T)
+  for (int pass = 0; pass < 2; ++pass) {
+    const S* th = pass == 0 ? t.th_nm1 : t.th_n;
+    const S coef = pass == 0 ? S(-1) : S(2);
+    team_fk(team, m, th, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
+    team.for_each_lane(12 * L, [&](int e) {
+      if (e < 9 * L) t.anchor_R[e] = (pass == 0 ? S(0) : t.anchor_R[e]) + coef * sh.R[e];
+      else t.anchor_t[e - 9 * L] = (pass == 0 ? S(0) : t.anchor_t[e - 9 * L]) + coef * sh.t[e - 9 * L];
+    });
+    if (pass == 1)
+      team.for_each_lane(m.n_point, [&](int s) {
+        const int j = m.point_link[s];
+        const hd::V3<S> c = ld9(sh.R + 9 * j) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * j);
+        st3(t.centre_n + 3 * s, c);
+      });
+    team.sync();
+  }
 }
 
 // Commits theta as the step's result and prepares the next step (predictor 2 theta_n - theta_{n-1}).
@@ -243,39 +230,52 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
     in.theta_dot_bar = t.theta_dot_bar;
   }
   pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
-  // one lane decides; fixed-order sums: deterministic
+  // F_c = 1/2 |r|^2, |r|_inf and finiteness: lane-parallel, a tree over the DOFs (fixed order:
+  // deterministic); the residual's scratch is free once r and J_r are out
+  S* red = scratch;
+  team_reduce<3>(
+      team, D, red,
+      [&](int i, S* v) {
+        v[0] = t.r[i] * t.r[i];
+        v[1] = abs(t.r[i]);
+        v[2] = isfinite(t.r[i]) ? S(0) : S(1);
+      },
+      [](S* x, const S* y) {
+        x[0] += y[0];
+        x[1] = y[1] > x[1] ? y[1] : x[1];
+        x[2] = y[2] > x[2] ? y[2] : x[2];
+      });
+  // every lane decides (the same values: no broadcast); lane 0 writes after a sync
+  const S Fc = S(0.5) * red[0], rc = red[1];
+  const bool finite = !(red[2] > S(0));
+  bool accept = false;
+  S rho = 0;
+  if (t.ints[FIRST]) {
+    accept = finite;
+  } else if (finite) {
+    const S F = t.scal[F_];
+    const S sqrt2F = pow(S(2) * abs(F), S(0.5));
+    const S rounding = 64 * eps * (abs(F) > sqrt2F * scale ? abs(F) : sqrt2F * scale);
+    if (abs(F - Fc) <= rounding) {  // below F's rounding: compare ||g||_inf = max_i |(J^T r)_i| instead
+      S* red2 = scratch + 3 * D;
+      team_reduce<1>(
+          team, D, red2,
+          [&](int i, S* v) {
+            S gi = 0;
+            for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
+            v[0] = abs(gi);
+          },
+          [](S* x, const S* y) { x[0] = y[0] > x[0] ? y[0] : x[0]; });
+      accept = red2[0] < t.scal[GMAX];
+      rho = S(0.5);
+    } else {
+      rho = (F - Fc) / t.scal[PRED];
+      accept = rho > 0;
+    }
+  }
+  team.sync();  // every lane has read FIRST, F, PRED, GMAX and red before lane 0 rewrites them
   team.single([&] {
     t.ints[OVER] = 0;
-    S Fc = 0, rc = 0;
-    bool finite = true;
-    for (int i = 0; i < D; ++i) {
-      Fc += t.r[i] * t.r[i];
-      rc = abs(t.r[i]) > rc ? abs(t.r[i]) : rc;
-      finite = finite && isfinite(t.r[i]);
-    }
-    Fc *= S(0.5);
-    bool accept = false;
-    S rho = 0;
-    if (t.ints[FIRST]) {
-      accept = finite;
-    } else if (finite) {
-      const S F = t.scal[F_];
-      const S sqrt2F = pow(S(2) * abs(F), S(0.5));
-      const S rounding = 64 * eps * (abs(F) > sqrt2F * scale ? abs(F) : sqrt2F * scale);
-      if (abs(F - Fc) <= rounding) {  // below F's rounding: compare ||g||_inf instead
-        S gc = 0;
-        for (int i = 0; i < D; ++i) {
-          S gi = 0;
-          for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
-          gc = abs(gi) > gc ? abs(gi) : gc;
-        }
-        accept = gc < t.scal[GMAX];
-        rho = S(0.5);
-      } else {
-        rho = (F - Fc) / t.scal[PRED];
-        accept = rho > 0;
-      }
-    }
     t.scal[ACCEPT] = accept ? S(1) : S(0);
     t.scal[RHO] = rho;
     if (accept) {
@@ -359,12 +359,20 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
     team.sync();
     return;
   }
+  // max_i B_ii and |g|_inf: a tree over the DOFs, read by every lane
+  S* red = scratch;
+  team_reduce<2>(
+      team, D, red,
+      [&](int i, S* v) {
+        v[0] = t.B[i * D + i];
+        v[1] = abs(t.g[i]);
+      },
+      [](S* x, const S* y) {
+        x[0] = y[0] > x[0] ? y[0] : x[0];
+        x[1] = y[1] > x[1] ? y[1] : x[1];
+      });
+  const S bmax = red[0] > S(0) ? red[0] : S(0), gmax = red[1];
   team.single([&] {
-    S bmax = 0, gmax = 0;
-    for (int i = 0; i < D; ++i) {
-      bmax = t.B[i * D + i] > bmax ? t.B[i * D + i] : bmax;
-      gmax = abs(t.g[i]) > gmax ? abs(t.g[i]) : gmax;
-    }
     if (accept) {
       t.scal[GMAX] = gmax;
       if (t.ints[FIRST]) {
@@ -387,8 +395,6 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
   });
   team.sync();
   const S tol = cfg.eps_r * lm_scale(m, t);
-  S bmax = 0;
-  for (int i = 0; i < D; ++i) bmax = t.B[i * D + i] > bmax ? t.B[i * D + i] : bmax;
   if (t.scal[RES] <= tol) {
     lm_end_attempt(team, m, cfg, t, STATUS_OK, scratch);
     return;
@@ -398,8 +404,12 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
   }
 }
 
-/// Phase 4 (fused): Cholesky of B + lambda I into Lc (column by column across lanes); on a
-/// non-positive pivot lambda grows (x nu, nu x 2) and the factorisation is retried, 30 tries.
+/// Phase 4 (fused): Cholesky of B + lambda I into Lc, right-looking in place (lanes over the
+/// lower triangle): per column j the pivot (every lane computes it from the updated diagonal), the
+/// column below it scaled (lane per row), then the trailing triangle A_il -= L_ij L_lj (lane per
+/// entry). Each entry sees the left-looking sums' operations in the same order (k = 0..j-1), so L
+/// is the same bits. On a non-positive pivot lambda grows (x nu, nu x 2) and the factorisation is
+/// retried, 30 tries.
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_factor_fused(Team& team, int D, LmTraj<S>& t) {
   using namespace team_detail;
@@ -407,22 +417,29 @@ BIGSTEP_HD void lm_phase_factor_fused(Team& team, int D, LmTraj<S>& t) {
   using std::pow;
   if (t.ints[OVER]) return;
   for (int tries = 0;; ++tries) {
+    // A = lower triangle of B + lambda I, lane per entry
+    team.for_each_lane(D * (D + 1) / 2, [&](int q) {
+      int i, l;
+      tri_index(q, i, l);
+      t.Lc[i * D + l] = i == l ? t.B[i * D + i] + t.scal[LAMBDA] : t.B[i * D + l];
+    });
+    team.sync();
     bool ok = true;
     for (int j = 0; j < D && ok; ++j) {
-      team.single([&] {
-        S d = t.B[j * D + j] + t.scal[LAMBDA];
-        for (int k = 0; k < j; ++k) d -= t.Lc[j * D + k] * t.Lc[j * D + k];
-        t.Lc[j * D + j] = d > 0 && isfinite(d) ? pow(d, S(0.5)) : S(0);
-      });
-      team.sync();
-      ok = t.Lc[j * D + j] > 0;
+      const S d = t.Lc[j * D + j];
+      const S piv = d > 0 && isfinite(d) ? pow(d, S(0.5)) : S(0);
+      ok = piv > 0;
       if (!ok) break;
-      team.for_each_lane(D - j - 1, [&](int q) {
-        const int i = j + 1 + q;
-        S s = t.B[i * D + j];
-        for (int k = 0; k < j; ++k) s -= t.Lc[i * D + k] * t.Lc[j * D + k];
-        t.Lc[i * D + j] = s / t.Lc[j * D + j];
+      team.for_each_lane(D - j - 1, [&](int q) { t.Lc[(j + 1 + q) * D + j] /= piv; });
+      team.sync();  // every lane has read A_jj; column j is final
+      const int n = D - j - 1;
+      team.for_each_lane(n * (n + 1) / 2, [&](int q) {
+        int a, b;
+        tri_index(q, a, b);
+        const int i = j + 1 + a, l = j + 1 + b;
+        t.Lc[i * D + l] -= t.Lc[i * D + j] * t.Lc[l * D + j];
       });
+      team.single([&] { t.Lc[j * D + j] = piv; });
       team.sync();
     }
     if (ok) return;
@@ -481,7 +498,9 @@ BIGSTEP_HD bool lm_phase_factor_check(Team& team, LmTraj<S>& t, int info) {
 }
 
 /// Phase 5 (fused): delta = -(L L^T)^-1 g kept in r, both substitutions column by column across
-/// lanes (warp-synchronous: one pivot division, then lanes update the remaining rows, sync between).
+/// lanes (warp-synchronous): every lane divides by the pivot (y_j = delta_j / L_jj, the same value on
+/// each), the lanes update the remaining rows, one sync per column; lane 0 stores y_j during the next
+/// column (when no lane reads delta_j any more), so the division needs no barrier of its own.
 /// Forward: r_i -= L_ij y_j for j = 0..i-1 in order, the row-oriented sums' order. Backward: why
 /// descending k in r_q -= L_kq x_k: ascending order (row-oriented) would serialise every row.
 template <class S, class Team>
@@ -491,18 +510,25 @@ BIGSTEP_HD void lm_phase_solve_fused(Team& team, int D, LmTraj<S>& t) {
   S* delta = t.r;
   team.for_each_lane(D, [&](int i) { delta[i] = -t.g[i]; });
   team.sync();
+  S prev = 0;
   for (int j = 0; j < D; ++j) {  // L y = -g
-    team.single([&] { delta[j] = delta[j] / t.Lc[j * D + j]; });
-    team.sync();
-    team.for_each_lane(D - j - 1, [&](int q) { delta[j + 1 + q] -= t.Lc[(j + 1 + q) * D + j] * delta[j]; });
+    const S yj = delta[j] / t.Lc[j * D + j];
+    team.for_each_lane(D - j - 1, [&](int q) { delta[j + 1 + q] -= t.Lc[(j + 1 + q) * D + j] * yj; });
+    if (j > 0) team.single([&] { delta[j - 1] = prev; });
+    prev = yj;
     team.sync();
   }
+  team.single([&] { delta[D - 1] = prev; });
+  team.sync();
   for (int i = D - 1; i >= 0; --i) {  // L^T x = y
-    team.single([&] { delta[i] = delta[i] / t.Lc[i * D + i]; });
-    team.sync();
-    team.for_each_lane(i, [&](int q) { delta[q] -= t.Lc[i * D + q] * delta[i]; });
+    const S xi = delta[i] / t.Lc[i * D + i];
+    team.for_each_lane(i, [&](int q) { delta[q] -= t.Lc[i * D + q] * xi; });
+    if (i < D - 1) team.single([&] { delta[i + 1] = prev; });
+    prev = xi;
     team.sync();
   }
+  team.single([&] { delta[0] = prev; });
+  team.sync();
 }
 
 /// Phase 6: predicted decrease, small-step test (ends the attempt), next candidate th + delta.
@@ -513,16 +539,24 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
   using std::abs;
   if (t.ints[OVER]) return;
   const int D = m.n_q;
+  // |delta|_inf, |theta|_inf and the predicted decrease: a tree over the DOFs
+  S* red = scratch;
+  const S* delta = t.r;
+  team_reduce<3>(
+      team, D, red,
+      [&](int i, S* v) {
+        v[0] = abs(delta[i]);
+        v[1] = abs(t.th[i]);
+        v[2] = delta[i] * (t.scal[LAMBDA] * delta[i] - t.g[i]);
+      },
+      [](S* x, const S* y) {
+        x[0] = y[0] > x[0] ? y[0] : x[0];
+        x[1] = y[1] > x[1] ? y[1] : x[1];
+        x[2] += y[2];
+      });
   team.single([&] {
-    const S* delta = t.r;
-    S dmax = 0, xmax = 0, pred = 0;
-    for (int i = 0; i < D; ++i) {
-      dmax = abs(delta[i]) > dmax ? abs(delta[i]) : dmax;
-      xmax = abs(t.th[i]) > xmax ? abs(t.th[i]) : xmax;
-      pred += delta[i] * (t.scal[LAMBDA] * delta[i] - t.g[i]);
-    }
-    t.scal[PRED] = S(0.5) * pred;
-    t.scal[ACCEPT] = dmax <= cfg.eps_x * (cfg.eps_x + xmax) ? S(1) : S(0);  // reused: small step
+    t.scal[PRED] = S(0.5) * red[2];
+    t.scal[ACCEPT] = red[0] <= cfg.eps_x * (cfg.eps_x + red[1]) ? S(1) : S(0);  // reused: small step
   });
   team.sync();
   if (t.scal[ACCEPT] != S(0)) {

@@ -8,6 +8,7 @@
 // (issue 12 item 4). Only (core point, plane) contacts exist here, so every stiffness is a world one.
 #pragma once
 #include "core/model_view.h"
+#include "solvers/team_reduce.h"
 
 namespace bigstep {
 
@@ -36,10 +37,12 @@ struct PbfdStepConst {
 inline constexpr int kMomG = 12, kMomP = 16, kMomK = 36, kMomStride = kMomG + kMomP + kMomK;
 
 /// Team scratch size (number of S) for one rollout of model m: link poses (12 L), the subtree
-/// moments (64 L) and per DOF its twist s and read-outs u, u~ (18 D). No L x D term.
+/// moments (64 L) and per DOF its twist s and read-outs u, u~ (18 D). Each link's contact forces
+/// (12 L, summed into its G in the subtree sums, before the read-outs are written) borrow u, u~
+/// (12 D) when L <= D, else 12 L more at the end. No L x D term.
 template <class S>
 BIGSTEP_HD int pbfd_scratch_size(const ModelView<S>& m) {
-  return m.n_link * (12 + kMomStride) + m.n_q * 18;
+  return m.n_link * (12 + kMomStride) + m.n_q * 18 + (m.n_link > m.n_q ? kMomG * m.n_link : 0);
 }
 
 namespace team_detail {
@@ -47,9 +50,10 @@ namespace team_detail {
 // R, t at offset 0 and 9 L: lm_step_constants (pbfd_lm_team.h) reuses them as its FK scratch
 template <class S>
 struct Scratch {
-  S *R, *t, *s, *u, *ut, *mom;
+  S *R, *t, *s, *u, *ut, *mom, *gc;
   BIGSTEP_HD Scratch(S* p, const ModelView<S>& m)
-      : R(p), t(p + 9 * m.n_link), s(t + 3 * m.n_link), u(s + 6 * m.n_q), ut(u + 6 * m.n_q), mom(ut + 6 * m.n_q) {}
+      : R(p), t(p + 9 * m.n_link), s(t + 3 * m.n_link), u(s + 6 * m.n_q), ut(u + 6 * m.n_q), mom(ut + 6 * m.n_q),
+        gc(m.n_link > m.n_q ? mom + kMomStride * m.n_link : u) {}
 };
 
 template <class S> BIGSTEP_HD hd::M3<S> ld9(const S* p) {
@@ -94,10 +98,30 @@ template <class S> BIGSTEP_HD void add_force(S* G, hd::V3<S> x, hd::V3<S> f) {
   }
 }
 
+// x^ M and M x^ (x^ the cross-product matrix) without the products by its zero diagonal: the
+// same values as the full hd::M3 products (a sum with an exact zero term dropped), 27 operations each
+template <class S> BIGSTEP_HD hd::M3<S> skew_mul_left(hd::V3<S> x, const hd::M3<S>& M) {
+  hd::M3<S> C;
+  for (int b = 0; b < 3; ++b) {
+    C(0, b) = -x.z * M(1, b) + x.y * M(2, b);
+    C(1, b) = x.z * M(0, b) + -x.x * M(2, b);
+    C(2, b) = -x.y * M(0, b) + x.x * M(1, b);
+  }
+  return C;
+}
+template <class S> BIGSTEP_HD hd::M3<S> skew_mul_right(const hd::M3<S>& M, hd::V3<S> x) {
+  hd::M3<S> C;
+  for (int a = 0; a < 3; ++a) {
+    C(a, 0) = M(a, 1) * x.z + M(a, 2) * -x.y;
+    C(a, 1) = M(a, 0) * -x.z + M(a, 2) * x.x;
+    C(a, 2) = M(a, 0) * x.y + M(a, 1) * -x.x;
+  }
+  return C;
+}
+
 // stiffness X^T K X at world point x, X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]] (add_point_stiffness)
 template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M3<S>& K) {
-  const hd::M3<S> xh{{0, -x.z, x.y, x.z, 0, -x.x, -x.y, x.x, 0}};
-  const hd::M3<S> xK = xh * K, Kx = K * xh, xKx = xK * xh;
+  const hd::M3<S> xK = skew_mul_left(x, K), Kx = skew_mul_right(K, x), xKx = skew_mul_right(xK, x);
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b) {
       K6[6 * a + b] -= xKx(a, b);
@@ -108,6 +132,91 @@ template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M
 }
 
 }  // namespace team_detail
+
+/// Forward kinematics (pbfd.md §2.2) at theta into R (n_link x 9, row-major) and t (n_link x 3),
+/// and, when s != nullptr, the DOF twists s_k = (w_k, o_k x w_k) revolute, (0, u_k) prismatic
+/// (§2.3) into s (n_q x 6). Scratch: rot (9 n_q), tmp (24). Ends with a sync.
+///
+/// The chain is serial in depth, so the lanes work inside each link: one lane per entry of the
+/// frame (9 of R, 3 of t) per elementary transform -- the joint frame R_p Ro_j, t_p + R_p to_j,
+/// then each DOF's rotation R Rot_k (or translation t + theta_k R a_k) -- with a sync after each
+/// (1 + n_dof(j) per link; the link's running frame alternates between the two halves of tmp).
+/// The lanes of t also give w_k = R a_k before DOF k moves the frame. The rotations Rot_k come
+/// first, one lane per DOF, and the twists' cross products last, one lane per DOF. Each entry is
+/// the serial code's expression (hd::M3 products, axis_rotation), so the frames are the same bits.
+template <class S, class Team>
+BIGSTEP_HD void team_fk(Team& team, const ModelView<S>& m, const S* theta, S* R, S* t, S* s, S* rot, S* tmp) {
+  using namespace team_detail;
+  const int L = m.n_link, D = m.n_q;
+  // Rot_k = exp(theta_k [a_k]x), lane per revolute DOF
+  team.for_each_lane(D, [&](int k) {
+    if (m.dof_revolute[k]) st9(rot + 9 * k, hd::axis_rotation(m.v3(m.dof_axis, k), theta[k]));
+  });
+  team.sync();
+  for (int j = 0; j < L; ++j) {
+    const int p = m.link_parent[j], k0 = m.link_dof_adr[j], nk = m.link_dof_num[j];
+    // joint frame: R = R_p Ro_j, t = R_p to_j + t_p (the root: Ro_j, to_j); lane e: entry e
+    {
+      S* Rd = nk == 0 ? R + 9 * j : tmp;
+      S* td = nk == 0 ? t + 3 * j : tmp + 9;
+      const S* Ro = m.link_Ro + 9 * j;
+      const S* to = m.link_to + 3 * j;
+      const S* Rp = R + 9 * p;
+      team.for_each_lane(12, [&](int e) {
+        if (e < 9) {
+          const int a = e / 3, b = e % 3;
+          Rd[e] = p < 0 ? Ro[e] : Rp[3 * a] * Ro[b] + Rp[3 * a + 1] * Ro[3 + b] + Rp[3 * a + 2] * Ro[6 + b];
+        } else {
+          const int c = e - 9;
+          td[c] = p < 0 ? to[c] : Rp[3 * c] * to[0] + Rp[3 * c + 1] * to[1] + Rp[3 * c + 2] * to[2] + t[3 * p + c];
+        }
+      });
+      team.sync();
+    }
+    // the link's DOFs in order: R <- R Rot_k (revolute), t <- t + theta_k R a_k (prismatic)
+    for (int q = 0; q < nk; ++q) {
+      const int k = k0 + q;
+      const bool rev = m.dof_revolute[k] != 0, last = q == nk - 1;
+      const S* Rs = tmp + 12 * (q & 1);
+      const S* ts = Rs + 9;
+      S* Rd = last ? R + 9 * j : tmp + 12 * ((q + 1) & 1);
+      S* td = last ? t + 3 * j : tmp + 12 * ((q + 1) & 1) + 9;
+      const S* ax = m.dof_axis + 3 * k;
+      const S* Q = rot + 9 * k;
+      team.for_each_lane(12, [&](int e) {
+        if (e < 9) {
+          const int a = e / 3, b = e % 3;
+          Rd[e] = rev ? Rs[3 * a] * Q[b] + Rs[3 * a + 1] * Q[3 + b] + Rs[3 * a + 2] * Q[6 + b] : Rs[e];
+          return;
+        }
+        const int c = e - 9;
+        if (rev && !s) {
+          td[c] = ts[c];
+          return;
+        }
+        const S w = Rs[3 * c] * ax[0] + Rs[3 * c + 1] * ax[1] + Rs[3 * c + 2] * ax[2];  // (R a_k)_c
+        if (rev) {
+          td[c] = ts[c];
+          s[6 * k + c] = w;
+          s[6 * k + 3 + c] = ts[c];  // the joint's origin, crossed with w below
+        } else {
+          td[c] = ts[c] + theta[k] * w;
+          if (s) {
+            s[6 * k + c] = S(0);
+            s[6 * k + 3 + c] = w;
+          }
+        }
+      });
+      team.sync();
+    }
+  }
+  if (!s) return;
+  // revolute twists' linear part o_k x w_k, lane per DOF
+  team.for_each_lane(D, [&](int k) {
+    if (m.dof_revolute[k]) st3(s + 6 * k + 3, hd::cross(ld3(s + 6 * k + 3), ld3(s + 6 * k)));
+  });
+  team.sync();
+}
 
 /// The per-DOF terms of DOF k added to r_k and, when Jkk != nullptr, to J_kk = dr_k/dtheta_k
 /// (issue 10; the same physics in every integrator family):
@@ -159,10 +268,11 @@ BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in
 /// r (n_q) and, when Jr != nullptr, J_r (n_q x n_q row-major) at theta. scratch: pbfd_scratch_size.
 ///
 /// Subtree ("composite") moments as the reference (core/composite_moments.h, pbfd.md §2.3-§2.4):
-///   1. FK (one lane: sequential along the tree), the DOF twists s_k;
-///   2. lane j per link: G_j (inertia §3, gravity §2.4, the forces of link j's own contact
-///      points §4.2/§4.4), with J_r also P_j and the point stiffnesses K6_j;
-///   3. lane e per moment entry: the subtree sums, children into parents in reverse Model order;
+///   1. FK and the DOF twists s_k (team_fk: lanes inside each link, serial along the tree);
+///   2. three tasks per link: G_j (inertia §3, gravity §2.4) and with J_r P_j, in two halves by
+///      rows; link j's contact points (§4.2/§4.4): their forces Gc_j and stiffnesses K6_j;
+///   3. lane e per moment entry: the subtree sums (G_j += Gc_j first), children into parents in
+///      reverse Model order;
 ///   4. lane l per DOF (J_r only): u_l = tr6(P W_l^T + W_l G) + K6 s_l, u~_l the same with K6^T,
 ///      all at link(l)'s subtree;
 ///   5. lane k per DOF: r_k = s_k . tr6(G_sub(k)) - tau_k + per-DOF terms, and row k of J_r:
@@ -177,112 +287,103 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   Scratch<S> sh(scratch, m);
   const int L = m.n_link, D = m.n_q;
   const bool jac = Jr != nullptr;
-  // forward kinematics (sequential along the tree; pbfd.md §2.2) and the DOF twists
-  // s_k = (w_k, o_k x w_k) revolute, (0, u_k) prismatic (§2.3)
-  team.single([&] {
-    for (int j = 0; j < L; ++j) {
-      const int p = m.link_parent[j];
-      M R = p < 0 ? M::identity() : ld9(sh.R + 9 * p);
-      V t = p < 0 ? V{0, 0, 0} : ld3(sh.t + 3 * p);
-      t = R * m.v3(m.link_to, j) + t;
-      R = R * m.m3(m.link_Ro, j);
-      for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
-        const V a = m.v3(m.dof_axis, k);
-        const V w = R * a;
-        if (m.dof_revolute[k]) {
-          st3(sh.s + 6 * k, w);
-          st3(sh.s + 6 * k + 3, hd::cross(t, w));
-          R = R * hd::axis_rotation(a, theta[k]);
-        } else {
-          st3(sh.s + 6 * k, V{0, 0, 0});
-          st3(sh.s + 6 * k + 3, w);
-          t = t + theta[k] * w;
-        }
-      }
-      st9(sh.R + 9 * j, R);
-      st3(sh.t + 3 * j, t);
-    }
-  });
-  team.sync();
+  // forward kinematics (pbfd.md §2.2) and the DOF twists s_k (§2.3), lane-parallel inside each link
+  // (team_fk); the local rotations go to u / u~ and the link's running frame to the moment block,
+  // both written only after FK
+  team_fk(team, m, theta, sh.R, sh.t, sh.s, sh.u, sh.mom);
   const S inv_dt2 = S(1) / (in.dt * in.dt);
   const V g{m.gravity[0], m.gravity[1], m.gravity[2]};
-  // per-link moments, lane j owns link j's block (its contact points included: no races)
-  team.for_each_lane(L, [&](int j) {
+  // per-link moments, three tasks per link so that the lanes outnumber the links: link j's contacts
+  // (task j: its K6_j and its contact forces into Gc_j) and its own terms in two halves (tasks
+  // L + 2j + h: rows 2h, 2h + 1 of Y_j Sigma_j, G_j and P_j). Each task owns what it writes.
+  team.for_each_lane(3 * L, [&](int task) {
+    if (task < L) {
+      // contacts: link j's (core point, plane) rows in penetration (§4.2, §4.4); a link geom's
+      // plane pair is its core points against the plane (Model::point_pair_*), as collide() forms it
+      const int j = task;
+      S* Gc = sh.gc + kMomG * j;
+      S* K6 = sh.mom + kMomStride * j + kMomG + kMomP;
+      for (int e = 0; e < kMomG; ++e) Gc[e] = 0;
+      if (jac)
+        for (int e = 0; e < kMomK; ++e) K6[e] = 0;
+      const M R = ld9(sh.R + 9 * j);
+      const V t = ld3(sh.t + 3 * j);
+      for (int q = 0; q < m.n_point_pair; ++q) {
+        const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
+        if (m.point_link[s] != j) continue;
+        const V cp = R * m.v3(m.point_pos, s) + t;
+        const V n = m.v3(m.plane_normal, p);
+        const S d = -(hd::dot(n, cp) - m.plane_offset[p] - m.point_radius[s]);
+        if (!(d > 0)) continue;
+        const V dc = cp - ld3(in.centre_n + 3 * s);
+        const V u = dc - hd::dot(n, dc) * n;
+        const S un = hd::norm(u);
+        const S da = pow(d, in.alpha);
+        const S ub1 = pow(un, in.beta - 1), dg = pow(d, in.gamma), dg1 = pow(d, in.gamma + 1);
+        const V f = (-(in.beta + 1) * ub1 * dg1) * u;  // f_par
+        // F = -C_perp d^alpha n - C_par f_par on the point (r += J^T F)
+        add_force(Gc, cp, S(-1) * (in.c_perp * da) * n - in.c_par * f);
+        if (!jac) continue;
+        // K = dF/dp = C_perp alpha d^(alpha-1) n n^T - C_par df_par/dp (dd/dp = -n), with
+        // df_par/dp = -(beta+1) d^(gamma+1) |u|^(beta-1) (P_t + (beta-1) u u^T / |u|^2)
+        //             + (beta+1)(gamma+1) d^gamma |u|^(beta-1) u n^T
+        const S kn = in.c_perp * in.alpha * pow(d, in.alpha - 1);
+        const S kt = in.c_par * (in.beta + 1) * dg1 * ub1;
+        const S kuu = (in.beta != S(1) && un > 0) ? kt * (in.beta - 1) / (un * un) : S(0);
+        const S kun = in.c_par * (in.beta + 1) * (in.gamma + 1) * dg * ub1;
+        M K;
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b)
+            K(a, b) = kn * n[a] * n[b] + kt * ((a == b ? S(1) : S(0)) - n[a] * n[b]) + kuu * u[a] * u[b] -
+                      kun * u[a] * n[b];
+        add_stiffness(K6, cp, K);
+      }
+      return;
+    }
+    const int j = (task - L) >> 1, h = (task - L) & 1;
     S* G = sh.mom + kMomStride * j;
     S* P = G + kMomG;
-    S* K6 = P + kMomP;
-    const M R = ld9(sh.R + 9 * j);
+    const M R = ld9(sh.R + 9 * j), Sg = m.m3(m.link_S, j);
     const V t = ld3(sh.t + 3 * j), c = m.v3(m.link_com, j);
     const S ms = in.mass_scale ? in.mass_scale[j] : S(1), mj = ms * m.link_mass[j];
-    const V x = R * c + t;
-    // Y_j Sigma_j = [s R S + t m c^T, m x; m c^T, m] (4 x 4, Sigma_j scaled by the rollout's s_j)
-    S YS[16];
-    const M RS = R * m.m3(m.link_S, j);
-    for (int a = 0; a < 3; ++a) {
-      for (int b = 0; b < 3; ++b) YS[4 * a + b] = ms * RS(a, b) + mj * t[a] * c[b];
-      YS[4 * a + 3] = mj * x[a];
-      YS[12 + a] = mj * c[a];
-    }
-    YS[15] = mj;
-    // inertia (§3): G_j = Y_j Sigma_j [A_j b_j]^T / dt^2, A_j = R_j - Rhat_j, b_j = t_j - that_j
+    // inertia (§3): G_j = Y_j Sigma_j [A_j b_j]^T / dt^2, A_j = R_j - Rhat_j, b_j = t_j - that_j;
+    // gravity (§2.4): the force f = -m_j g at the COM x = R c + t, G_j += [x; 1] f^T
     const M A = R - ld9(in.anchor_R + 9 * j);
     const V bv = t - ld3(in.anchor_t + 3 * j);
-    for (int a = 0; a < 4; ++a)
-      for (int b = 0; b < 3; ++b)
-        G[3 * a + b] = inv_dt2 * (YS[4 * a] * A(b, 0) + YS[4 * a + 1] * A(b, 1) + YS[4 * a + 2] * A(b, 2) +
-                                  YS[4 * a + 3] * bv[b]);
-    // gravity (§2.4): the force -m_j g at the COM
-    add_force(G, x, S(-1) * mj * g);
-    if (jac) {
-      // mass moment P_j = Y_j Sigma_j Y_j^T / dt^2, Y_j^T = [R^T 0; t^T 1]
-      for (int a = 0; a < 4; ++a) {
+    const V f = S(-1) * mj * g;
+    for (int a = 2 * h; a < 2 * h + 2; ++a) {
+      // row a of Y_j Sigma_j = [s R S + t m c^T, m x; m c^T, m] (Sigma_j scaled by the rollout's s_j)
+      S Y[4], xa = 1;
+      if (a < 3) {
+        xa = R(a, 0) * c[0] + R(a, 1) * c[1] + R(a, 2) * c[2] + t[a];
         for (int b = 0; b < 3; ++b)
-          P[4 * a + b] = inv_dt2 * (YS[4 * a] * R(b, 0) + YS[4 * a + 1] * R(b, 1) + YS[4 * a + 2] * R(b, 2) +
-                                    YS[4 * a + 3] * t[b]);
-        P[4 * a + 3] = inv_dt2 * YS[4 * a + 3];
+          Y[b] = ms * (R(a, 0) * Sg(0, b) + R(a, 1) * Sg(1, b) + R(a, 2) * Sg(2, b)) + mj * t[a] * c[b];
+        Y[3] = mj * xa;
+      } else {
+        for (int b = 0; b < 3; ++b) Y[b] = mj * c[b];
+        Y[3] = mj;
       }
-      for (int e = 0; e < kMomK; ++e) K6[e] = 0;
-    }
-    // contacts: link j's (core point, plane) rows in penetration (§4.2, §4.4); a link geom's plane
-    // pair is its core points against the plane (Model::point_pair_*), as collide() forms it
-    for (int q = 0; q < m.n_point_pair; ++q) {
-      const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
-      if (m.point_link[s] != j) continue;
-      const V cp = R * m.v3(m.point_pos, s) + t;
-      const V n = m.v3(m.plane_normal, p);
-      const S d = -(hd::dot(n, cp) - m.plane_offset[p] - m.point_radius[s]);
-      if (!(d > 0)) continue;
-      const V dc = cp - ld3(in.centre_n + 3 * s);
-      const V u = dc - hd::dot(n, dc) * n;
-      const S un = hd::norm(u);
-      const S da = pow(d, in.alpha);
-      const S ub1 = pow(un, in.beta - 1), dg = pow(d, in.gamma), dg1 = pow(d, in.gamma + 1);
-      const V f = (-(in.beta + 1) * ub1 * dg1) * u;  // f_par
-      // F = -C_perp d^alpha n - C_par f_par on the point (r += J^T F)
-      add_force(G, cp, S(-1) * (in.c_perp * da) * n - in.c_par * f);
-      if (!jac) continue;
-      // K = dF/dp = C_perp alpha d^(alpha-1) n n^T - C_par df_par/dp (dd/dp = -n), with
-      // df_par/dp = -(beta+1) d^(gamma+1) |u|^(beta-1) (P_t + (beta-1) u u^T / |u|^2)
-      //             + (beta+1)(gamma+1) d^gamma |u|^(beta-1) u n^T
-      const S kn = in.c_perp * in.alpha * pow(d, in.alpha - 1);
-      const S kt = in.c_par * (in.beta + 1) * dg1 * ub1;
-      const S kuu = (in.beta != S(1) && un > 0) ? kt * (in.beta - 1) / (un * un) : S(0);
-      const S kun = in.c_par * (in.beta + 1) * (in.gamma + 1) * dg * ub1;
-      M K;
-      for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) {
+        G[3 * a + b] = inv_dt2 * (Y[0] * A(b, 0) + Y[1] * A(b, 1) + Y[2] * A(b, 2) + Y[3] * bv[b]);
+        G[3 * a + b] += a < 3 ? xa * f[b] : f[b];
+      }
+      if (jac) {
+        // mass moment P_j = Y_j Sigma_j Y_j^T / dt^2, Y_j^T = [R^T 0; t^T 1]
         for (int b = 0; b < 3; ++b)
-          K(a, b) = kn * n[a] * n[b] + kt * ((a == b ? S(1) : S(0)) - n[a] * n[b]) + kuu * u[a] * u[b] -
-                    kun * u[a] * n[b];
-      add_stiffness(K6, cp, K);
+          P[4 * a + b] = inv_dt2 * (Y[0] * R(b, 0) + Y[1] * R(b, 1) + Y[2] * R(b, 2) + Y[3] * t[b]);
+        P[4 * a + 3] = inv_dt2 * Y[3];
+      }
     }
   });
   team.sync();
   // subtree sums, children after their parents in Model order: lane e owns entry e of every
-  // link's block and walks the links backwards. Why per entry, not level by level over links:
-  // it needs one sync whatever the depth, has no two lanes adding into one parent, and gives
-  // 64 (12 for r alone) busy lanes on a chain, where a level holds one link.
+  // link's block and walks the links backwards, adding link j's contact forces Gc_j into G_j before
+  // G_j goes to the parent. Why per entry, not level by level over links: it needs one sync
+  // whatever the depth, has no two lanes adding into one parent, and gives 64 (12 for r alone)
+  // busy lanes on a chain, where a level holds one link.
   team.for_each_lane(jac ? kMomStride : kMomG, [&](int e) {
     for (int j = L - 1; j >= 0; --j) {
+      if (e < kMomG) sh.mom[kMomStride * j + e] += sh.gc[kMomG * j + e];
       const int p = m.link_parent[j];
       if (p >= 0) sh.mom[kMomStride * p + e] += sh.mom[kMomStride * j + e];
     }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <type_traits>
 
 #include "envs/scene.h"
 #include "solvers/pbfd_batch_team.h"
@@ -14,7 +15,20 @@ using namespace bigstep;
 
 namespace {
 using C = Counted<double>;
+
+// K starts of sc: theta(0) + N(0, 0.01) per entry (seeded), theta_{-1} = theta(0) - dt theta_dot(0)
+void perturbed_starts(const Scene& sc, double dt, int K, unsigned seed, std::vector<VecX>& th0,
+                      std::vector<VecX>& thm1) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> N(0, 0.01);
+  for (int k = 0; k < K; ++k) {
+    VecX q = sc.theta0;
+    for (int i = 0; i < q.size(); ++i) q[i] += N(rng);
+    th0.push_back(q);
+    thm1.push_back(q - dt * sc.theta_dot0);
+  }
 }
+}  // namespace
 
 TEST_CASE("work model: a team dot product counts n multiplies on the lanes and n adds on lane 0", "[team][work_model]") {
   // p_i = x_i y_i on lane i % 8 (n = 37: lanes 0-4 take 5, lanes 5-7 take 4), barrier, then lane 0
@@ -99,15 +113,8 @@ TEST_CASE("work model: the counted LM run takes the plain run's iterations", "[t
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml",
                               {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"});
   const int K = 3, steps = 20;
-  std::mt19937 rng(5);
-  std::normal_distribution<double> N(0, 0.01);
   std::vector<VecX> th0, thm1;
-  for (int k = 0; k < K; ++k) {
-    VecX q = sc.theta0;
-    for (int i = 0; i < q.size(); ++i) q[i] += N(rng);
-    th0.push_back(q);
-    thm1.push_back(q - sc.settings.dt * sc.theta_dot0);
-  }
+  perturbed_starts(sc, sc.settings.dt, K, 5, th0, thm1);
   PbfdTeamBatch<double> plain(sc.model, sc.settings, K, steps, false, 1);
   for (int k = 0; k < K; ++k) plain.init(k, th0[k], thm1[k]);
   while (plain.launch(8) > 0) {
@@ -155,4 +162,76 @@ TEST_CASE("work model: the device model's bounds by hand", "[team][work_model]")
   CHECK(p.t_step_us == Approx(16 + 5));
   mp.launch_per_iteration = true;  // a launch per iteration of the slowest trajectory: 3 x 5 us
   CHECK(predict_gpu(c, g, mp, K, false).t_step_us == Approx(16 + 15));
+}
+
+TEST_CASE("team reduction: a fixed index tree, the same bits on every team, counted per level", "[team][work_model]") {
+  // n = 13 values on 8 lanes: 13 partials (lanes 0-4 take 2), then levels h = 8, 4, 2, 1 combine
+  // i + h into i for i + h < 13: 5, 4, 2, 1 pairs (one add each, on lanes i % 8)
+  const int n = 13, lanes = 8;
+  std::vector<double> x(n);
+  for (int i = 0; i < n; ++i) x[i] = 1.0 / (3.0 + i) - 0.1 * i;
+  // the tree by hand: its order differs from a left-to-right sum's, so this is what every team gives
+  double v[16] = {};
+  for (int i = 0; i < n; ++i) v[i] = x[i] * x[i];
+  for (int h = 8; h >= 1; h /= 2)
+    for (int i = 0; i < h; ++i)
+      if (i + h < n) v[i] += v[i + h];
+  auto sum_sq = [&](auto& team, auto* red) {
+    using T = std::remove_pointer_t<decltype(red)>;
+    team_reduce<1>(
+        team, n, red, [&](int i, T* r) { r[0] = T(x[i]) * T(x[i]); }, [](T* a, const T* b) { a[0] += b[0]; });
+    return double(red[0]);
+  };
+  std::vector<double> red(n);
+  CpuTeam shuffled;  // lanes in reversed and strided orders
+  CHECK(sum_sq(shuffled, red.data()) == v[0]);
+  ThreadTeamRunner runner(5);
+  double threaded = 0;
+  runner.run([&](ThreadTeam& t) {
+    const double s = sum_sq(t, red.data());
+    t.single([&] { threaded = s; });
+  });
+  CHECK(threaded == v[0]);
+  WorkTally tally(lanes, 1);
+  std::vector<C> cred(n);
+  {
+    CountingTeam team(tally);
+    CHECK(sum_sq(team, cred.data()) == v[0]);  // counting does not change the arithmetic
+  }
+  const TeamWork w = tally.total();
+  CHECK(w.work == n + (n - 1));           // n products, n - 1 adds
+  CHECK(w.path == 2 + 1 + 1 + 1 + 1);     // 2 products on lane 0, then one add per level
+  CHECK(w.barriers == 5);
+}
+
+TEST_CASE("team triangle index: every entry of a lower triangle once, row by row", "[team]") {
+  for (int n : {1, 2, 5, 15, 64}) {
+    int q = 0;
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b <= a; ++b, ++q) {
+        int i = -1, j = -1;
+        tri_index(q, i, j);
+        CHECK(i == a);
+        CHECK(j == b);
+      }
+  }
+}
+
+TEST_CASE("work model: the floating chain's LM iteration keeps >= 75 % of 16 lanes busy (issue 13)", "[team][work_model]") {
+  // FP32 as bench gpu-speedup runs it (eps_r 1e-4), 8 rollouts x 100 steps (the chain lands at
+  // step ~45): lane efficiency = ops / (16 x busiest-lane path) over the whole iteration. Before the
+  // serial phases were spread over the lanes (one-lane FK, decisions, left-looking pivots) it was 32 %.
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
+  PbdSettings s = sc.settings;
+  s.eps_r = 1e-4;
+  s.eps_x = 1e-6;
+  const int K = 8, steps = 100;
+  std::vector<VecX> th0, thm1;
+  perturbed_starts(sc, s.dt, K, 1, th0, thm1);
+  const LmWorkCount c = count_lm_work<float>(sc.model, s, th0, thm1, steps, 16);
+  CHECK(c.failed_steps == 0);
+  CHECK(c.iteration_total().efficiency(16) >= 0.75);
+  // the phases that were one-lane code: the evaluation (FK) and the factorisation
+  CHECK(c.phase[LMW_EVALUATE].efficiency(16) >= 0.7);
+  CHECK(c.phase[LMW_FACTOR].efficiency(16) >= 0.5);
 }
