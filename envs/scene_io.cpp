@@ -138,6 +138,7 @@ void parse_integrator(Cfg& top, Scene& sc) {
   ne.friction_directions = contact.integer("friction_directions");
   ne.active_distance = contact.num("active_distance");
   ne.cfm = contact.num("cfm");
+  ne.max_correction_speed = contact.num("max_correction_speed");
   ne.k_c = contact.num("k_c");
   ne.d_ref = contact.num("d_ref");
   ne.zeta = contact.num("zeta");

@@ -178,6 +178,8 @@ std::vector<SceneKey> build_table() {
   key("contact.friction_directions", "integer", "4", "ne_*, nmdp_*: linearised cone edges, even (2 for planar models)");
   key("contact.active_distance", "number", "1e-3", "ne_lcp: pairs with phi <= this are contacts [m]");
   key("contact.cfm", "number", "1e-6", "ne_lcp: compliance on the Delassus diagonal, relative");
+  key("contact.max_correction_speed", "number", "0.1",
+      "ne_lcp: largest separation speed asked of a penetrating contact [m/s] or joint stop [rad/s]; 1e9: the spec's depth / dt");
   key("contact.k_c", "number", "0", "ne_mdp, nmdp_*: polytope scale (0 = W / (N_s d_ref^3))");
   key("contact.d_ref", "number", "5e-3", "ne_mdp, nmdp_*: reference depth [m]");
   key("contact.zeta", "number", "1e-3", "ne_mdp, nmdp_*: ghost-force cap");

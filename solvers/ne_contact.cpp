@@ -16,6 +16,8 @@ void validate_ne_settings(const NeSettings& s) {
   BIGSTEP_CHECK_ARG(std::isfinite(s.active_distance) && s.active_distance >= 0, "contact.active_distance",
                     s.active_distance, "must be finite and >= 0");
   BIGSTEP_CHECK_ARG(std::isfinite(s.cfm) && s.cfm >= 0, "contact.cfm", s.cfm, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(s.max_correction_speed > 0, "contact.max_correction_speed", s.max_correction_speed,
+                    "must be > 0 (1e9: the spec's depth / dt)");
   BIGSTEP_CHECK_ARG(std::isfinite(s.k_c) && s.k_c >= 0, "contact.k_c", s.k_c, "must be finite and >= 0 (0 = auto)");
   BIGSTEP_CHECK_ARG(std::isfinite(s.d_ref) && s.d_ref > 0, "contact.d_ref", s.d_ref, "must be finite and > 0");
   BIGSTEP_CHECK_ARG(std::isfinite(s.zeta) && s.zeta >= 0, "contact.zeta", s.zeta, "must be finite and >= 0");

@@ -20,6 +20,9 @@ struct NeSettings {
   int friction_directions = 4;    ///< linearized cone edges (2 for planar x-z models)
   double active_distance = 1e-3;  ///< NE-LCP: a pair is a contact when phi <= this [m]
   double cfm = 1e-6;              ///< NE-LCP: compliance added to diag(G), relative to max diag(G)
+  /// NE-LCP: the largest separation speed the position correction may ask of a penetrating row
+  /// (m/s for contacts; rad/s or m/s for joint-limit stops); 1e9 (or inf) = the spec's -depth / dt
+  double max_correction_speed = 0.1;
   // NE-MDP polytope v^i = k_c (d^3 + zeta_s) (n + mu t^i), nmdp.md §4
   double k_c = 0;                 ///< 0 = W / (N_s d_ref^3), N_s = half the contact points
   double d_ref = 5e-3;            ///< [m]

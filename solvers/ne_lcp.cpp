@@ -1,7 +1,8 @@
 // NE dry-friction LCP step (spec pbfd.md §7 [choice]): semi-implicit Euler at velocity level
 //   H (v+ - v) = h (tau - c - grad V) + sum_p J_p^T (n lambda_p + D_p beta_p)
 //   (with the stable PD servo: M~ = H + h K_d replaces H and the PD torque of nmdp.md §8 joins tau)
-//   0 <= lambda ⊥ n^T J v+ + phi / h >= 0          (non-penetration with position correction)
+//   0 <= lambda ⊥ n^T J v+ + phi / h >= 0          (non-penetration with position correction;
+//                                                   phi < 0: bounded, see below)
 //   0 <= beta   ⊥ D^T J v+ + e gamma >= 0           (friction along the cone edges)
 //   0 <= gamma  ⊥ mu lambda - e^T beta >= 0          (Coulomb cone)
 //   theta+ = theta + h v+
@@ -19,10 +20,20 @@
 // A "solution" is accepted only when it satisfies the LCP to 1e-6 (relative) after Lemke's final
 // basis is re-solved from the data: thousands of tableau pivots on a resting 40-contact chain
 // used to leave round-off that was accepted as a solution and injected energy (bench Fig. 6).
+// Departure from the spec's -d_p / dt correction: a penetrating row asks for a separation speed
+// of at most max_correction_speed (default 0.1 per second in the row's unit; ODE's "max correcting
+// velocity"). The literal term restores any depth in one step, so the correction speed depth / h
+// stays in the body as kinetic energy: it grows as dt shrinks and is unbounded. A contact missed
+// by the active rule (approach speed x dt > active_distance: the chain dropped at 0.625 ms) came
+// back at its impact speed (0.1 m bounce); gymnasium's ant starts 30 deg outside its ankle ranges
+// (qpos 0, ranges [30, 70] deg), and its stops flung the ankles (armature 1) at 0.52 rad / h
+// (523 rad/s at 1 ms): the ant was launched. Capped, a correction injects at most
+// 1/2 G_ii^-1 max_correction_speed^2 per row; gaps (phi >= 0) keep phi / h (no energy).
 // Reported normal force (StepStats::normal_force): sum_p lambda_p / h of the accepted solution.
 // cpu-only: the Newton-Euler baselines are CPU comparisons (their GPU form is not a goal).
 #include "solvers/ne_lcp.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -133,8 +144,12 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
     }
     M(g, c) = p.geom_mu ? p.geom_mu[con.set.con[size_t(c)].geom_a] : mu;  // mu lambda (per contact: RolloutParams::geom_mu)
   }
-  q.head(nn).noalias() = Jn * v_star;  // + phi / h, the product first as in an expression temporary
-  q.head(nn) += phi / h;
+  q.head(nn).noalias() = Jn * v_star;  // + the correction, the product first as in an expression temporary
+  // position correction: a gap phi >= 0 enters as phi / h (the pair may close exactly within the
+  // step: no impulse, no energy); a penetration asks for a separation speed min(depth / h,
+  // max_correction_speed) (departure from -d_p / dt, see the file comment)
+  const double v_max = s_.max_correction_speed;
+  for (int i = 0; i < nn; ++i) q[i] += phi[i] >= 0 ? phi[i] / h : std::max(phi[i] / h, -v_max);
   q.segment(nn, nc * nd).noalias() = Jd * v_star;
   // Lemke; when it ends without a solution (numerical ray termination on degenerate contact sets)
   // retry twice with 100x more compliance, flagging the step as restarted

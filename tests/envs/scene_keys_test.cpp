@@ -146,6 +146,7 @@ std::map<std::string, Probe> probes() {
       {"contact.friction_directions", {{}, [d](const Scene& s) { return d(s.nmdp.contact.friction_directions); }}},
       {"contact.active_distance", {{}, [](const Scene& s) { return Value(s.ne.active_distance); }}},
       {"contact.cfm", {{}, [](const Scene& s) { return Value(s.ne.cfm); }}},
+      {"contact.max_correction_speed", {{}, [](const Scene& s) { return Value(s.ne.max_correction_speed); }}},
       {"contact.k_c", {{}, [](const Scene& s) { return Value(s.ne.k_c); }}},
       {"contact.d_ref", {{}, [](const Scene& s) { return Value(s.ne.d_ref); }}},
       {"contact.zeta", {{}, [](const Scene& s) { return Value(s.ne.zeta); }}},
