@@ -94,6 +94,7 @@ struct CompliantWorkspace : Workspace {
   int qp_iterations = 0;                ///< N-step + T-step + joint solver iterations, of the last step
   int n_step_iterations = 0;            ///< N-step active-set iterations (reduced QP pieces + dense QP), of the last step
   int fallbacks = 0;                    ///< N-steps of the last step whose reduced QP did not settle (dense QP ran)
+  int inexact = 0;                      ///< T-steps of the last step taken at max_iter with residuals <= 1e-6 relative
 };
 
 class CompliantIntegrator final : public Integrator {

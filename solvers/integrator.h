@@ -36,6 +36,7 @@ struct StepStats {
   int nstep_iterations = 0;  ///< active-set iterations of the step's N-steps (reduced QP pieces + dense QP)
   int qp_iterations = 0;     ///< iterations of all the step's programs (N-steps, T-steps' cone QP, joint)
   int fallbacks = 0;         ///< N-steps whose reduced QP did not settle, so the dense QP ran
+  int inexact = 0;           ///< T-steps taken at the cone QP's max_iter with residuals <= 1e-6 relative
   bool converged() const { return !status_failed(status); }
 };
 
