@@ -18,6 +18,7 @@ ReducedQpWorkspace::ReducedQpWorkspace(int n, int ny_max)
       s(VecX::Zero(2 * n)),
       bd(VecX::Zero(2 * n)),
       X(MatX::Zero(2 * n, std::max(1, n))),
+      Qd(MatX::Zero(std::max(1, n), std::max(1, n))),
       Sd(MatX::Identity(std::max(1, n), std::max(1, n))),
       slu(std::max(1, n)),
       ud(VecX::Zero(std::max(1, n))),
@@ -71,10 +72,20 @@ ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, con
       } else if (reg[i] == Rg::F) {
         ws.C.noalias() += g.transpose() * g;
       } else if (reg[i] == Rg::D) {
-        if (nd == n) {
-          reg[i] = Rg::Z;  // more D rows than DOFs (W_i G_i p = r_i overdetermined): a start guess only
+        // why a D row whose G_i depends on the earlier D rows becomes Z: its t_i = 0 is then implied
+        // by theirs (or contradicts them), so its u_i is not determined (the bordered system would
+        // be singular); u_i = 0, i.e. Z, is one valid choice of the multipliers (B4: collinear
+        // element points). Gram-Schmidt on the D rows' G_i, twice for round-off.
+        ws.bd.head(n) = g.transpose();
+        const double g2 = ws.bd.head(n).norm();
+        for (int pass = 0; pass < 2; ++pass)
+          for (int k = 0; k < nd; ++k) ws.bd.head(n) -= ws.Qd.col(k).dot(ws.bd.head(n)) * ws.Qd.col(k);
+        const double res2 = ws.bd.head(n).norm();
+        if (nd == n || !(res2 > 1e-8 * g2)) {
+          reg[i] = Rg::Z;
           continue;
         }
+        ws.Qd.col(nd) = ws.bd.head(n) / res2;
         ws.dset[size_t(nd++)] = i;
       }
     }
@@ -120,8 +131,8 @@ ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, con
     // y = 0 = t with 0 < u < -a, which neither side holds: left alone the two would alternate). A D
     // row flips the pair that turned negative (nu < 0: to T; u < 0: to Z; both: F).
     // Every such row moves at once (block pivoting). It is not guaranteed to terminate: on random
-    // rows (general directions, W up to 1e3) ~7 % of instances wander past 50 pieces, hence the
-    // caller's fallback; B4-like rows (normals under a rigid body) settle in <= 20. (Murty's one-row
+    // rows (general directions, W up to 1e3) ~8 % of instances wander past 100 pieces, hence the
+    // caller's fallback; B4-like rows (normals under a rigid body) settle in <= 25. (Murty's one-row
     // rule after stalls, tried, solved fewer.)
     // why the tolerance is per row and tight: a row's multiplier u_i ~ y_i / (W A) is tiny beside
     // r_i ~ W A y_i (stiff rows), so a tolerance on the scale of r would accept wrong signs of u;

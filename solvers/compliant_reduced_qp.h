@@ -49,6 +49,7 @@ struct ReducedQpWorkspace {
   Eigen::PartialPivLU<MatX> lu;      ///< factor of J
   VecX b, s, bd;                     ///< (2n) right side, solution [p; xi / w_s], a border column
   MatX X;                            ///< (2n x n) J^-1 times the border columns of the D rows
+  MatX Qd;                           ///< (n x n) orthonormal basis of the D rows' G_i
   MatX Sd;                           ///< (n x n) their Schur complement, identity-padded to n
   Eigen::PartialPivLU<MatX> slu;     ///< factor of Sd
   VecX ud, rd;                       ///< (n) u of the D rows, Schur right side
