@@ -114,6 +114,12 @@ ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, con
       }
       ws.slu.compute(ws.Sd);
       ws.ud.noalias() = ws.slu.solve(ws.rd);
+      if (!ws.ud.head(nd).allFinite()) {
+        // why: u_D reaches p only through the F rows (y_F = G_F xi), so D rows without F rows that
+        // can carry their load have no solution in this piece; they go back to Z (and may return)
+        for (int k = 0; k < nd; ++k) reg[ws.dset[size_t(k)]] = Rg::Z;
+        continue;
+      }
       ws.s.noalias() -= ws.X.leftCols(nd) * ws.ud.head(nd);
     }
     if (!ws.s.allFinite()) return res;
