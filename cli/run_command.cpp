@@ -39,6 +39,9 @@ const char* run_help() {
          "                   iterations_mean, iterations_max, converged_fraction and scene metrics\n"
          "                   (nmdp_*: substeps, halvings, frames_subdivided, substeps_max_per_frame,\n"
          "                   min_substep_s of Alg. 2)\n"
+         "                   (compliant: a \"compliant\" map of per-step sweeps, nstep_iterations,\n"
+         "                   qp_iterations (mean, max), fallbacks, steps_with_fallback,\n"
+         "                   inexact_t_steps, steps_flagged)\n"
          "                   (sliding: sliding_distance_m; com: com_final_m; quadruped: tilt_final_rad,\n"
          "                   tilt_max_rad, distance_final_m, height_mean_m, height_min_m, height_max_m)\n"
          "  quadruped.csv    metrics.type quadruped: t, torso tilt [rad], torso COM height [m],\n"
@@ -200,6 +203,38 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     j["frames_subdivided"] = frames_halved;
     j["substeps_max_per_frame"] = sub_max;
     j["min_substep_s"] = h_min;
+  }
+  if (sc.integrator == "compliant") {
+    // the compliant solver's work per step (drumwright-constraint-solver.md §6, §7.5; errata A2 asks
+    // for iteration counts): staggered sweeps (1 without friction or in the joint program), N-step
+    // active-set iterations (reduced QP pieces + dense QP), iterations of all its programs, N-steps
+    // that fell back from the reduced QP to the dense one, T-steps taken unfinished (inexact), and
+    // steps flagged not converged / failed
+    double sw = 0, ns_it = 0, qp = 0;
+    int sw_max = 0, ns_max = 0, qp_max = 0, fb = 0, fb_steps = 0, inexact = 0, flagged = 0;
+    for (const auto& s : r.stats) {
+      sw += s.iterations;
+      ns_it += s.nstep_iterations;
+      qp += s.qp_iterations;
+      sw_max = std::max(sw_max, s.iterations);
+      ns_max = std::max(ns_max, s.nstep_iterations);
+      qp_max = std::max(qp_max, s.qp_iterations);
+      fb += s.fallbacks;
+      fb_steps += s.fallbacks > 0;
+      inexact += s.inexact;
+      flagged += !s.converged();
+    }
+    j["compliant"] = {{"friction_solve", friction_solve_name(sc.compliant.solve)},
+                      {"sweeps_mean", sw / ns},
+                      {"sweeps_max", sw_max},
+                      {"nstep_iterations_mean", ns_it / ns},
+                      {"nstep_iterations_max", ns_max},
+                      {"qp_iterations_mean", qp / ns},
+                      {"qp_iterations_max", qp_max},
+                      {"fallbacks", fb},
+                      {"steps_with_fallback", fb_steps},
+                      {"inexact_t_steps", inexact},
+                      {"steps_flagged", flagged}};
   }
   j["contact"] = {{"c_perp", sc.settings.contact.c_perp}, {"c_par", sc.settings.contact.c_par},
                   {"mu", sc.settings.contact.mu}};

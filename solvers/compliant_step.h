@@ -8,6 +8,7 @@
 #pragma once
 #include <vector>
 
+#include "solvers/compliant_reduced_qp.h"
 #include "solvers/compliant_rows.h"
 #include "solvers/cone_qp.h"
 #include "solvers/integrator.h"
@@ -76,10 +77,8 @@ struct CompliantWorkspace : Workspace {
   VecX lam_best;                        ///< (R) the staggered loop's best sweep
   MatX psd;                             ///< (R x R) scratch of the pseudo-inverse solves
   std::vector<int> perm, idx;           ///< (R) scratch
-  // N-step all-active shortcut: S = M~ + G_y^T W_y G_y (n x n), its factor, scratch (n), (ny)
-  MatX S;
-  Eigen::LDLT<MatX> Sf;
-  VecX t_n, u_y;
+  // N-step with more rows than DOFs: the QP in 2n unknowns (compliant_reduced_qp.h)
+  ReducedQpWorkspace rqp;
   // N-step (§6): the QP min 1/2 y^T y s.t. rows, y >= 0 (dual active set, exact)
   QpWorkspace qp;
   QpResult qp_res;
@@ -93,6 +92,9 @@ struct CompliantWorkspace : Workspace {
   // last step's counts
   int iterations = 0;                   ///< staggered sweeps (or 1), of the last step
   int qp_iterations = 0;                ///< N-step + T-step + joint solver iterations, of the last step
+  int n_step_iterations = 0;            ///< N-step active-set iterations (reduced QP pieces + dense QP), of the last step
+  int fallbacks = 0;                    ///< N-steps of the last step whose reduced QP did not settle (dense QP ran)
+  int inexact = 0;                      ///< T-steps of the last step taken at max_iter with residuals <= 1e-6 relative
 };
 
 class CompliantIntegrator final : public Integrator {

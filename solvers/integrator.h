@@ -31,6 +31,12 @@ struct StepStats {
   /// over the frame with weights h / dt (ghost forces included). 0 without contact and for a held
   /// step (bad input, or a frame that ran out of subdivisions).
   double normal_force = 0;
+  // compliant solver (drumwright-constraint-solver.md §6, §7.5; 0 for the other methods); its
+  // staggered sweeps are `iterations`
+  int nstep_iterations = 0;  ///< active-set iterations of the step's N-steps (reduced QP pieces + dense QP)
+  int qp_iterations = 0;     ///< iterations of all the step's programs (N-steps, T-steps' cone QP, joint)
+  int fallbacks = 0;         ///< N-steps whose reduced QP did not settle, so the dense QP ran
+  int inexact = 0;           ///< T-steps taken at the cone QP's max_iter with residuals <= 1e-6 relative
   bool converged() const { return !status_failed(status); }
 };
 

@@ -1,0 +1,77 @@
+// The frictionless QP of the compliant solver (spec drumwright-constraint-solver.md §6, paper
+// (83)-(85); the N-step of §7.5) where the rows outnumber the DOFs (B4: 900 foundation elements
+// under a 6-DOF box), solved in 2n unknowns instead of ny:
+//
+//   y = argmin 1/2 y^T y   s.t.  (I + W A) y >= r,  y >= 0,     A = G M~^-1 G^T  (ny x ny, rank <= n)
+//
+// KKT (M = I + W A, so M^T = I + A W): y = u + A W u + nu, u >= 0 ⊥ (M y - r), nu >= 0 ⊥ y.
+// With p = M~^-1 G^T y and xi = M~^-1 G^T W u (n each), row i sees only
+//   a_i = G_i xi   and   t_i = r_i - W_i G_i p   ((M y)_i >= r_i  <=>  y_i >= t_i),
+// and its KKT conditions (y_i = u_i + a_i + nu_i, both complementarities) hold in one of four
+// regions [derived] (a complementary pair each of (y_i, nu_i) and (u_i, s_i = (M y)_i - r_i)):
+//   T (tight)  y_i = t_i,  u_i = t_i - a_i            valid while t_i >= 0, u_i >= 0
+//   F (free)   y_i = a_i,  u_i = 0                    valid while a_i >= 0, a_i >= t_i
+//   Z (zero)   y_i = 0,    u_i = 0,  nu_i = -a_i      valid while a_i <= 0, t_i <= 0
+//   D (both)   y_i = 0,    t_i = 0,  nu_i = -a_i - u_i, u_i an unknown: valid while u_i, nu_i >= 0
+// (D, a row held by the others' forces exactly at its bound, is generic for this QP: the least norm
+// often loads the neighbours just enough.) So the QP is a piecewise-linear system in (p, xi, u_D)
+//   M~ p = G^T y,   M~ xi = G^T W u,   W_i G_i p = r_i (i in D).
+// Active-set iteration (block principal pivoting on the pairs): fix every row's region, solve the
+// linear piece
+//   [ M~ + G_T^T W_T G_T     -G_F^T G_F         ] [p ]   [ 0         ]   [ G_T^T r_T     ]
+//   [ G_T^T W_T^2 G_T         M~ + G_T^T W_T G_T ] [xi] - [ G_D^T W_D u_D ] = [ G_T^T W_T r_T ],
+// bordered by the D rows (Schur complement, |D| <= n), recompute (a, t, u_D) and move every row
+// whose region does not hold (rules in the .cpp); stop when none moves: then every row's KKT conditions hold (to
+// round-off) and y is the QP's unique solution. The 2n x 2n matrix is never singular: with
+// P = M~ + G_T^T W_T G_T (SPD), C, E the PSD blocks, a null vector needs (I + P^-1 C P^-1 E) p = 0,
+// and P^-1 C P^-1 E has real eigenvalues >= 0. Cost O(ny n^2 + n^3) per iteration.
+//
+// Why not the primal in v alone, min 1/2 v^T M~ v - ... + sum_i h^2/(2 W_i) max(0, s_i(v))^2: its
+// minimiser is the LCP y = max(0, r - W A y) (every row exactly its spring-damper law), which is the
+// QP's solution only while region F is empty. The QP gives rows that are compressed but separating
+// a force when rows are coupled positively (A_ij > 0), e.g. A = [[1, .9], [.9, 1]], W = 1,
+// r = (1, -.1): the LCP gives y = (.5, 0), the QP y = (2, .9) / 4.81 (norm^2 .208 < .25). The
+// F rows are what made the previous guess (T and Z only) fail on B4 with 50 N.
+#pragma once
+#include <vector>
+
+#include "core/types.h"
+
+namespace bigstep {
+
+/// Scratch of reduced_unilateral_qp, sized at construction (solve() does not allocate).
+struct ReducedQpWorkspace {
+  ReducedQpWorkspace(int n, int ny_max);
+  /// bit 1: y_i basic (else nu_i), bit 2: u_i basic (else the slack s_i)
+  enum Region : signed char { Z = 0, F = 1, D = 2, T = 3 };
+  MatX J;                            ///< (2n x 2n) the linear piece, xi scaled by 1/w_s
+  MatX P, C, E;                      ///< (n x n) M~ + G_T^T W_T G_T, G_F^T G_F, G_T^T W_T^2 G_T
+  Eigen::PartialPivLU<MatX> lu;      ///< factor of J
+  VecX b, s, bd;                     ///< (2n) right side, solution [p; xi / w_s], a border column
+  MatX X;                            ///< (2n x n) J^-1 times the border columns of the D rows
+  MatX Qd;                           ///< (n x n) orthonormal basis of the D rows' G_i
+  MatX Sd;                           ///< (n x n) their Schur complement, identity-padded to n
+  Eigen::PartialPivLU<MatX> slu;     ///< factor of Sd
+  VecX ud, rd;                       ///< (n) u of the D rows, Schur right side
+  std::vector<int> dset;             ///< (n) the D rows
+  VecX a, t, u;                      ///< (ny_max) G_i xi, r_i - W_i G_i p, the row multipliers u_i
+  std::vector<signed char> region;   ///< (ny_max) Region of each row
+  std::vector<signed char> swung;    ///< (ny_max) 1 once the row moved between T and Z
+};
+
+struct ReducedQpResult {
+  bool solved = false;  ///< the regions repeated: y is the QP's solution (KKT hold)
+  int iterations = 0;   ///< linear pieces solved
+};
+
+/// Solves the QP above for the first ny rows of G (n columns), weights W (ny, > 0 not required)
+/// and right side r (ny); Mt = M~ (n x n SPD). warm: the previous active set in the dense QP's
+/// canonical order (i < ny: row i tight; ny + i: y_i = 0 bound; both: D; neither: F), empty =
+/// start from T where r_i > 0, else Z; on success rewritten in the same order (capacity 2 ny
+/// reserved by the caller: no allocation). Stops unsolved after max_iter pieces (the caller then
+/// runs the dense QP), or when more than n rows would be in D. y (ny) is written only on success;
+/// ws.region, ws.a, ws.t, ws.u then hold every row's region and KKT quantities.
+ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, const double* W, const double* r,
+                                      std::vector<int>& warm, int max_iter, ReducedQpWorkspace& ws, double* y);
+
+}  // namespace bigstep
