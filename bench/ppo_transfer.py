@@ -5,8 +5,11 @@ saved, run for N episodes x S seeds in
   (a) bigstep PBFD at the training control step h (one physics step per control step),
   (b) bigstep NE-LCP (Newton-Euler + Lemke LCP) at dt = h / k, the action held for the k physics
       steps of a control period (and, as a diagnostic, the training integrator at such small dt),
-  (c) Gymnasium's MuJoCo Hopper-v5 (same hopper.xml, timestep 2 ms) with frame_skip = h / 2 ms,
-      so one gymnasium step is one control period (Gymnasium's default 4 gives 8 ms).
+  (c) Gymnasium's MuJoCo Hopper-v5 / Walker2d-v5 (the same XML, timestep 2 ms) with frame_skip =
+      h / 2 ms, so one gymnasium step is one control period (Gymnasium's default 4 gives 8 ms): as
+      shipped (pyramidal friction cone) and, as a diagnostic row, with opt.cone = elliptic (the
+      pyramid's regulariser grows with the foot's friction 2.0 / 1.9 and softens the foot's contact:
+      bench/README.md, hopper_gap.py).
 
 Rewards: every term of Gymnasium v5's reward is a rate per env step (forward velocity over the step,
 healthy_reward per step, ctrl cost of the action), so returns are comparable at equal step length.
@@ -34,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-MJ_TIMESTEP = 0.002  # hopper.xml's <option timestep>
+MJ_TIMESTEP = 0.002  # <option timestep> of hopper.xml and walker2d_v5.xml
 GYM_STEP = 0.008     # Gymnasium Hopper-v5's env step (frame_skip 4)
 GYM_IDS = {"hopper": "Hopper-v5", "walker2d": "Walker2d-v5", "half_cheetah": "HalfCheetah-v5"}
 
@@ -64,10 +67,13 @@ def run_bigstep(policy, task: str, integrator: str, dt: float, k: int, episodes:
     return ret, length, flags
 
 
-def run_mujoco(policy, task: str, h: float, episodes: int, seed: int, steps: int):
+def run_mujoco(policy, task: str, h: float, episodes: int, seed: int, steps: int, cone: str = "pyramidal"):
     import gymnasium
+    import mujoco
     frame_skip = int(round(h / MJ_TIMESTEP))
     env = gymnasium.make(GYM_IDS[task], frame_skip=frame_skip, max_episode_steps=steps)
+    env.unwrapped.model.opt.cone = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL,
+                                    "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}[cone]
     ret, length = np.zeros(episodes), np.zeros(episodes, dtype=int)
     for e in range(episodes):
         obs, _ = env.reset(seed=seed * 1000 + e)
@@ -108,14 +114,15 @@ def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
                      for e in range(args.episodes)]
             print(f"{label} seed {seed} bigstep {integ} dt={dt:g}: return {ret.mean():.1f} +- {ret.std():.1f}, "
                   f"length {length.mean():.0f}", flush=True)
-        t0 = time.time()
-        ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps)
-        timing[f"{label}_mujoco_seed{seed}_s"] = round(time.time() - t0, 1)
-        rows += [dict(common_cols, simulator=f"mujoco {GYM_IDS[task]} dt={MJ_TIMESTEP:g}", physics_dt=MJ_TIMESTEP,
-                      hold=fs, seed=seed, episode=e, ret=float(ret[e]), length=int(length[e]), flags=0)
-                 for e in range(args.episodes)]
-        print(f"{label} seed {seed} mujoco frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
-              f"length {length.mean():.0f}", flush=True)
+        for cone in args.cones:
+            t0 = time.time()
+            ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps, cone)
+            timing[f"{label}_mujoco_{cone}_seed{seed}_s"] = round(time.time() - t0, 1)
+            sim = f"mujoco {GYM_IDS[task]} dt={MJ_TIMESTEP:g}" + ("" if cone == "pyramidal" else f" cone={cone}")
+            rows += [dict(common_cols, simulator=sim, physics_dt=MJ_TIMESTEP, hold=fs, seed=seed, episode=e,
+                          ret=float(ret[e]), length=int(length[e]), flags=0) for e in range(args.episodes)]
+            print(f"{label} seed {seed} mujoco {cone} frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
+                  f"length {length.mean():.0f}", flush=True)
 
 
 def main() -> None:
@@ -127,8 +134,12 @@ def main() -> None:
     p.add_argument("--ne-dt", type=float, default=MJ_TIMESTEP, help="NE-LCP physics step [s] (h / k)")
     p.add_argument("--small-dt", type=float, nargs="*", default=[0.005],
                    help="also the training integrator at these physics steps, the action held (diagnostic rows)")
+    p.add_argument("--cones", nargs="+", default=["pyramidal", "elliptic"], choices=["pyramidal", "elliptic"],
+                   help="MuJoCo friction cones: pyramidal = as shipped, elliptic = diagnostic")
     p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
     p.add_argument("--out", default=str(common.RESULTS / "ppo_transfer.csv"))
+    p.add_argument("--training-note", default="wall time on the shared 2-core box under nice -n 10, 1 torch "
+                   "thread, 1 bigstep thread, other jobs running", help="--keep: the curves' note (the training's load)")
     p.add_argument("--keep", action="store_true",
                    help="copy each policy.pt and its curve.{csv,png} beside --out as ppo_<label>_*")
     args = p.parse_args()
@@ -179,7 +190,7 @@ def main() -> None:
                      "return in its training simulator")
     out = Path(args.out)
     if args.keep:
-        keep(args.policy, labels, training, meta, out.parent)
+        keep(args.policy, labels, training, meta, out.parent, args.training_note)
     common.write_csv(out, rows, ["policy", "simulator", "physics_dt", "hold", "seed", "episode", "ret",
                                  "return_gym_scale", "length", "flags"], meta)
     common.write_csv(out.with_name(out.stem + "_summary.csv"), summary, cols, meta)
@@ -187,7 +198,7 @@ def main() -> None:
     print(f"wrote {out}, {out.stem}_summary.csv, {out.with_suffix('.png').name}")
 
 
-def keep(paths, labels, training, meta, folder: Path) -> None:
+def keep(paths, labels, training, meta, folder: Path, note: str) -> None:
     """The trained artefacts next to the table: policy.pt (to re-run this script on) and the
     training curve (CSV with a .meta.json naming the training command, steps and wall time)."""
     import shutil
@@ -203,8 +214,7 @@ def keep(paths, labels, training, meta, folder: Path) -> None:
                                              f"--task {cfg['task']} --total-steps {cfg['total_steps']}{sets}",
             machine=meta["machine"], date_evaluated=meta["date"], commit=meta["commit"], env_steps=cfg["env_steps"],
             training_wall_s=cfg["training_wall_s"], config=cfg,
-            note="wall time on the shared 2-core box under nice -n 10, 1 torch thread, 1 bigstep thread, "
-                 "other jobs running (load average 10-15)"), indent=2) + "\n")
+            note=note), indent=2) + "\n")
 
 
 def plot(summary, rows, path: Path) -> None:
@@ -229,7 +239,7 @@ def plot(summary, rows, path: Path) -> None:
         a.set_ylabel(yl)
         a.grid(alpha=0.3, axis="y")
     ax[0].legend(fontsize=8)
-    ax[0].set_title("PPO policies trained in bigstep PBFD, deterministic, in three simulators", fontsize=9)
+    ax[0].set_title("PPO policies trained in bigstep PBFD, deterministic, in bigstep and MuJoCo", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
