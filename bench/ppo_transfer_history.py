@@ -41,8 +41,8 @@ def main() -> None:
         n = int(round(args.seconds / h))
         R, L, _ = run_bigstep(pol, task, pol.config["integrator"], h, 1, args.episodes, args.seed, n)
         row = dict(task=task, env_steps=steps_done, pbfd_return=float(R.mean()), pbfd_length=float(L.mean()))
-        for cone in ("pyramidal", "elliptic"):
-            Rm, Lm, _ = run_mujoco(pol, task, h, args.episodes, args.seed, n, cone)
+        for cone, variant in (("pyramidal", "shipped"), ("elliptic", "elliptic")):
+            Rm, Lm, _ = run_mujoco(pol, task, h, args.episodes, args.seed, n, variant)
             row.update({f"mujoco_{cone}_return": float(Rm.mean()), f"mujoco_{cone}_length": float(Lm.mean()),
                         f"mujoco_{cone}_kept": float(Rm.mean() / R.mean())})
         rows.append(row)
