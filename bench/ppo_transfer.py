@@ -266,7 +266,7 @@ def plot(summary, rows, path: Path) -> None:
                 a.plot(np.full(len(sel), x) + np.linspace(-w / 3, w / 3, len(sel)), [r[key] for r in sel], "k.",
                        ms=2)
     for a, yl in zip(ax, [f"episode return (control step {summary[0]['control_dt']:g} s)", "episode length [steps]"]):
-        a.set_xticks(range(len(sims)), [s.replace(" dt=", "\ndt=") for s in sims], fontsize=8)
+        a.set_xticks(range(len(sims)), [s.replace(" dt=", "\ndt=").replace(" elliptic", "\nelliptic") for s in sims], fontsize=8)
         a.set_ylabel(yl)
         a.grid(alpha=0.3, axis="y")
     ax[0].legend(fontsize=8)
