@@ -5,8 +5,10 @@ saved, run for N episodes x S seeds in
   (a) bigstep PBFD at the training control step h (one physics step per control step),
   (b) bigstep NE-LCP (Newton-Euler + Lemke LCP) at dt = h / k, the action held for the k physics
       steps of a control period (and, as a diagnostic, the training integrator at such small dt),
-  (c) Gymnasium's MuJoCo Hopper-v5 (same hopper.xml, timestep 2 ms) with frame_skip = h / 2 ms,
-      so one gymnasium step is one control period (Gymnasium's default 4 gives 8 ms).
+  (c) Gymnasium's MuJoCo Hopper-v5 / Walker2d-v5 (the same XML, timestep 2 ms) with frame_skip =
+      h / 2 ms, so one gymnasium step is one control period (Gymnasium's default 4 gives 8 ms): as
+      shipped (pyramidal friction cone, soft joint limits) and, as diagnostic rows, edits of its
+      mjModel (mj_edit: elliptic cone, stiff joint limits).
 
 Rewards: every term of Gymnasium v5's reward is a rate per env step (forward velocity over the step,
 healthy_reward per step, ctrl cost of the action), so returns are comparable at equal step length.
@@ -34,16 +36,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-MJ_TIMESTEP = 0.002  # hopper.xml's <option timestep>
+MJ_TIMESTEP = 0.002  # <option timestep> of hopper.xml and walker2d_v5.xml
 GYM_STEP = 0.008     # Gymnasium Hopper-v5's env step (frame_skip 4)
 GYM_IDS = {"hopper": "Hopper-v5", "walker2d": "Walker2d-v5", "half_cheetah": "HalfCheetah-v5"}
+
+
+def model_overrides(policy) -> list[str]:
+    """The training run's --set keys that define its nominal model (model.*, contact.*: e.g. the
+    centre of a contact.c_perp randomisation, model.limit_stiffness); its per-episode draws
+    (batch.randomize_*) are left out, so every bigstep row runs the training's nominal model."""
+    return [o for o in policy.config.get("overrides", []) if o.split("=")[0].split(".")[0] in ("model", "contact")]
 
 
 def run_bigstep(policy, task: str, integrator: str, dt: float, k: int, episodes: int, seed: int, steps: int):
     """The first episode of each of `episodes` envs (reset(seed)): returns, lengths in control steps."""
     import bigstep
     venv = bigstep.make_vec(task, num_envs=episodes, backend="cpu", integrator=integrator, dt=dt, seed=seed,
-                            episode_steps=steps * k, overrides=["batch.threads=1"])
+                            episode_steps=steps * k, overrides=["batch.threads=1", *model_overrides(policy)])
     obs, _ = venv.reset(seed=seed)
     ret, length = np.zeros(episodes), np.zeros(episodes, dtype=int)
     live = np.ones(episodes, bool)
@@ -64,10 +73,30 @@ def run_bigstep(policy, task: str, integrator: str, dt: float, k: int, episodes:
     return ret, length, flags
 
 
-def run_mujoco(policy, task: str, h: float, episodes: int, seed: int, steps: int):
+# MuJoCo variants: the XML as shipped, and diagnostic edits of its mjModel
+MJ_VARIANTS = ("shipped", "elliptic", "stiff_limits", "elliptic_stiff_limits")
+
+
+def mj_edit(model, variant: str) -> None:
+    """elliptic: opt.cone = elliptic (the pyramid's regulariser grows with the foot's friction 2.0 /
+    1.9 and softens its contact); stiff_limits: every joint limit's solref time constant 4 ms (2
+    timesteps) and solimp d0 = dmax = 0.99 instead of 20 ms and 0.9 / 0.95 (MuJoCo's default
+    limits are soft: the walker's foot stands 0.035 rad past its 45-degree stop)."""
+    import mujoco
+    if variant not in MJ_VARIANTS:
+        raise ValueError(f"MuJoCo variant {variant!r}: expected one of {MJ_VARIANTS}")
+    if "elliptic" in variant:
+        model.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    if "stiff_limits" in variant:
+        model.jnt_solref[:, 0] = 2 * model.opt.timestep
+        model.jnt_solimp[:, :2] = 0.99
+
+
+def run_mujoco(policy, task: str, h: float, episodes: int, seed: int, steps: int, variant: str = "shipped"):
     import gymnasium
     frame_skip = int(round(h / MJ_TIMESTEP))
     env = gymnasium.make(GYM_IDS[task], frame_skip=frame_skip, max_episode_steps=steps)
+    mj_edit(env.unwrapped.model, variant)
     ret, length = np.zeros(episodes), np.zeros(episodes, dtype=int)
     for e in range(episodes):
         obs, _ = env.reset(seed=seed * 1000 + e)
@@ -93,8 +122,8 @@ def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
         if abs(k * dt - h) > 1e-9 * h:
             raise ValueError(f"physics dt = {dt}: must divide the control step h = {h}")
         return k
-    # (training-time randomisation, --set batch.randomize_*, is not applied: every simulator runs the
-    # nominal model)
+    # (training-time randomisation, --set batch.randomize_*, is not applied: bigstep runs the training's
+    # nominal model, model_overrides; MuJoCo its XML as shipped)
     sims = [(cfg["integrator"], h, 1)] + [(cfg["integrator"], dt, hold(dt)) for dt in args.small_dt]
     sims.append(("ne_lcp", args.ne_dt, hold(args.ne_dt)))
     common_cols = dict(policy=label, task=task, control_dt=h, episode_steps=steps)
@@ -108,14 +137,15 @@ def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
                      for e in range(args.episodes)]
             print(f"{label} seed {seed} bigstep {integ} dt={dt:g}: return {ret.mean():.1f} +- {ret.std():.1f}, "
                   f"length {length.mean():.0f}", flush=True)
-        t0 = time.time()
-        ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps)
-        timing[f"{label}_mujoco_seed{seed}_s"] = round(time.time() - t0, 1)
-        rows += [dict(common_cols, simulator=f"mujoco {GYM_IDS[task]} dt={MJ_TIMESTEP:g}", physics_dt=MJ_TIMESTEP,
-                      hold=fs, seed=seed, episode=e, ret=float(ret[e]), length=int(length[e]), flags=0)
-                 for e in range(args.episodes)]
-        print(f"{label} seed {seed} mujoco frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
-              f"length {length.mean():.0f}", flush=True)
+        for variant in args.mujoco:
+            t0 = time.time()
+            ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps, variant)
+            timing[f"{label}_mujoco_{variant}_seed{seed}_s"] = round(time.time() - t0, 1)
+            sim = f"mujoco {GYM_IDS[task]} dt={MJ_TIMESTEP:g}" + ("" if variant == "shipped" else f" {variant}")
+            rows += [dict(common_cols, simulator=sim, physics_dt=MJ_TIMESTEP, hold=fs, seed=seed, episode=e,
+                          ret=float(ret[e]), length=int(length[e]), flags=0) for e in range(args.episodes)]
+            print(f"{label} seed {seed} mujoco {variant} frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
+                  f"length {length.mean():.0f}", flush=True)
 
 
 def main() -> None:
@@ -127,8 +157,12 @@ def main() -> None:
     p.add_argument("--ne-dt", type=float, default=MJ_TIMESTEP, help="NE-LCP physics step [s] (h / k)")
     p.add_argument("--small-dt", type=float, nargs="*", default=[0.005],
                    help="also the training integrator at these physics steps, the action held (diagnostic rows)")
+    p.add_argument("--mujoco", nargs="+", default=["shipped", "elliptic", "elliptic_stiff_limits"], choices=MJ_VARIANTS,
+                   help="MuJoCo rows: the XML as shipped, and diagnostic edits (mj_edit)")
     p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
     p.add_argument("--out", default=str(common.RESULTS / "ppo_transfer.csv"))
+    p.add_argument("--training-note", default="wall time on the shared 2-core box under nice -n 10, 1 torch "
+                   "thread, 1 bigstep thread, other jobs running", help="--keep: the curves' note (the training's load)")
     p.add_argument("--keep", action="store_true",
                    help="copy each policy.pt and its curve.{csv,png} beside --out as ppo_<label>_*")
     args = p.parse_args()
@@ -179,7 +213,7 @@ def main() -> None:
                      "return in its training simulator")
     out = Path(args.out)
     if args.keep:
-        keep(args.policy, labels, training, meta, out.parent)
+        keep(args.policy, labels, training, meta, out.parent, args.training_note)
     common.write_csv(out, rows, ["policy", "simulator", "physics_dt", "hold", "seed", "episode", "ret",
                                  "return_gym_scale", "length", "flags"], meta)
     common.write_csv(out.with_name(out.stem + "_summary.csv"), summary, cols, meta)
@@ -187,24 +221,27 @@ def main() -> None:
     print(f"wrote {out}, {out.stem}_summary.csv, {out.with_suffix('.png').name}")
 
 
-def keep(paths, labels, training, meta, folder: Path) -> None:
+def keep(paths, labels, training, meta, folder: Path, note: str) -> None:
     """The trained artefacts next to the table: policy.pt (to re-run this script on) and the
     training curve (CSV with a .meta.json naming the training command, steps and wall time)."""
     import shutil
     for path, label in zip(paths, labels):
         src, stem = Path(path).parent, f"ppo_{label.replace('/', '_')}"
+        if src.resolve() == folder.resolve():  # an already kept policy (re-evaluated): its files are here
+            continue
         shutil.copyfile(path, folder / f"{stem}_policy.pt")
         shutil.copyfile(src / "curve.png", folder / f"{stem}_curve.png")
         shutil.copyfile(src / "curve.csv", folder / f"{stem}_curve.csv")
         cfg = training[label]
         sets = "".join(f" --set {o}" for o in cfg.get("overrides", []))
+        sets += f" --obs-noise {cfg['obs_noise']:g}" if cfg.get("obs_noise") else ""
+        sets += f" --out {cfg['out']}" + (" --snapshots" if cfg.get("snapshots") else "")
         (folder / f"{stem}_curve.meta.json").write_text(json.dumps(dict(
             file=f"{stem}_curve.csv", command=f"PYTHONPATH=build/python nice -n 10 python3 -m bigstep.examples.ppo "
                                              f"--task {cfg['task']} --total-steps {cfg['total_steps']}{sets}",
             machine=meta["machine"], date_evaluated=meta["date"], commit=meta["commit"], env_steps=cfg["env_steps"],
             training_wall_s=cfg["training_wall_s"], config=cfg,
-            note="wall time on the shared 2-core box under nice -n 10, 1 torch thread, 1 bigstep thread, "
-                 "other jobs running (load average 10-15)"), indent=2) + "\n")
+            note=note), indent=2) + "\n")
 
 
 def plot(summary, rows, path: Path) -> None:
@@ -212,24 +249,28 @@ def plot(summary, rows, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    sims = list(dict.fromkeys(s["simulator"] for s in summary))
+    # one x position per kind of simulator, whatever the task (Hopper-v5 and Walker2d-v5 share one)
+    kind = lambda sim: sim.replace("Hopper-v5", "v5").replace("Walker2d-v5", "v5")  # noqa: E731
+    sims = list(dict.fromkeys(kind(s["simulator"]) for s in summary))
     pols = list(dict.fromkeys(s["policy"] for s in summary))
     w = 0.8 / len(pols)
     for j, pol in enumerate(pols):
         for i, sim in enumerate(sims):
-            s = next(x for x in summary if x["policy"] == pol and x["simulator"] == sim)
-            sel = [r for r in rows if r["policy"] == pol and r["simulator"] == sim]
+            s = next((x for x in summary if x["policy"] == pol and kind(x["simulator"]) == sim), None)
+            if s is None:
+                continue
+            sel = [r for r in rows if r["policy"] == pol and kind(r["simulator"]) == sim]
             x = i - 0.4 + w * (j + 0.5)
             for a, key, val in ((ax[0], "ret", s["return_mean"]), (ax[1], "length", s["length_mean"])):
                 a.bar(x, val, w * 0.9, color=f"C{j}", alpha=0.6, label=pol if i == 0 else None)
                 a.plot(np.full(len(sel), x) + np.linspace(-w / 3, w / 3, len(sel)), [r[key] for r in sel], "k.",
                        ms=2)
     for a, yl in zip(ax, [f"episode return (control step {summary[0]['control_dt']:g} s)", "episode length [steps]"]):
-        a.set_xticks(range(len(sims)), [s.replace(" dt=", "\ndt=") for s in sims], fontsize=8)
+        a.set_xticks(range(len(sims)), [s.replace(" dt=", "\ndt=").replace(" elliptic", "\nelliptic") for s in sims], fontsize=8)
         a.set_ylabel(yl)
         a.grid(alpha=0.3, axis="y")
     ax[0].legend(fontsize=8)
-    ax[0].set_title("PPO policies trained in bigstep PBFD, deterministic, in three simulators", fontsize=9)
+    ax[0].set_title("PPO policies trained in bigstep PBFD, deterministic, in bigstep and MuJoCo", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -93,8 +93,15 @@ std::shared_ptr<const MujocoImport> import_model_keys(Cfg& model, const std::str
   }
   opt.free_root = model.flag("free_root");
   opt.floor = model.flag("floor");
+  // PBD/PBFD limit penalty C of every imported joint (0 keeps contact.c_perp): MuJoCo's limits are
+  // soft constraints (solreflimit / solimplimit), which a stiff c_perp-sized stop does not reproduce
+  const double limit_k = model.num("limit_stiffness");
+  if (!(limit_k >= 0) || !std::isfinite(limit_k)) model.fail(model.key("limit_stiffness"), limit_k, "must be finite and >= 0");
   model.finish();
-  return std::make_shared<const MujocoImport>(import_mujoco(path, opt));
+  auto imp = std::make_shared<MujocoImport>(import_mujoco(path, opt));
+  if (limit_k > 0)
+    for (LinkSpec& l : imp->spec.links) l.limit_stiffness = limit_k;
+  return imp;
 }
 
 double imported_mu(const Model& m, const MujocoImport& imp) {

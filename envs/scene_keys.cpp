@@ -44,6 +44,8 @@ std::vector<SceneKey> build_table() {
       "unsupported_pairs (geom pairs without a collision function, e.g. box-box)");
   key("model.free_root", "bool", "false", "MJCF/URDF: a free joint on each jointless body attached to the world (URDF robots)");
   key("model.floor", "bool", "false", "MJCF/URDF: add a ground plane z = 0 (in MuJoCo's model too)");
+  key("model.limit_stiffness", "number", "0",
+      "MJCF/URDF: PBD/PBFD penalty coefficient C of every joint limit, >= 0 (0 = contact.c_perp)");
   key("model.gravity", "[x, y, z]", "[0, 0, -9.81]", "gravity [m/s^2]");
   key("model.links", "list", "(required)", "links, each parent before its children");
   key("model.links[i].name", "string", "(required)", "unique link name");

@@ -134,6 +134,8 @@ std::map<std::string, Probe> probes() {
                            [](const Scene& s) { return Value(s.model.n_q == 8 ? 0.0 : 1.0); }}},
       {"model.floor", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
                        [](const Scene& s) { return Value(s.model.n_plane == 1 ? 0.0 : 1.0); }}},
+      {"model.limit_stiffness", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
+                                 [](const Scene& s) { return Value(s.model.dof_limit_k[0]); }}},
       {"contact.slip_speed", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
                               [](const Scene& s) {  // read back through the c_par rule it sets
                                 const ContactParams& c = s.settings.contact;
@@ -307,4 +309,19 @@ TEST_CASE("scene_keys: generic keys", "[scene_keys]") {
   CHECK(generic_key("control.reference.legs[0].hip") == "control.reference.legs[i].hip");
   CHECK(find_scene_key("model.links[3].mass") == find_scene_key("model.links[i].mass"));
   CHECK(find_scene_key("integrator.bogus") == nullptr);
+}
+
+TEST_CASE("scene_keys: model.limit_stiffness sets C of every imported joint's limit, 0 keeps c_perp", "[scene_keys]") {
+  const std::string xml = "model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}";
+  const Scene soft = load_scene_text(kMinimal, "minimal.yaml", {xml, "control={}", "model.limit_stiffness=2.5e4"});
+  REQUIRE(soft.model.n_q > 0);
+  for (double c : soft.model.dof_limit_k) CHECK(c == 2.5e4);
+  const Scene def = load_scene_text(kMinimal, "minimal.yaml", {xml, "control={}"});
+  for (double c : def.model.dof_limit_k) CHECK(c == 0.0);
+  try {
+    load_scene_text(kMinimal, "minimal.yaml", {xml, "control={}", "model.limit_stiffness=-1"});
+    FAIL("a negative limit_stiffness was accepted");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("model.limit_stiffness") != std::string::npos);
+  }
 }

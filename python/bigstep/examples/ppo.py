@@ -130,6 +130,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--ent-coef", type=float, default=0.0)
     p.add_argument("--max-grad-norm", type=float, default=0.5)
     p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--obs-noise", type=float, default=0.0,
+                   help="std of Gaussian noise added to the normalised observations the policy acts on in training rollouts")
+    p.add_argument("--save-every", type=int, default=10, help="write policy.pt and the curve every N updates")
+    p.add_argument("--snapshots", action="store_true",
+                   help="also keep each saved policy as snapshots/policy_<env steps>.pt (bench/ppo_transfer_history.py)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="scene / task override as `bigstep run --set` (repeatable), e.g. batch.randomize_friction=0.5")
     p.add_argument("--out", default=os.path.join("out", "ppo"), help="writes <out>/<task>/")
@@ -213,6 +218,8 @@ def train(args: argparse.Namespace) -> str:
         # --- rollout: T steps of N envs with the current policy
         x = norm(obs)
         for t in range(T):
+            if args.obs_noise > 0:  # sensor noise: the policy and value see a perturbed observation
+                x = x + args.obs_noise * torch.randn_like(x)
             with torch.no_grad():
                 d = net.dist(x)
                 a = d.sample()
@@ -275,8 +282,11 @@ def train(args: argparse.Namespace) -> str:
         bar.update(N * T)
         if finished_ret:
             bar.set_postfix(ret=f"{np.mean(finished_ret):.0f}", len=f"{np.mean(finished_len):.0f}")
-        if (update + 1) % 20 == 0 or update + 1 == n_updates:
+        if (update + 1) % args.save_every == 0 or update + 1 == n_updates:
             save(net, venv, args, os.path.join(folder, "policy.pt"), steps, time.time() - t0)
+            if args.snapshots:
+                os.makedirs(os.path.join(folder, "snapshots"), exist_ok=True)
+                save(net, venv, args, os.path.join(folder, "snapshots", f"policy_{steps:09d}.pt"), steps, time.time() - t0)
             save_curve(rows, folder, f"PPO {args.task}, {args.integrator} dt = {venv.dt:g} s")
     bar.close()
     return folder
@@ -285,7 +295,8 @@ def train(args: argparse.Namespace) -> str:
 def save(net: ActorCritic, venv, args: argparse.Namespace, path: str, steps: int, wall_s: float) -> None:
     torch.save({"model": net.state_dict(), "obs_dim": net.obs_mean.shape[0], "act_dim": net.log_std.shape[0],
                 "action_low": venv.single_action_space.low, "action_high": venv.single_action_space.high,
-                "config": dict(vars(args), dt_used=venv.dt), "env_steps": steps, "wall_s": wall_s}, path)
+                "config": dict(vars(args), dt_used=venv.dt), "env_steps": steps, "wall_s": wall_s,
+                "loadavg_1_5_15": os.getloadavg()}, path)
 
 
 def main(argv=None) -> None:
