@@ -183,6 +183,11 @@ void parse_metrics(Cfg& top, Scene& sc) {
   for (int j = 0; j < sc.model.n_link; ++j)
     if (sc.model.link_name[j] == ml) sc.metric_link = j;
   if (sc.metric_link < 0) met.fail(met.key("link"), ml, "no such link");
+  const std::string hl = met.str("hold_link", "");
+  sc.hold_link = -1;
+  for (int j = 0; j < sc.model.n_link; ++j)
+    if (sc.model.link_name[j] == hl) sc.hold_link = j;
+  if (!hl.empty() && sc.hold_link < 0) met.fail(met.key("hold_link"), hl, "no such link");
   met.finish();
 }
 

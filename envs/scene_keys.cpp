@@ -226,6 +226,8 @@ std::vector<SceneKey> build_table() {
   key("metrics", "map", "(defaults)", "what summary.json reports");
   choice("metrics.type", {"com", "sliding", "quadruped"}, "com", "com_final_m | sliding_distance_m | torso metrics");
   key("metrics.link", "string", "(first link)", "tracked link (quadruped: the torso)");
+  key("metrics.hold_link", "string", "(none)",
+      "a link (a hand) in whose frame metrics.link (a held object) should stay: summary.json hold_slip_max_m / _final_m");
   key("metrics.heading", "[x, y, z]", "[1, 0, 0]", "quadruped: horizontal direction of travel [x, y, 0]");
   key("metrics.stop_at_rest", "bool", "false", "stop when the link's x speed stays below rest_speed for rest_time");
   key("metrics.rest_speed", "number", "1e-3", "[m/s], > 0");

@@ -26,24 +26,11 @@ int link_index(const Model& m, const std::string& name) {
   return -1;
 }
 
-// The box's pose in the hand's frame: position (3) and rotation vector (3) of R_hand^T R_object.
-struct HandPose {
-  Vec3 p, r;
-};
-HandPose object_in_hand(const Model& m, Kinematics& k, const VecX& theta) {
+// The box's origin in the hand's frame (envs/rollout.cpp's metrics.hold_link, per step).
+Vec3 object_in_hand(const Model& m, Kinematics& k, const VecX& theta) {
   forward_kinematics(m, theta, k);
   const int h = link_index(m, "hand"), o = link_index(m, "object");
-  const Eigen::AngleAxisd aa(k.R[h].transpose() * k.R[o]);
-  return {k.R[h].transpose() * (k.t[o] - k.t[h]), aa.angle() * aa.axis()};
-}
-
-// Largest displacement [m] of the box in the hand's frame over the states of r (the grasp's slip).
-double max_slip(const Scene& sc, const std::vector<VecX>& theta) {
-  Kinematics k(sc.model);
-  const HandPose p0 = object_in_hand(sc.model, k, theta.front());
-  double s = 0;
-  for (const VecX& th : theta) s = std::max(s, (object_in_hand(sc.model, k, th).p - p0.p).norm());
-  return s;
+  return k.R[h].transpose() * (k.t[o] - k.t[h]);
 }
 
 // Weight of the held box [N] (density 6000 kg/m^3, 4 x 10 x 6 cm: 14.13 N).
@@ -67,7 +54,7 @@ TEST_CASE("grasping arm: the ID controllers hold the box and lift it 3 cm", "[id
     INFO(c.type << " at mu = " << c.mu);
     REQUIRE(r.steps_run == sc.steps());
     // the box stays in the hand (0.1 mm) and rises with it by the plan's 0.3 sin 0.1 = 29.95 mm
-    CHECK(max_slip(sc, r.theta) < 1e-4);
+    CHECK(compute_metrics(sc, r).hold_slip_max_m < 1e-4);
     CHECK(r.theta.back()[10] - sc.theta0[10] == Approx(0.3 * std::sin(0.1)).margin(5e-4));
     // every step solved as stated (A, B: as model C under the object's plan, flagged) and the
     // predicted normal force is what the simulator (the same Coulomb contacts, sticking) applies
@@ -95,7 +82,7 @@ TEST_CASE("grasping arm: without the object's plan, or with a mu = inf model on 
     const Scene sc = load_scene(kArm, o);
     const Rollout r = simulate(sc);
     INFO(ov[0]);
-    CHECK(max_slip(sc, r.theta) > 0.05);
+    CHECK(compute_metrics(sc, r).hold_slip_final_m > 0.05);
   }
 }
 
@@ -153,7 +140,7 @@ TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "
     const double dt = sc.settings.dt;
     const int late = 300;
     Kinematics k(m);
-    const HandPose p0 = object_in_hand(m, k, th);
+    const Vec3 p0 = object_in_hand(m, k, th);
     Out o;
     for (int n = 0; n < sc.steps(); ++n) {
       const bool shake = n >= 100;
@@ -167,7 +154,7 @@ TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "
       integ->step_controlled(th, thp, u, nx);
       thp = th;
       th = nx;
-      if (o.drop_step < 0 && (object_in_hand(m, k, th).p - p0.p).norm() > 0.01) o.drop_step = n;
+      if (o.drop_step < 0 && (object_in_hand(m, k, th) - p0).norm() > 0.01) o.drop_step = n;
       if (n >= sc.steps() - late) {  // mean |joint error| of the arm and fingers, last 0.3 s
         sc.pd.reference((n + 1) * dt, tb, tdb);
         for (int j = 0; j < 8; ++j) o.late_err += std::abs(th[j] - tb[j]) / (late * 8);
