@@ -38,6 +38,54 @@ double box_weight(const Model& m) { return m.link_mass[size_t(link_index(m, "obj
 
 }  // namespace
 
+TEST_CASE("grasping arm: a planned object velocity is model C's Stage I target; A, B solve as C under it", "[id_arm]") {
+  // One solve at the initial grasp (box at rest between the four fingertips, hand held still) with
+  // the box planned to move up 1 mm/s and sideways 10 mm/s into the +y fingers: Stage I reaches the
+  // vertical target (friction within the cone, the squeeze is free) but not the sideways one (the
+  // non-penetration rows stop it at 0); without a plan it keeps the box at rest (least kinetic
+  // energy). Stage II leaves the least squeeze: on the pyramid's edge.
+  const Scene sc = load_scene(kArm);
+  const Model& m = sc.model;
+  const double dt = sc.settings.dt, mu = 1;
+  IdTerms terms(m);
+  terms.update(m, sc.theta0, VecX::Zero(m.n_q), dt, mu, sc.controller.contact_distance);
+  REQUIRE(terms.n == 4);
+  IdWorkspace ws(m.n_q, id_actuated_dofs(m), m.max_contacts);
+  REQUIRE(ws.nb() == 6);
+  const VecX qdot_des = VecX::Zero(ws.nq());
+  const std::vector<double> vb{0, 0.01, 0.001, 0, 0, 0};  // object x, y, z, rz, ry, rx rates
+  IdProblem p = terms.problem(qdot_des, dt);
+  p.friction_needs_load = true;
+  IdResult free_box, planned, lcp;
+  for (IdResult* r : {&free_box, &planned, &lcp}) ws.init_result(*r);
+  id_solve(IdKind::QpMu, p, ws, free_box);
+  p.vb_des = vb;
+  id_solve(IdKind::QpMu, p, ws, planned);
+  id_solve(IdKind::LcpMu, p, ws, lcp);
+  const int ox = link_index(m, "object");
+  const int a = m.link_dof_adr[size_t(ox)];
+  CHECK(free_box.status == 0u);
+  CHECK(planned.status == 0u);
+  CHECK(std::abs(free_box.v_plus[a + 2]) < 1e-9);            // at rest without a plan
+  CHECK(planned.v_plus[a + 2] == Approx(0.001).margin(1e-9));  // the vertical target, reached
+  CHECK(std::abs(planned.v_plus[a + 1]) < 1e-9);             // the sideways one, stopped by the fingers
+  CHECK(std::abs(planned.v_plus[a]) < 1e-9);
+  // momentum balance of the step and the least squeeze: sum_i mu f_N,i = sum_i |f_T,i| (+-1e-6)
+  double fn = 0, ft = 0;
+  for (int i = 0; i < planned.n; ++i) {
+    fn += planned.f_n[i];
+    ft += std::hypot(planned.f_s[i], planned.f_t[i]);
+    CHECK(planned.f_n[i] >= 0);
+  }
+  const double w = box_weight(m) * dt, lift = m.link_mass[size_t(ox)] * 0.001;  // impulses [N s]
+  CHECK(ft == Approx(w + lift).epsilon(1e-6));
+  CHECK(mu * fn == Approx(ft).epsilon(1e-6));
+  // model B under the plan: model C's answer, flagged
+  CHECK(lcp.status == ID_PLANNED_UNACTUATED);
+  CHECK((lcp.tau - planned.tau).norm() == 0.0);
+  CHECK((lcp.v_plus - planned.v_plus).norm() == 0.0);
+}
+
 TEST_CASE("grasping arm: the ID controllers hold the box and lift it 3 cm", "[id_arm]") {
   // The planned motion, shortened: hold 0.05 s, lift over 0.25 s, hold. The box's plan follows the
   // hand (controller.plan_unactuated: IdProblem::vb_des). mu-controllers on mu = 1, the mu = inf
