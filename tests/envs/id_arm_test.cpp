@@ -12,6 +12,7 @@
 #include "envs/rollout.h"
 #include "envs/scene.h"
 #include "solvers/id_controller.h"
+#include "tests/support/malloc_guard.h"
 
 using namespace bigstep;
 
@@ -84,6 +85,15 @@ TEST_CASE("grasping arm: a planned object velocity is model C's Stage I target; 
   CHECK(lcp.status == ID_PLANNED_UNACTUATED);
   CHECK((lcp.tau - planned.tau).norm() == 0.0);
   CHECK((lcp.v_plus - planned.v_plus).norm() == 0.0);
+  // no heap allocation in a solve with a planned object (each kind warmed up once above / here)
+  for (IdKind k : {IdKind::LcpInf, IdKind::LcpMu, IdKind::QpMu, IdKind::QpInf}) {
+    id_solve(k, p, ws, lcp);
+    test::MallocCounter mc;
+    id_solve(k, p, ws, lcp);
+    const long count = mc.count();
+    INFO(id_kind_name(k));
+    CHECK(count == 0);
+  }
 }
 
 TEST_CASE("grasping arm: the ID controllers hold the box and lift it 3 cm", "[id_arm]") {
