@@ -19,6 +19,14 @@ whether the robot fell (torso tilt > 1 rad or torso height outside [0.1, 0.6] m,
 Writes bench/results/id_tables.csv (+ .meta.json) and id_tables.png.
 
     python3 bench/id_tables.py [--duration 3] [--workers 2]
+
+--arm: the grasping arm instead (configs/id_arm_grasp.yaml: four sphere fingertips hold a free
+1.44 kg box, hold 0.2 s, lift 3 cm in 0.5 s, hold; 1 s) on mu = 100 ("inf") and mu = 1, every
+controller.type, the ID(t_i) ones also without the box's plan (controller.plan_unactuated = false,
+the spec's free box): the same columns plus the box's slip in the hand (metrics.hold_link; dropped =
+final slip > 1 cm). Writes bench/results/id_arm.csv (+ .meta.json) and id_arm.png.
+
+    python3 bench/id_tables.py --arm [--workers 2]
 """
 from __future__ import annotations
 
@@ -52,7 +60,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", type=Path, default=common.REPO / "bench" / "results")
+    ap.add_argument("--arm", action="store_true", help="the grasping-arm rows (id_arm.*) instead")
     args = ap.parse_args()
+    if args.arm:
+        return arm(args)
     t0 = time.perf_counter()
     info = common.machine_info()
     jobs = []
@@ -117,6 +128,75 @@ def plot(rows, png: Path, meta) -> None:
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(title="terrain (fallen runs omitted)")
     fig.suptitle(f"ID controllers, spider trot 3 s, NE-LCP 1 ms — {common.plot_stamp(meta)}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+ARM_FIELDS = ["mu", "controller", "plan", "dropped", "rc", "steps", "track_pos_rad", "track_vel_rad_s", "dtau_mean",
+              "tau_mean", "force_err_n", "force_err_rel", "hold_slip_max_m", "hold_slip_final_m", "wall_s"]
+
+
+def arm(args) -> None:
+    t0 = time.perf_counter()
+    info = common.machine_info()
+    jobs = []
+    for mu in (100.0, 1.0):
+        for c in CONTROLLERS:
+            plans = (True, False) if c in ("id_lcp_inf", "id_lcp_mu", "id_qp_mu", "id_qp_inf") else (True,)
+            for plan in plans:
+                ov = {"controller.type": c, "contact.mu": mu, "controller.plan_unactuated": plan}
+                jobs.append(((mu, c, plan), "id_arm_grasp", ov))
+    rows = []
+    for (mu, c, plan), r in common.run_many(jobs, workers=args.workers, timeout=args.timeout):
+        s = r.summary or {}
+        ctl = s.get("controller", {})
+        slip = s.get("hold_slip_final_m")
+        row = {"mu": mu, "controller": c, "plan": plan, "rc": r.rc, "steps": len(r.steps),
+               "dropped": bool(r.rc not in (0, 1) or s.get("aborted") or slip is None or not slip < 0.01),
+               "hold_slip_max_m": s.get("hold_slip_max_m"), "hold_slip_final_m": slip,
+               "wall_s": s.get("wall_time_s")}
+        for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel"):
+            row[k] = ctl.get(k)
+        if c == "pd":
+            row["dtau_mean"] = row["tau_mean"] = None
+        if c in ("pd", "id_prev1", "id_prev2"):
+            row["force_err_n"] = row["force_err_rel"] = None
+        rows.append(row)
+    meta = {"command": common.command_line(), **info, "loadavg_after_1_5_15": list(os.getloadavg()),
+            "script_wall_s": round(time.perf_counter() - t0, 1),
+            "scene": "configs/id_arm_grasp.yaml (ne_lcp, dt 1 ms, move reference: hold 0.2 s, lift 3 cm in 0.5 s, 1 s)",
+            "dropped_rule": "rc not in {0, 1}, aborted, or the box's final slip in the hand frame >= 1 cm",
+            "mu_inf": "the mu = inf controllers assume controller.mu_inf = 10 (the scene's)"}
+    csv_path = common.write_csv(args.out / "id_arm.csv", rows, ARM_FIELDS, meta)
+    common.print_table(rows, ["mu", "controller", "plan", "dropped", "track_pos_rad", "track_vel_rad_s", "dtau_mean",
+                              "tau_mean", "force_err_rel", "hold_slip_max_m", "hold_slip_final_m"])
+    arm_plot(rows, args.out / "id_arm.png", meta)
+    print(f"wrote {csv_path}", file=sys.stderr)
+
+
+def arm_plot(rows, png: Path, meta) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 4, figsize=(19, 4.5))
+    panels = [("track_pos_rad", "mean |joint error| [rad]"), ("dtau_mean", "E|dtau| [N m/s]"),
+              ("force_err_rel", "normal force error vs simulator (rel.)"), ("hold_slip_max_m", "max box slip in the hand [m]")]
+    x = np.arange(len(CONTROLLERS))
+    for ax, (key, label) in zip(axes, panels):
+        for i, mu in enumerate((100.0, 1.0)):
+            vals = []
+            for c in CONTROLLERS:
+                v = [r[key] for r in rows if r["mu"] == mu and r["controller"] == c and r["plan"] and r[key] is not None]
+                vals.append(max(v[0], 1e-12) if v else np.nan)
+            ax.bar(x + (i - 0.5) * 0.4, vals, 0.4, label=f"mu = {mu:g}")
+        ax.set_xticks(x)
+        ax.set_xticklabels(CONTROLLERS, rotation=40, ha="right")
+        ax.set_ylabel(label)
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3, axis="y")
+    axes[3].axhline(0.01, color="k", lw=0.8, ls="--")
+    axes[0].legend(title="ground mu (with the box's plan)")
+    fig.suptitle(f"ID controllers, grasping arm lifting a box 3 cm, NE-LCP 1 ms — {common.plot_stamp(meta)}", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 

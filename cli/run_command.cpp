@@ -248,6 +248,10 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
                        {"force_err_n", mt.force_err_n},
                        {"force_err_rel", mt.force_err_rel}};
   }
+  if (sc.hold_link >= 0) {
+    j["hold_slip_max_m"] = mt.hold_slip_max_m;
+    j["hold_slip_final_m"] = mt.hold_slip_final_m;
+  }
   if (sc.metric == MetricKind::Sliding) {
     j["sliding_distance_m"] = mt.sliding_distance_m;
     j["stopped_at_rest"] = r.stopped_at_rest;

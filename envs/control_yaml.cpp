@@ -107,6 +107,19 @@ ReferenceSpec parse_walk(Cfg& ref, ReferenceSpec rs) {
   return rs;
 }
 
+// control.reference.move: a one-off joint-space motion (hold, move by offset, optional sinusoid)
+ReferenceSpec parse_move(Cfg& ref, ReferenceSpec rs, int n) {
+  Cfg c = ref.child("move");
+  rs.kind = ReferenceKind::Move;
+  rs.move_start = c.num("start");
+  rs.move_duration = c.num("duration");
+  rs.move_offset = c.vec("offset", n, VecX::Zero(n));
+  rs.move_amplitude = c.vec("amplitude", n, VecX::Zero(n));
+  rs.move_frequency = c.num("frequency");
+  c.finish();
+  return rs;
+}
+
 // control.pd + control.reference: the servo's gains and targets (nmdp.md §9-§10).
 void parse_pd(Cfg& ctrl, Scene& sc) {
   const Model& m = sc.model;
@@ -124,14 +137,17 @@ void parse_pd(Cfg& ctrl, Scene& sc) {
 
   ReferenceSpec& rs = sc.reference;
   const std::string type = ref.choice("type");
-  rs.kind = type == "jump" ? ReferenceKind::Jump : type == "walk" ? ReferenceKind::Walk : ReferenceKind::Hold;
+  rs.kind = type == "jump" ? ReferenceKind::Jump : type == "walk" ? ReferenceKind::Walk
+          : type == "move" ? ReferenceKind::Move : ReferenceKind::Hold;
   rs.stand = ref.vec("stand", n, sc.theta0);
   // legs, jump.* and walk.* are read (and checked) whatever the type, so one config can carry
   // both motions and --set control.reference.type=... switches between them
   parse_legs(ref, m, rs);
-  const ReferenceSpec jump_spec = parse_jump(ref, rs), walk_spec = parse_walk(ref, rs);
+  const ReferenceSpec jump_spec = parse_jump(ref, rs), walk_spec = parse_walk(ref, rs),
+                      move_spec = parse_move(ref, rs, n);
   if (rs.kind == ReferenceKind::Jump) rs = jump_spec;
   if (rs.kind == ReferenceKind::Walk) rs = walk_spec;
+  if (rs.kind == ReferenceKind::Move) rs = move_spec;
   ref.finish();
   try {
     // both motions are checked when legs are given, the active one is the servo's reference

@@ -90,6 +90,7 @@ const char* reference_kind_name(ReferenceKind k) {
     case ReferenceKind::Hold: return "hold";
     case ReferenceKind::Jump: return "jump";
     case ReferenceKind::Walk: return "walk";
+    case ReferenceKind::Move: return "move";
   }
   return "?";
 }
@@ -122,6 +123,18 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
   const int n = int(s_.stand.size());
   BIGSTEP_CHECK_ARG(n > 0 && s_.stand.allFinite(), kKey + "stand", n, "needs n_q finite values");
   if (s_.kind == ReferenceKind::Hold) return;
+  if (s_.kind == ReferenceKind::Move) {
+    const std::string mk = kKey + "move.";
+    BIGSTEP_CHECK_ARG(std::isfinite(s_.move_start), mk + "start", s_.move_start, "must be finite");
+    check_positive(s_.move_duration, mk + "duration");
+    BIGSTEP_CHECK_ARG(std::isfinite(s_.move_frequency) && s_.move_frequency >= 0, mk + "frequency",
+                      s_.move_frequency, "must be finite and >= 0");
+    for (auto [v, k] : {std::pair{&s_.move_offset, "offset"}, std::pair{&s_.move_amplitude, "amplitude"}}) {
+      if (v->size() == 0) v->setZero(n);
+      BIGSTEP_CHECK_ARG(v->size() == n && v->allFinite(), mk + k, v->size(), "needs n_q finite values");
+    }
+    return;
+  }
   // keys of the motion's own section: control.reference.jump.* / control.reference.walk.*
   const std::string mk = kKey + reference_kind_name(s_.kind) + ".";
   BIGSTEP_CHECK_ARG(std::isfinite(s_.ramp) && s_.ramp >= 0, mk + "ramp", s_.ramp, "must be finite and >= 0");
@@ -186,6 +199,17 @@ void ReferenceMotion::operator()(double t, VecX& th, VecX& thd) const {
   th = s_.stand;
   thd = VecX::Zero(s_.stand.size());
   if (s_.kind == ReferenceKind::Hold) return;
+  if (s_.kind == ReferenceKind::Move) {
+    // quintic smoothstep s(u) of u = (t - start) / duration, times offset + amplitude sin(w tau)
+    const double T = s_.move_duration, tau = t - s_.move_start, u = std::clamp(tau / T, 0.0, 1.0);
+    const double s = u * u * u * (10 + u * (-15 + 6 * u));
+    const double sd = (u > 0 && u < 1) ? 30 * u * u * (1 - u) * (1 - u) / T : 0;
+    const double w = 2 * M_PI * s_.move_frequency, sn = tau > 0 ? std::sin(w * tau) : 0,
+                 cs = tau > 0 ? w * std::cos(w * tau) : 0;
+    th.noalias() += s * s_.move_offset + (s * sn) * s_.move_amplitude;
+    thd.noalias() += sd * s_.move_offset + (sd * sn + s * cs) * s_.move_amplitude;
+    return;
+  }
   double r, rd;
   ramp_factor(t, s_.ramp, r, rd);
   if (s_.kind == ReferenceKind::Jump) {

@@ -1,6 +1,8 @@
 // Periodic reference joint trajectories for the stable-PD servo (spec nmdp.md §10): hold, jump
 // (all legs in phase: crouch, fast extension, flight, landing) and walk (trot), built from
-// periodic monotone cubic Hermite splines so theta_dot_bar is the spline's analytic derivative.
+// periodic monotone cubic Hermite splines so theta_dot_bar is the spline's analytic derivative;
+// and move, a one-off joint-space motion (the grasping arm's lift and shake, inverse-dynamics-
+// contact.md §9).
 #pragma once
 #include <array>
 #include <string>
@@ -39,7 +41,7 @@ struct LegJoints {
   double sweep_sign = 1;  ///< walk: +1 when increasing the hip angle moves the foot forward
 };
 
-enum class ReferenceKind { Hold, Jump, Walk };
+enum class ReferenceKind { Hold, Jump, Walk, Move };
 const char* reference_kind_name(ReferenceKind k);
 
 /// Everything a reference needs; offsets are [rad] (or [m] for prismatic DOFs), per leg role,
@@ -61,6 +63,14 @@ struct ReferenceSpec {
   double leg_length = 0.4;        ///< [m] hip axis to foot distance (lever of the sweep)
   double duty = 0.5;              ///< stance fraction of the cycle
   std::array<double, kLegRoles> lift{};
+  // move: theta_bar = stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), u = (t -
+  // start) / duration clamped to [0, 1], s the quintic smoothstep 10u^3 - 15u^4 + 6u^5 (zero
+  // velocity and acceleration at both ends): hold, move to stand + offset, hold (plus an optional
+  // sinusoid that fades in over the same interval)
+  double move_start = 0;          ///< [s]
+  double move_duration = 1;       ///< [s] > 0
+  VecX move_offset, move_amplitude;  ///< (n_q) each, or empty = zeros
+  double move_frequency = 0;      ///< [Hz]
 };
 
 /// theta_bar(t), theta_dot_bar(t) of a ReferenceSpec; a value type usable as PdServo::reference.

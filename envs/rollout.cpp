@@ -158,6 +158,17 @@ Metrics compute_metrics(const Scene& sc, const Rollout& r) {
     out.height_max_m = *std::max_element(q.height_m.begin(), q.height_m.end());
   }
   id_metrics(sc, r, out);
+  if (sc.hold_link >= 0) {
+    const int h = sc.hold_link, o = sc.metric_link;
+    Vec3 p0 = Vec3::Zero();
+    for (size_t n = 0; n < r.theta.size(); ++n) {
+      forward_kinematics(m, r.theta[n], k);
+      const Vec3 p = k.R[h].transpose() * (k.t[o] - k.t[h]);  // object origin in the hand frame
+      if (n == 0) p0 = p;
+      out.hold_slip_final_m = (p - p0).norm();
+      out.hold_slip_max_m = std::max(out.hold_slip_max_m, out.hold_slip_final_m);
+    }
+  }
   return out;
 }
 

@@ -50,6 +50,9 @@ struct Metrics {
   // prediction vs the simulator's StepStats::normal_force in the same step: sum |F_pred - F_sim|
   // [N, per step mean] and relative to sum F_sim (ID(t_i) controllers only, else 0)
   double dtau_mean = 0, tau_mean = 0, force_err_n = 0, force_err_rel = 0;
+  // metrics.hold_link (a grasp): displacement of metrics.link's origin in the hold link's frame from
+  // its initial place, largest over the run and at the last step [m]
+  double hold_slip_max_m = 0, hold_slip_final_m = 0;
 };
 
 Metrics compute_metrics(const Scene& sc, const Rollout& r);

@@ -46,6 +46,7 @@ struct Scene {
   double rest_speed = 1e-3;   ///< metrics.rest_speed [m/s]
   double rest_time = 0.1;     ///< metrics.rest_time [s]
   int metric_link = 0;        ///< metrics.link: the link whose x is tracked (sliding); the torso (quadruped)
+  int hold_link = -1;         ///< metrics.hold_link: the frame metric_link should stay fixed in (a grasp), -1 = none
   Vec3 heading = Vec3::UnitX();  ///< metrics.heading: unit horizontal direction of travel (quadruped)
   // batch.* (used when rollouts > 1; see envs/batch.h)
   int rollouts = 1;                 ///< batch.rollouts

@@ -184,6 +184,11 @@ void parse_metrics(Cfg& top, Scene& sc) {
   for (int j = 0; j < sc.model.n_link; ++j)
     if (sc.model.link_name[j] == ml) sc.metric_link = j;
   if (sc.metric_link < 0) met.fail(met.key("link"), ml, "no such link");
+  const std::string hl = met.str("hold_link", "");
+  sc.hold_link = -1;
+  for (int j = 0; j < sc.model.n_link; ++j)
+    if (sc.model.link_name[j] == hl) sc.hold_link = j;
+  if (!hl.empty() && sc.hold_link < 0) met.fail(met.key("hold_link"), hl, "no such link");
   met.finish();
 }
 
@@ -197,9 +202,11 @@ void parse_controller(Cfg& top, Scene& sc) {
   s.ki = c.num("ki");
   s.mu = c.num("mu", sc.ne.mu);
   s.contact_distance = c.num("contact_distance");
-  for (const char* k : {"kp", "kd", "ki", "mu", "contact_distance"}) {
+  s.plan_unactuated = c.flag("plan_unactuated");
+  s.mu_inf = c.num("mu_inf");
+  for (const char* k : {"kp", "kd", "ki", "mu", "contact_distance", "mu_inf"}) {
     const double x = k == std::string("kp") ? s.kp : k == std::string("kd") ? s.kd : k == std::string("ki") ? s.ki
-                   : k == std::string("mu") ? s.mu : s.contact_distance;
+                   : k == std::string("mu") ? s.mu : k == std::string("mu_inf") ? s.mu_inf : s.contact_distance;
     if (!(std::isfinite(x) && x >= 0)) c.fail(c.key(k), x, "must be finite and >= 0");
   }
   if (s.inverse_dynamics() && !sc.pd.active())

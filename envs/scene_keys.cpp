@@ -123,7 +123,8 @@ std::vector<SceneKey> build_table() {
   key("control.pd.kp", "number or list", "(required)", "stiffness: one value for every actuated DOF, or n_q values");
   key("control.pd.kd", "number or list", "(required)", "damping: one value for every actuated DOF, or n_q values");
   key("control.reference", "map", "(hold)", "the servo's targets (needs control.pd); jump and walk are both checked");
-  choice("control.reference.type", {"hold", "jump", "walk"}, "hold", "hold stand, or a periodic jump / trot");
+  choice("control.reference.type", {"hold", "jump", "walk", "move"}, "hold",
+         "hold stand, a periodic jump / trot, or a one-off move");
   key("control.reference.stand", "list", "(initial.theta)", "pose held / moved around, n_q values");
   key("control.reference.legs", "list", "(none)", "legs: DOF names ('<link>.angle' or a one-DOF link) per role");
   for (int r = 0; r < kLegRoles; ++r)
@@ -148,6 +149,14 @@ std::vector<SceneKey> build_table() {
   key("control.reference.walk.leg_length", "number", "0.4", "hip axis to foot [m] (hip sweep asin(stride / (2 leg_length)))");
   key("control.reference.walk.duty", "number", "0.5", "stance fraction of the cycle");
   offsets("control.reference.walk.lift", "mid-swing offsets");
+  key("control.reference.move", "map", "(defaults)",
+      "move: stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), s the quintic smoothstep of "
+      "u = (t - start) / duration in [0, 1]");
+  key("control.reference.move.start", "number", "0", "[s]");
+  key("control.reference.move.duration", "number", "1", "[s], > 0");
+  key("control.reference.move.offset", "list", "(zeros)", "n_q values: the pose after the move is stand + offset");
+  key("control.reference.move.amplitude", "list", "(zeros)", "n_q values: sinusoid amplitudes (faded in with s)");
+  key("control.reference.move.frequency", "number", "0", "sinusoid frequency [Hz], >= 0");
   // ---- integrator (solvers/registry.cpp lists the types) ----
   key("integrator", "map", "(defaults)", "time integrator");
   choice("integrator.type", solvers, "pbfd", "the method (solvers/registry.cpp)");
@@ -221,6 +230,8 @@ std::vector<SceneKey> build_table() {
   key("metrics", "map", "(defaults)", "what summary.json reports");
   choice("metrics.type", {"com", "sliding", "quadruped"}, "com", "com_final_m | sliding_distance_m | torso metrics");
   key("metrics.link", "string", "(first link)", "tracked link (quadruped: the torso)");
+  key("metrics.hold_link", "string", "(none)",
+      "a link (a hand) in whose frame metrics.link (a held object) should stay: summary.json hold_slip_max_m / _final_m");
   key("metrics.heading", "[x, y, z]", "[1, 0, 0]", "quadruped: horizontal direction of travel [x, y, 0]");
   key("metrics.stop_at_rest", "bool", "false", "stop when the link's x speed stays below rest_speed for rest_time");
   key("metrics.rest_speed", "number", "1e-3", "[m/s], > 0");
@@ -258,6 +269,11 @@ std::vector<SceneKey> build_table() {
   key("controller.mu", "number", "(contact.mu)", "id_lcp_mu, id_qp_mu: the friction coefficient the controller assumes, >= 0");
   key("controller.contact_distance", "number", "0.001",
       "id_*: a contact pair within this distance is in the ID problem [m], >= 0 (model C can push on any pair it holds)");
+  key("controller.plan_unactuated", "bool", "false",
+      "id_*: the unactuated DOFs (a held object) get control.reference's planned velocity as the contacts' target "
+      "(models A and B then solve as model C); false: they move freely (spec §3)");
+  key("controller.mu_inf", "number", "0",
+      "id_lcp_inf, id_qp_inf: the friction coefficient standing for mu = inf in their cone, >= 0 (0 = 1000)");
   return t;
 }
 

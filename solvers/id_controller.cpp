@@ -29,6 +29,7 @@ IdControllerState::IdControllerState(const Model& m, const IdControllerSpec&)
                   &g1, &g2})
     x->setZero(n);
   qdot_des.setZero(ws.nq());
+  vb_des.setZero(ws.nb());
   M_prev.setZero(n, n);
 }
 
@@ -47,6 +48,14 @@ void id_control(const Model& m, const IdControllerSpec& s,
   }
   // problem terms at (theta, v)
   st.terms.update(m, theta, st.v, dt, mu, s.contact_distance, nullptr, geom_mu);
+  if (s.plan_unactuated) {
+    // A held object cannot leave (or let in) fingers on opposite sides at once: the -phi/dt push-out
+    // of the simulator's round-off penetration (~1e-12 m) and the PID's round-off closing of the
+    // fingers (~1e-9 m/s) made nearly every grasp step infeasible (I14) and repaired. Every contact
+    // gets kGraspSlop of room: approach up to kGraspSlop/dt, deeper penetration pushed out less it.
+    constexpr double kGraspSlop = 1e-7;  // [m]
+    for (int i = 0; i < st.terms.n; ++i) st.terms.phi[i] += kGraspSlop;
+  }
   // PID on the planned motion: qdd_des = qdd_ref + kp e + kd e_dot + ki int e
   reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
   reference(t, st.theta_bar, st.theta_dot_bar);
@@ -57,6 +66,12 @@ void id_control(const Model& m, const IdControllerSpec& s,
   for (size_t j = 0; j < act.size(); ++j) st.qdot_des[Eigen::Index(j)] = st.v[act[j]] + dt * st.qdd[act[j]];
   IdProblem p = st.terms.problem(st.qdot_des, dt);
   p.friction_needs_load = true;  // mu = inf as the cone's limit (the paper's rows made the robot fall)
+  p.mu_inf = s.mu_inf;
+  if (s.plan_unactuated) {  // the held object's planned velocity, by the same PID
+    const std::vector<int>& una = st.ws.unactuated();
+    for (size_t j = 0; j < una.size(); ++j) st.vb_des[Eigen::Index(j)] = st.v[una[j]] + dt * st.qdd[una[j]];
+    p.vb_des = std::span<const double>(st.vb_des.data(), una.size());
+  }
   switch (s.type) {
     case ControllerType::IdLcpInf: id_solve(IdKind::LcpInf, p, st.ws, st.res); break;
     case ControllerType::IdLcpMu: id_solve(IdKind::LcpMu, p, st.ws, st.res); break;

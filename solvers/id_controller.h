@@ -32,6 +32,11 @@ struct IdControllerSpec {
   double ki = 0;               ///< integral gain [1/s^3]
   double mu = 0.7;             ///< friction coefficient the ID model assumes (models B, C with mu)
   double contact_distance = 0.001;  ///< a pair within this distance is a contact [m] (NE-LCP's active_distance)
+  /// The unactuated DOFs' planned velocity (the PID on their reference entries, same gains) is the
+  /// ID's IdProblem::vb_des: a held object follows its plan (the grasping arm). false: the spec's
+  /// free unactuated block.
+  bool plan_unactuated = false;
+  double mu_inf = 0;  ///< IdProblem::mu_inf (0 = kIdQpMuInf): mu = inf of id_qp_inf / id_lcp_inf's cone
   bool inverse_dynamics() const { return type != ControllerType::Pd; }
 };
 
@@ -47,6 +52,7 @@ struct IdControllerState {
   MatX M_prev;                      ///< M of the previous control step
   VecX kappa_prev, tau_prev;        ///< its kappa and P^T tau (n_q)
   VecX g1, g2;                      ///< simulator contact impulse of steps i-1 and i-2 (n_q)
+  VecX vb_des;                      ///< (nb) planned unactuated velocity (spec.plan_unactuated)
   int calls = 0;
   double force_pred = 0;            ///< predicted total normal force of the last call [N]
   uint32_t status = 0;              ///< IdResult status of the last call

@@ -92,6 +92,7 @@ IdWorkspace::IdWorkspace(int m, std::span<const int> actuated, int n_max)
   a.setZero(nb);
   ev.setZero(nb);
   uy.setZero(nb);
+  yd.setZero(nb);
   Wn.setZero(rmax, rmax);
   Kt.setZero(nq_, rmax);
   hv.setZero(rmax);
@@ -126,6 +127,11 @@ bool IdWorkspace::check(const IdProblem& p) const {
   BIGSTEP_CHECK_ARG(p.ids.empty() || int(p.ids.size()) == nc, "inverse_dynamics.ids (size)", p.ids.size(),
                     "expected n or empty");
   BIGSTEP_CHECK_ARG(p.dt > 0 && std::isfinite(p.dt), "inverse_dynamics.dt", p.dt, "expected > 0");
+  BIGSTEP_CHECK_ARG(p.vb_des.empty() || int(p.vb_des.size()) == nb_, "inverse_dynamics.vb_des (size)",
+                    p.vb_des.size(), "expected nb or empty");
+  BIGSTEP_CHECK_ARG(p.mu_inf >= 0, "inverse_dynamics.mu_inf", p.mu_inf, "expected >= 0 (0 = kIdQpMuInf)");
+  for (double x : p.vb_des)
+    if (!std::isfinite(x)) return false;
   for (int i = 0; i < nc; ++i)
     BIGSTEP_CHECK_ARG(p.mu[i] >= 0, "inverse_dynamics.mu", p.mu[i], "expected >= 0 (inf allowed)");
   return p.M.allFinite() && p.kappa.allFinite() && p.qdot_des.allFinite() && p.N.allFinite() && p.S.allFinite() &&
@@ -246,7 +252,11 @@ bool IdWorkspace::repair(const IdProblem& p, bool pyramid, bool bounded, IdResul
     }
     return G.col(cr).head(nb).dot(yk.head(nb));
   };
-  const int n_ineq = n + ((pyramid && bounded) ? n : 0);
+  // a planned unactuated velocity with friction tied to load: QP,inf's cone at mu_inf here too (else
+  // the repair carries the object on friction without squeeze, which no simulator delivers)
+  const bool cone = pyramid && (bounded || (!p.vb_des.empty() && p.friction_needs_load));
+  const double mu_unb = p.mu_inf > 0 ? p.mu_inf : kIdQpMuInf;
+  const int n_ineq = n + (cone ? n : 0);
   auto A = Aq.topLeftCorner(n_ineq, nx);
   auto b = bq.head(n_ineq);
   A.setZero();
@@ -266,9 +276,24 @@ bool IdWorkspace::repair(const IdProblem& p, bool pyramid, bool bounded, IdResul
       c += rho * off * arow;
     }
   }
-  if (pyramid && bounded) {
+  if (!p.vb_des.empty()) {
+    // the planned unactuated velocity (IdProblem::vb_des) as in Stage I: + 1/2 |y - L^T vb_des|^2,
+    // y = yk - B u + G z. Without it a penetrating grasp (phi < 0 on opposite fingers: no object
+    // velocity leaves both, I14) is repaired with the least impulse and the object drops.
+    auto arow = xrow.head(nx);
+    for (int i = 0; i < nb; ++i) {
+      arow.setZero();
+      for (int j = 0; j < nq; ++j) arow[j] = -B(i, j);
+      for (int k = 0; k < nz; ++k) arow[nq + k] = G(i, k);
+      double off = yk[i];
+      for (int j = i; j < nb; ++j) off -= L(j, i) * p.vb_des[size_t(j)];
+      Hh.noalias() += arow * arow.transpose();
+      c += off * arow;
+    }
+  }
+  if (cone) {
     for (int i = 0; i < n; ++i) {
-      const double mu = p.mu[i];
+      const double mu = bounded ? p.mu[i] : mu_unb;
       if (!std::isfinite(mu)) continue;  // row 0 <= 0 (no bound)
       A(n + i, nq + i) = -mu;
       for (int d = 1; d <= 4; ++d) A(n + i, nq + d * n + i) = 1;
@@ -357,6 +382,19 @@ void id_given_impulse(const IdProblem& p, Eigen::Ref<const VecX> gi, IdWorkspace
 }
 
 void id_solve(IdKind kind, const IdProblem& p, IdWorkspace& ws, IdResult& r) {
+  // A planned unactuated velocity (IdProblem::vb_des) prescribes all of v+. Then, for a plan whose
+  // contacts stick and touch (N v+ + phi/dt = 0, S v+ = T v+ = 0: the object follows the fingers),
+  // every complementarity condition of models A and B holds for any impulse of the model's friction
+  // set (f_N >= 0 with w_N = 0; lambda = 0, w_F = 0, the pyramid), and what is left is the object's
+  // momentum balance J_{c,b}^T z = M_b v_d - kappa_b [derived]: model C's Stage I with the target,
+  // at mu (B) or at mu = inf as the cone's limit (A, with friction_needs_load); Stage II then picks
+  // the minimum-norm torques among the impulses that balance it (the grasp's squeeze). The
+  // pivoting / Lemke solvers would instead return the zero internal force and drop the object.
+  if (!p.vb_des.empty() && (kind == IdKind::LcpInf || kind == IdKind::LcpMu)) {
+    id_convex(p, ws, r, kind == IdKind::LcpMu);
+    r.status |= ID_PLANNED_UNACTUATED;
+    return;
+  }
   switch (kind) {
     case IdKind::LcpInf: id_no_slip(p, ws, r); return;
     case IdKind::LcpMu: id_coulomb(p, ws, r); return;

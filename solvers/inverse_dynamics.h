@@ -41,6 +41,7 @@ enum : uint32_t {
   ID_SLIP = 1u << 3,            ///< A: a contact row is violated after the solve (§4.3 check)
   ID_FAILED = 1u << 4,          ///< no solution, not even the repair: tau = contact-free torques
   ID_NONFINITE = 1u << 5,       ///< non-finite input: tau = 0
+  ID_PLANNED_UNACTUATED = 1u << 6,  ///< A, B with IdProblem::vb_des: solved as model C (see id_solve)
 };
 
 /// One problem (§2, §3). Rows of N, S, T are the generalized wrenches of the unit normal and two
@@ -61,6 +62,18 @@ struct IdProblem {
   /// id_lcp_inf / id_qp_inf fall on the trot, see inverse_dynamics_nslip.cpp); the §10 oracles
   /// test the paper's models (false).
   bool friction_needs_load = false;
+  /// Planned velocity of the unactuated coordinates at t0 + dt (nb values in
+  /// IdWorkspace::unactuated() order), or empty: the spec's free unactuated block (§3). Given (a
+  /// held object's plan: the box follows the hand), model C's Stage I minimizes the kinetic energy
+  /// relative to the planned motion, 1/2 (v+ - v_d)^T M (v+ - v_d) with v_d = [qdot_des; vb_des],
+  /// instead of 1/2 v+^T M v+: the contact impulses bring the object to its plan as far as the
+  /// friction cone allows (linear term G^T (y0 - L^T vb_des) instead of G^T yk) [ours]. Without it
+  /// a grasp's squeeze is an internal force no model asks for and the object drops (see
+  /// configs/id_arm_grasp.yaml). Models A and B then solve as model C (id_solve).
+  std::span<const double> vb_des = {};
+  /// The friction coefficient that stands for mu = inf in QP,inf's pyramid rows with
+  /// friction_needs_load (and in model A's with vb_des); 0 = kIdQpMuInf (inverse_dynamics_convex.h).
+  double mu_inf = 0;
 };
 
 /// Per-rollout result and carry. Impulses are N s; forces = impulses / dt.
@@ -152,6 +165,7 @@ class IdWorkspace {
   std::vector<uint8_t> flag;
   VecX zs, gam, a;        ///< (nb) each, scratch of the pivoting
   VecX ev, uy;            ///< (nb) each: R^-T e and U^T y0 of model A
+  VecX yd;                ///< (nb) L^T vb_des (model C with a planned unactuated velocity)
   // model C: nullspace basis of G (Stage II)
   MatX Wn;                ///< (5 n_max x 5 n_max) columns [r, rows): orthonormal basis of null(G)
   MatX Kt;                ///< (nq x 5 n_max)

@@ -1,6 +1,8 @@
 // Model C: two-stage convex inverse dynamics (spec inverse-dynamics-contact.md §6.1, §6.2).
 // Stage I (reduced form, §6.1 [derived]), z = [f_N; f_F] >= 0 (5n):
 //   minimize 1/2 z^T G^T G z + (G^T yk)^T z                (= 1/2 v+^T M v+ + const; c_C = J_c 𝒫 kappa)
+//   (with a planned unactuated velocity IdProblem::vb_des: G^T (y0 - L^T vb_des) instead of G^T yk,
+//    = 1/2 (v+ - v_d)^T M (v+ - v_d) + const [ours])
 //   s.t.     -(G_N^T G) z <= N v* + phi/dt                  (non-penetration, no complementarity)
 //            -mu_i f_N,i + sum_d f_F,(d,i) <= 0             (pyramid, finite mu_i; QP,inf: none, or mu = kIdQpMuInf)
 // Stage II (§6.2): W = orthonormal basis of null(G) (= null(Q_C)); along W v+ and the Stage I
@@ -86,7 +88,8 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   // ---- Stage I ----
   auto Gc = ws.G.leftCols(nz);
   // QP,inf: no pyramid rows (the paper), or rows at mu = kIdQpMuInf with p.friction_needs_load
-  const double mu_unbounded = p.friction_needs_load ? kIdQpMuInf : std::numeric_limits<double>::infinity();
+  const double mu_unbounded = p.friction_needs_load ? (p.mu_inf > 0 ? p.mu_inf : kIdQpMuInf)
+                                                   : std::numeric_limits<double>::infinity();
   auto mu_of = [&](int i) { return bounded ? p.mu[i] : mu_unbounded; };
   int n_pyr = 0;
   for (int i = 0; i < n; ++i) n_pyr += std::isfinite(mu_of(i)) ? 1 : 0;
@@ -94,7 +97,18 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   {
     auto Hh = ws.Hq.topLeftCorner(nz, nz);
     Hh.noalias() = Gc.transpose() * Gc;
-    ws.cq.head(nz).noalias() = Gc.transpose() * ws.yk;
+    if (p.vb_des.empty()) {
+      ws.cq.head(nz).noalias() = Gc.transpose() * ws.yk;
+    } else {
+      // target of the planned unactuated velocity (IdProblem::vb_des): G^T (y0 - L^T vb_des)
+      const int nb = ws.nb();
+      for (int i = 0; i < nb; ++i) {
+        double s = 0;
+        for (int j = i; j < nb; ++j) s += ws.L(j, i) * p.vb_des[size_t(j)];
+        ws.yd[i] = ws.y0[i] - s;
+      }
+      ws.cq.head(nz).noalias() = Gc.transpose() * ws.yd;
+    }
     auto A = ws.Aq.topLeftCorner(ni, nz);
     A.topRows(n).noalias() = ws.G.leftCols(n).transpose() * Gc;
     A.topRows(n) *= -1;  // (no temporary: a negated product would allocate one)

@@ -62,7 +62,8 @@ const char* kMotor = "model.actuators=[{joint: b}]";
 // Where each defaulted key lands in the Scene, read back by hand (independent of the parser).
 std::map<std::string, Probe> probes() {
   auto d = [](double x) { return Value(x); };
-  const std::vector<std::string> jump{"control.reference.type=jump"}, walk{"control.reference.type=walk"};
+  const std::vector<std::string> jump{"control.reference.type=jump"}, walk{"control.reference.type=walk"},
+      move{"control.reference.type=move"};
   std::map<std::string, Probe> p = {
       {"description", {{}, [](const Scene&) { return Value(std::string()); }}},  // free text, not stored
       {"model.gravity", {{}, [](const Scene& s) { return Value(s.model.gravity); }}},
@@ -202,6 +203,11 @@ std::map<std::string, Probe> probes() {
       {"controller.kd", {{}, [](const Scene& s) { return Value(s.controller.kd); }}},
       {"controller.ki", {{}, [](const Scene& s) { return Value(s.controller.ki); }}},
       {"controller.contact_distance", {{}, [](const Scene& s) { return Value(s.controller.contact_distance); }}},
+      {"controller.plan_unactuated", {{}, [d](const Scene& s) { return d(s.controller.plan_unactuated); }}},
+      {"controller.mu_inf", {{}, [](const Scene& s) { return Value(s.controller.mu_inf); }}},
+      {"control.reference.move.start", {move, [](const Scene& s) { return Value(s.reference.move_start); }}},
+      {"control.reference.move.duration", {move, [](const Scene& s) { return Value(s.reference.move_duration); }}},
+      {"control.reference.move.frequency", {move, [](const Scene& s) { return Value(s.reference.move_frequency); }}},
   };
   // keyframe offsets {abduction, hip, knee, ankle}: all 0
   const std::vector<std::pair<std::string, std::vector<std::string>>> frames = {
