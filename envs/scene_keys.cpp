@@ -254,6 +254,10 @@ std::vector<SceneKey> build_table() {
   key("controller.mu", "number", "(contact.mu)", "id_lcp_mu, id_qp_mu: the friction coefficient the controller assumes, >= 0");
   key("controller.contact_distance", "number", "0.001",
       "id_*: a contact pair within this distance is in the ID problem [m], >= 0 (model C can push on any pair it holds)");
+  key("controller.base_kp", "number", "0",
+      "id_*: operational-space PD on the floating base's height and Euler angles toward the plan, through the "
+      "stance legs (solvers/id_base_feedback.h) [1/s^2], >= 0; base_kp = base_kd = 0: off");
+  key("controller.base_kd", "number", "0", "id_*: its derivative gain [1/s], >= 0");
   return t;
 }
 

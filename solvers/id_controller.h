@@ -13,6 +13,7 @@
 #include <functional>
 #include <string>
 
+#include "solvers/id_base_feedback.h"
 #include "solvers/inverse_dynamics.h"
 
 namespace bigstep {
@@ -32,6 +33,8 @@ struct IdControllerSpec {
   double ki = 0;               ///< integral gain [1/s^3]
   double mu = 0.7;             ///< friction coefficient the ID model assumes (models B, C with mu)
   double contact_distance = 0.001;  ///< a pair within this distance is a contact [m] (NE-LCP's active_distance)
+  double base_kp = 0;          ///< operational-space PD on the floating base (id_base_feedback.h) [1/s^2]; 0 and
+  double base_kd = 0;          ///< base_kd = 0 [1/s]: off (the joint PID alone)
   bool inverse_dynamics() const { return type != ControllerType::Pd; }
 };
 
@@ -47,6 +50,8 @@ struct IdControllerState {
   MatX M_prev;                      ///< M of the previous control step
   VecX kappa_prev, tau_prev;        ///< its kappa and P^T tau (n_q)
   VecX g1, g2;                      ///< simulator contact impulse of steps i-1 and i-2 (n_q)
+  VecX qdd_bar;                     ///< planned acceleration (n_q)
+  IdBaseFeedback base_fb;           ///< controller.base_kp / base_kd and their buffers
   int calls = 0;
   double force_pred = 0;            ///< predicted total normal force of the last call [N]
   uint32_t status = 0;              ///< IdResult status of the last call

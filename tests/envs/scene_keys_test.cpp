@@ -199,6 +199,8 @@ std::map<std::string, Probe> probes() {
       {"controller.kd", {{}, [](const Scene& s) { return Value(s.controller.kd); }}},
       {"controller.ki", {{}, [](const Scene& s) { return Value(s.controller.ki); }}},
       {"controller.contact_distance", {{}, [](const Scene& s) { return Value(s.controller.contact_distance); }}},
+      {"controller.base_kp", {{}, [](const Scene& s) { return Value(s.controller.base_kp); }}},
+      {"controller.base_kd", {{}, [](const Scene& s) { return Value(s.controller.base_kd); }}},
   };
   // keyframe offsets {abduction, hip, knee, ankle}: all 0
   const std::vector<std::pair<std::string, std::vector<std::string>>> frames = {
