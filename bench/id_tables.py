@@ -16,9 +16,11 @@ and |velocity error| [rad/s] against the plan (Table 3), E|dtau| [N m/s] and E|t
 prediction vs the simulator's force in the same step (Table 5; ID(t_i) controllers only), and
 whether the robot fell (torso tilt > 1 rad or torso height outside [0.1, 0.6] m, or aborted).
 
-Writes bench/results/id_tables.csv (+ .meta.json) and id_tables.png.
+Writes bench/results/id_tables.csv (+ .meta.json) and id_tables.png; with --tag T,
+id_tables_T.* (e.g. the base feedback of solvers/id_base_feedback.h on every run:
+--set controller.base_kp=100 --set controller.base_kd=20 --tag basefb).
 
-    python3 bench/id_tables.py [--duration 3] [--workers 2]
+    python3 bench/id_tables.py [--duration 3] [--workers 2] [--set key=value]... [--tag T]
 
 --arm: the grasping arm instead (configs/id_arm_grasp.yaml: four sphere fingertips hold a free
 1.44 kg box, hold 0.2 s, lift 3 cm in 0.5 s, hold; 1 s) on mu = 100 ("inf") and mu = 1, every
@@ -61,15 +63,19 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", type=Path, default=common.REPO / "bench" / "results")
     ap.add_argument("--arm", action="store_true", help="the grasping-arm rows (id_arm.*) instead")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override on every run")
+    ap.add_argument("--tag", default="", help="output stem suffix: id_tables_TAG.*")
     args = ap.parse_args()
     if args.arm:
         return arm(args)
+    extra = dict(kv.split("=", 1) for kv in args.set)
+    stem = "id_tables" + (f"_{args.tag}" if args.tag else "")
     t0 = time.perf_counter()
     info = common.machine_info()
     jobs = []
     for terrain, mu, seed in terrains():
         for c in CONTROLLERS:
-            ov = {"controller.type": c, "integrator.duration": args.duration}
+            ov = {"controller.type": c, "integrator.duration": args.duration, **extra}
             if mu is None:
                 ov.update({"batch.contact_mu_min": 0.1, "batch.contact_mu_max": 1.5, "batch.seed": seed})
             else:
@@ -96,11 +102,12 @@ def main() -> None:
     meta = {"command": common.command_line(), **info, "loadavg_after_1_5_15": list(os.getloadavg()),
             "script_wall_s": round(time.perf_counter() - t0, 1), "duration_s": args.duration,
             "scene": "configs/id_quadruped_trot.yaml (ne_lcp, dt 1 ms, walk reference, duty 0.75)",
-            "fell_rule": "rc not in {0, 1}, aborted, tilt_max > 1 rad or torso height outside [0.1, 0.6] m"}
-    csv_path = common.write_csv(args.out / "id_tables.csv", rows, FIELDS, meta)
+            "fell_rule": "rc not in {0, 1}, aborted, tilt_max > 1 rad or torso height outside [0.1, 0.6] m",
+            "extra_overrides": extra}
+    csv_path = common.write_csv(args.out / f"{stem}.csv", rows, FIELDS, meta)
     common.print_table(rows, ["terrain", "mu", "controller", "fell", "track_pos_rad", "track_vel_rad_s",
                               "dtau_mean", "tau_mean", "force_err_rel", "distance_final_m"])
-    plot(rows, args.out / "id_tables.png", meta)
+    plot(rows, args.out / f"{stem}.png", meta)
     print(f"wrote {csv_path}", file=sys.stderr)
 
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 #include "envs/control_yaml.h"
@@ -204,11 +205,13 @@ void parse_controller(Cfg& top, Scene& sc) {
   s.contact_distance = c.num("contact_distance");
   s.plan_unactuated = c.flag("plan_unactuated");
   s.mu_inf = c.num("mu_inf");
-  for (const char* k : {"kp", "kd", "ki", "mu", "contact_distance", "mu_inf"}) {
-    const double x = k == std::string("kp") ? s.kp : k == std::string("kd") ? s.kd : k == std::string("ki") ? s.ki
-                   : k == std::string("mu") ? s.mu : k == std::string("mu_inf") ? s.mu_inf : s.contact_distance;
+  s.base_kp = c.num("base_kp");
+  s.base_kd = c.num("base_kd");
+  const std::pair<const char*, double> vals[] = {{"kp", s.kp}, {"kd", s.kd}, {"ki", s.ki}, {"mu", s.mu},
+                                                 {"contact_distance", s.contact_distance}, {"mu_inf", s.mu_inf},
+                                                 {"base_kp", s.base_kp}, {"base_kd", s.base_kd}};
+  for (const auto& [k, x] : vals)
     if (!(std::isfinite(x) && x >= 0)) c.fail(c.key(k), x, "must be finite and >= 0");
-  }
   if (s.inverse_dynamics() && !sc.pd.active())
     c.fail(c.key("type"), controller_type_name(s.type), "needs control.pd and control.reference (the planned motion)");
   c.finish();

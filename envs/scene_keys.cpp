@@ -274,6 +274,10 @@ std::vector<SceneKey> build_table() {
       "(models A and B then solve as model C); false: they move freely (spec §3)");
   key("controller.mu_inf", "number", "0",
       "id_lcp_inf, id_qp_inf: the friction coefficient standing for mu = inf in their cone, >= 0 (0 = 1000)");
+  key("controller.base_kp", "number", "0",
+      "id_*: operational-space PD on the floating base's height and Euler angles toward the plan, through the "
+      "stance legs (solvers/id_base_feedback.h) [1/s^2], >= 0; base_kp = base_kd = 0: off");
+  key("controller.base_kd", "number", "0", "id_*: its derivative gain [1/s], >= 0");
   return t;
 }
 

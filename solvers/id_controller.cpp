@@ -21,12 +21,12 @@ ControllerType controller_type_from_name(const std::string& s) {
   return ControllerType::Pd;
 }
 
-IdControllerState::IdControllerState(const Model& m, const IdControllerSpec&)
-    : terms(m), ws(m.n_q, id_actuated_dofs(m), m.max_contacts) {
+IdControllerState::IdControllerState(const Model& m, const IdControllerSpec& s)
+    : terms(m), ws(m.n_q, id_actuated_dofs(m), m.max_contacts), base_fb(m, s.base_kp, s.base_kd) {
   ws.init_result(res);
   const int n = m.n_q;
   for (VecX* x : {&theta_bar, &theta_dot_bar, &theta_dot_bar_next, &e_int, &qdd, &v, &tau_full, &kappa_prev, &tau_prev,
-                  &g1, &g2})
+                  &g1, &g2, &qdd_bar})
     x->setZero(n);
   qdot_des.setZero(ws.nq());
   vb_des.setZero(ws.nb());
@@ -59,9 +59,12 @@ void id_control(const Model& m, const IdControllerSpec& s,
   // PID on the planned motion: qdd_des = qdd_ref + kp e + kd e_dot + ki int e
   reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
   reference(t, st.theta_bar, st.theta_dot_bar);
-  st.qdd = (st.theta_dot_bar_next - st.theta_dot_bar) / dt;
+  st.qdd_bar = (st.theta_dot_bar_next - st.theta_dot_bar) / dt;
   st.e_int += dt * (st.theta_bar - theta);
+  st.qdd = st.qdd_bar;
   st.qdd += s.kp * (st.theta_bar - theta) + s.kd * (st.theta_dot_bar - st.v) + s.ki * st.e_int;
+  // operational-space PD on the floating base through the stance legs (controller.base_kp / base_kd)
+  id_base_feedback(st.terms, theta, st.v, st.theta_bar, st.theta_dot_bar, st.qdd_bar, st.base_fb, st.qdd);
   const std::vector<int>& act = st.ws.actuated();
   for (size_t j = 0; j < act.size(); ++j) st.qdot_des[Eigen::Index(j)] = st.v[act[j]] + dt * st.qdd[act[j]];
   IdProblem p = st.terms.problem(st.qdot_des, dt);

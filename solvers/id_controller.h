@@ -13,6 +13,7 @@
 #include <functional>
 #include <string>
 
+#include "solvers/id_base_feedback.h"
 #include "solvers/inverse_dynamics.h"
 
 namespace bigstep {
@@ -37,6 +38,8 @@ struct IdControllerSpec {
   /// free unactuated block.
   bool plan_unactuated = false;
   double mu_inf = 0;  ///< IdProblem::mu_inf (0 = kIdQpMuInf): mu = inf of id_qp_inf / id_lcp_inf's cone
+  double base_kp = 0;          ///< operational-space PD on the floating base (id_base_feedback.h) [1/s^2]; 0 and
+  double base_kd = 0;          ///< base_kd = 0 [1/s]: off (the joint PID alone)
   bool inverse_dynamics() const { return type != ControllerType::Pd; }
 };
 
@@ -53,6 +56,8 @@ struct IdControllerState {
   VecX kappa_prev, tau_prev;        ///< its kappa and P^T tau (n_q)
   VecX g1, g2;                      ///< simulator contact impulse of steps i-1 and i-2 (n_q)
   VecX vb_des;                      ///< (nb) planned unactuated velocity (spec.plan_unactuated)
+  VecX qdd_bar;                     ///< planned acceleration (n_q)
+  IdBaseFeedback base_fb;           ///< controller.base_kp / base_kd and their buffers
   int calls = 0;
   double force_pred = 0;            ///< predicted total normal force of the last call [N]
   uint32_t status = 0;              ///< IdResult status of the last call

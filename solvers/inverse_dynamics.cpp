@@ -98,6 +98,7 @@ IdWorkspace::IdWorkspace(int m, std::span<const int> actuated, int n_max)
   hv.setZero(rmax);
   perm.reserve(size_t(nb));
   QR.setZero(rmax, nb);
+  bvar.assign(size_t(rmax), 0);
   xrow.setZero(nx);
 }
 

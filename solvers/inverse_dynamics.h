@@ -172,6 +172,8 @@ class IdWorkspace {
   VecX hv;                ///< (5 n_max) Householder scratch
   std::vector<int> perm;
   MatX QR;                ///< (5 n_max x nb) Householder QR of G^T
+  // model B: minimum-torque selection among the LCP's solutions (inverse_dynamics_coulomb.cpp)
+  std::vector<int> bvar;  ///< (5 n_max) z entry of each free variable (a sliding contact: its f_N)
 };
 
 /// Actuated coordinates of a model for inverse dynamics: every DOF except those of floating and

@@ -18,9 +18,13 @@
 namespace bigstep {
 
 int id_nullspace(IdWorkspace& ws) {
-  const int rows = ws.rows, nb = ws.nb();
+  ws.QR.topLeftCorner(ws.rows, ws.nb()) = ws.G.leftCols(ws.rows).transpose();
+  return id_nullspace_of(ws, ws.rows);
+}
+
+int id_nullspace_of(IdWorkspace& ws, int rows) {
+  const int nb = ws.nb();
   auto A = ws.QR.topLeftCorner(rows, nb);
-  A = ws.G.leftCols(rows).transpose();
   double norm0 = 0;
   for (int j = 0; j < nb; ++j) norm0 = std::max(norm0, A.col(j).norm());
   // Householder QR with column pivoting; reflector k stored in A(k:, k) (unit vector)

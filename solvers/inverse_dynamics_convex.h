@@ -26,5 +26,8 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
 /// Orthonormal basis of null(G) (G = ws.G, nb x rows) into ws.Wn.leftCols(d): Householder QR with
 /// column pivoting of G^T, rank by a relative threshold 1e-9 (§6.2). Returns d = rows - rank.
 int id_nullspace(IdWorkspace& ws);
+/// The same for the matrix whose transpose (rows x nb) the caller put in ws.QR.topLeftCorner(rows, nb)
+/// (overwritten); the basis goes to ws.Wn.topLeftCorner(rows, d).
+int id_nullspace_of(IdWorkspace& ws, int rows);
 
 }  // namespace bigstep

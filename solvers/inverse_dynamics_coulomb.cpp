@@ -5,11 +5,122 @@
 //        [ mu     -E^T    0 ]          [ 0             ]
 // with J_c 𝒫 J_c^T = G^T G and J_c v* = jv from the block elimination (inverse_dynamics.h).
 // v+ and tau follow from §3 with g = J_c^T [f_N; f_F].
+//
+// Departs from §5.3 ("no chatter mitigation"): the LCP's solution is then moved to the one of least
+// |tau| among those with the same v+ and the same complementarity pattern (coulomb_min_torque), with
+// slips below the LCP's own tolerance counted as sticks (kIdSlipTol). Why (issue 16, id_lcp_mu at
+// mu = 100): with several feet down the Coulomb LCP is indeterminate and Lemke returns a vertex.
+// Standing still at mu = 100 the vertices loaded the feet with internal friction of up to mu f_N
+// (18.7 N s = 18.7 kN against f_N = 0.35 N s, |tau| 1.3e4 instead of 132) that flipped from step
+// to step, decided by "slips" of 1e-7 m/s; the choice removes it (tests/solvers/inverse_dynamics_test
+// .cpp). Lemke's solutions all passed its complementarity check (1e-6) and the simulator reproduced
+// the predicted normal force to 1e-5 until a step where it chose another solution: conditioning,
+// ray termination and the pivoting's tolerances were not the cause. On the trot the fall at mu = 100
+// has a second cause this does not remove: the joint-space plan is not compatible with every
+// stance foot sticking, so feet must really slide (mm/s) and pull with mu f_N (bench/README.md).
 #include "solvers/inverse_dynamics_coulomb.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "solvers/inverse_dynamics_convex.h"
+
 namespace bigstep {
+
+namespace {
+
+// The Stage II of §6.2 applied to model B's solution z0 = [f_N; f_F; lambda] (w0 = Q_B z0 + r_B):
+// snap lambda_i <= tol to 0 (stick), keep every f entry whose w > tol at 0, and move the others
+// along null(G), which keeps v+ (so w) and with it complementarity (to tol): a sticking contact
+// (lambda_i = 0) varies its five
+// impulses inside the pyramid, a sliding one (lambda_i > 0) keeps its friction on the cone,
+// mu_i f_N,i shared over its edges as now, and varies f_N,i >= 0 only. With T the map from these
+// variables u to z and W an orthonormal basis of null(G T):
+//   minimize 1/2 |tau0 - K w|^2 + eps/2 |z0 + T W w|^2,  K = J_{c,q}^T T W / dt  (as Stage II, I8)
+//   s.t.     z0 + T W w >= 0 on the variables, pyramid rows of the sticking contacts
+// w = 0 is feasible; on a QP failure z0 stands.
+void coulomb_min_torque(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
+  const int n = ws.n, nr = 5 * n, nz = 6 * n, nq = ws.nq();
+  auto z = ws.z.head(nz);
+  const auto w0 = ws.w.head(nz);
+  // velocities (w, lambda: m/s) below the LCP's acceptance tolerance (1e-6 relative, lcp_lemke.h)
+  // cannot be told from 0: such a slip is a stick, and its friction is free inside the pyramid
+  const double tol = kIdSlipTol * (1 + ws.r.head(nz).cwiseAbs().maxCoeff());
+  auto mu_of = [&](int i) { return std::isfinite(p.mu[i]) ? p.mu[i] : kIdCoulombMuInf; };
+  auto sliding = [&](int i) { return z[nr + i] > tol; };
+  // w of an f entry with lambda_i snapped to 0 for a sticking contact: F_d v+ (or N v+ + phi/dt)
+  auto w_stick = [&](int k) { return k < n || sliding(k % n) ? w0[k] : w0[k] - z[nr + k % n]; };
+  // variables and the rows of (G T)^T into ws.QR
+  int nv = 0;
+  for (int k = 0; k < nr; ++k) {
+    const int i = k % n;
+    if (w_stick(k) > tol) continue;  // f_k = 0 stays (complementarity)
+    if (sliding(i)) {
+      if (k != i || !(z[i] > tol)) continue;  // a sliding contact: its loaded f_N only
+      ws.QR.row(nv) = ws.G.col(i).transpose();
+      for (int d = 1; d <= 4; ++d) ws.QR.row(nv) += (z[d * n + i] / z[i]) * ws.G.col(d * n + i).transpose();
+    } else {
+      ws.QR.row(nv) = ws.G.col(k).transpose();
+    }
+    ws.bvar[size_t(nv++)] = k;
+  }
+  if (nv == 0) return;
+  const int dn = id_nullspace_of(ws, nv);
+  if (dn == 0) return;
+  // TW = T W (nr x dn) in ws.Q (the LCP matrix is no longer needed)
+  const auto W = ws.Wn.topLeftCorner(nv, dn);
+  auto TW = ws.Q.topLeftCorner(nr, dn);
+  TW.setZero();
+  for (int j = 0; j < nv; ++j) {
+    const int k = ws.bvar[size_t(j)];
+    TW.row(k) += W.row(j);
+    if (sliding(k % n))
+      for (int d = 1; d <= 4; ++d) TW.row(d * n + k) += (z[d * n + k] / z[k]) * W.row(j);
+  }
+  auto Kt = ws.Kt.topLeftCorner(nq, dn);
+  for (int j = 0; j < nq; ++j) Kt.row(j).noalias() = ws.Jc.col(ws.actuated()[size_t(j)]).head(nr).transpose() * TW;
+  Kt /= p.dt;
+  auto H = ws.Hq.topLeftCorner(dn, dn);
+  H.noalias() = Kt.transpose() * Kt;
+  const double eps = 1e-8 * (1 + H.diagonal().maxCoeff());
+  H.noalias() += eps * (TW.transpose() * TW);
+  auto c = ws.cq.head(dn);
+  c.noalias() = Kt.transpose() * r.tau;
+  c *= -1;
+  c.noalias() += eps * (TW.transpose() * z.head(nr));
+  // rows A w <= b: -(T W w)_k <= z0_k on the variables, then the sticking contacts' pyramids
+  int ni = 0;
+  for (int j = 0; j < nv; ++j) {
+    const int k = ws.bvar[size_t(j)];
+    ws.Aq.row(ni).head(dn) = -TW.row(k);
+    ws.bq[ni++] = z[k];
+  }
+  for (int i = 0; i < n; ++i) {
+    if (sliding(i)) continue;
+    const double mu = mu_of(i);
+    ws.Aq.row(ni).head(dn) = -mu * TW.row(i);
+    double b = mu * z[i];
+    for (int d = 1; d <= 4; ++d) {
+      ws.Aq.row(ni).head(dn) += TW.row(d * n + i);
+      b -= z[d * n + i];
+    }
+    ws.bq[ni++] = std::max(b, 0.0);  // >= 0 to the LCP's tolerance: w = 0 must be feasible
+  }
+  ws.lbq.head(dn).setConstant(-INFINITY);
+  ws.ubq.head(dn).setConstant(INFINITY);
+  const DenseQpRef qp{H, c, ws.Eq.topLeftCorner(0, dn), ws.eq.head(0), ws.Aq.topLeftCorner(ni, dn), ws.bq.head(ni),
+                      ws.lbq.head(dn), ws.ubq.head(dn), {}};
+  if (ws.qp.solve(qp, ws.qres, nullptr, 5000) != QpStatus::Solved) return;
+  auto zz = ws.hv.head(nr);
+  zz = z.head(nr);
+  zz.noalias() += TW * ws.qres.x.head(dn);
+  z.head(nr) = zz.cwiseMax(0.0);  // round-off of the nullspace step
+  for (int i = 0; i < n; ++i)
+    if (!sliding(i)) z[nr + i] = 0;
+  ws.finish(p, z, ws.vq, r);
+}
+
+}  // namespace
 
 void id_coulomb_lcp(const IdProblem& p, IdWorkspace& ws) {
   const int n = ws.n, nr = 5 * n, nz = 6 * n;
@@ -30,7 +141,7 @@ void id_coulomb_lcp(const IdProblem& p, IdWorkspace& ws) {
   r.tail(n).setZero();
 }
 
-void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
+void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool min_torque) {
   if (!ws.begin(p, r)) return;
   r.n_support = 0;
   ws.contact_rows(p, true);
@@ -66,6 +177,7 @@ void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
   if (ok) {
     ws.vq = p.qdot_des;
     ws.finish(p, z, ws.vq, r);
+    if (n > 0 && min_torque) coulomb_min_torque(p, ws, r);
     return;
   }
   r.status |= ID_INFEASIBLE;

@@ -285,6 +285,55 @@ TEST_CASE("inverse dynamics: Stage II keeps v+ and the constraints and does not 
   }
 }
 
+TEST_CASE("inverse dynamics: model B's minimum-torque choice keeps v+ and complementarity at mu = 100", "[id]") {
+  // Issue 16 (id_lcp_mu at mu = 100): with four feet down the Coulomb LCP is indeterminate and
+  // Lemke's vertex may load the feet with internal friction of up to mu f_N. The choice among the
+  // LCP's solutions keeps v+ (so the plan) and every constraint of model B, and does not increase
+  // |tau|; on moving instances it lowers |tau| (here by 2-50 %).
+  std::mt19937 rng(5);
+  double lowered = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    Setup s;
+    randomize(s, rng, 0.05, 0.05);
+    s.terms.mu.setConstant(100);
+    const IdProblem p = s.problem();
+    IdResult r0;
+    s.ws.init_result(r0);
+    id_coulomb(p, s.ws, r0, false);
+    id_coulomb(p, s.ws, s.res, true);
+    REQUIRE((s.res.status & (ID_INFEASIBLE | ID_FAILED)) == 0);
+    CHECK((s.res.v_plus - r0.v_plus).norm() <= 1e-10 * (1 + r0.v_plus.norm()));
+    CHECK(s.res.tau.norm() <= r0.tau.norm() * (1 + 1e-9) + 1e-9);
+    lowered = std::max(lowered, 1 - s.res.tau.norm() / r0.tau.norm());
+    check_dynamics(s, p, s.res);
+    check_constraints(IdKind::LcpMu, p, s.res);
+  }
+  CHECK(lowered > 0.2);
+}
+
+TEST_CASE("inverse dynamics: at a static stance model B's choice is model C's Stage II torque", "[id]") {
+  // Standing still (v = 0, qdd_des = 0, phi = 0) every foot sticks, so the LCP's solutions with
+  // v+ = 0 are exactly Stage I's optimal set of model C: both then minimize the same |tau|^2 +
+  // eps |z|^2 over it (an independent path: Lemke + choice vs Stage I QP + Stage II).
+  for (double mu : {100.0, 1.0}) {
+    Setup s;
+    s.terms.phi.setZero();
+    s.terms.mu.setConstant(mu);
+    const IdProblem p = s.problem();
+    IdResult rb, r0;
+    s.ws.init_result(rb);
+    s.ws.init_result(r0);
+    id_coulomb(p, s.ws, r0, false);
+    id_coulomb(p, s.ws, rb, true);
+    id_convex(p, s.ws, s.res, true, true);
+    INFO("mu " << mu << ": |tau| Lemke's vertex " << r0.tau.norm() << ", chosen " << rb.tau.norm() << ", model C "
+                << s.res.tau.norm());
+    CHECK((rb.tau - s.res.tau).norm() <= 1e-6 * (1 + s.res.tau.norm()));
+    CHECK(id_normal_force(rb, kDt) == Approx(s.m.weight()).epsilon(1e-6));
+    CHECK(rb.tau.norm() <= r0.tau.norm() * (1 + 1e-9));
+  }
+}
+
 TEST_CASE("inverse dynamics: Stage II nullspace is orthonormal and annihilated by G", "[id]") {
   Setup s;
   const IdProblem p = s.problem();
