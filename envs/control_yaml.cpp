@@ -103,6 +103,8 @@ ReferenceSpec parse_walk(Cfg& ref, ReferenceSpec rs) {
   rs.leg_length = w.num("leg_length");
   rs.duty = w.num("duty");
   rs.lift = parse_offsets(w, "lift");
+  rs.foot_space = w.flag("foot_space");
+  rs.step_height = w.num("step_height");
   w.finish();
   return rs;
 }
@@ -143,14 +145,20 @@ void parse_pd(Cfg& ctrl, Scene& sc) {
   // legs, jump.* and walk.* are read (and checked) whatever the type, so one config can carry
   // both motions and --set control.reference.type=... switches between them
   parse_legs(ref, m, rs);
-  const ReferenceSpec jump_spec = parse_jump(ref, rs), walk_spec = parse_walk(ref, rs),
-                      move_spec = parse_move(ref, rs, n);
+  const ReferenceSpec jump_spec = parse_jump(ref, rs), move_spec = parse_move(ref, rs, n);
+  ReferenceSpec walk_spec = parse_walk(ref, rs);
   if (rs.kind == ReferenceKind::Jump) rs = jump_spec;
   if (rs.kind == ReferenceKind::Walk) rs = walk_spec;
   if (rs.kind == ReferenceKind::Move) rs = move_spec;
   ref.finish();
   try {
     // both motions are checked when legs are given, the active one is the servo's reference
+    if (walk_spec.foot_space) {  // the foot-space trot's leg geometry from the Model (envs/foot_trot.h)
+      std::vector<std::array<int, 3>> legs;
+      for (const LegJoints& l : walk_spec.legs) legs.push_back({l.dof[kAbduction], l.dof[kHip], l.dof[kKnee]});
+      walk_spec.foot = foot_trot_setup(m, walk_spec.stand, legs);
+      if (rs.kind == ReferenceKind::Walk) rs = walk_spec;
+    }
     if (!rs.legs.empty()) {
       ReferenceMotion check_jump(jump_spec), check_walk(walk_spec);
     }

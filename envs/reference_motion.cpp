@@ -187,6 +187,14 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
     BIGSTEP_CHECK_ARG(std::isfinite(s_.duty) && s_.duty > 0 && s_.duty < 1, mk + "duty", s_.duty,
                       "must be in (0, 1)");
     sweep_amp_ = std::asin(s_.stride / (2 * s_.leg_length));
+    if (s_.foot_space) {
+      BIGSTEP_CHECK_ARG(std::isfinite(s_.step_height) && s_.step_height >= 0, mk + "step_height", s_.step_height,
+                        "must be finite and >= 0");
+      BIGSTEP_CHECK_ARG(s_.foot.legs.size() == s_.legs.size(), mk + "foot_space", s_.foot.legs.size(),
+                        "needs the legs' geometry from the Model (foot_trot_setup)");
+      gait_ = FootTrotGait{s_.period, s_.duty, s_.stride, s_.step_height, s_.ramp, {}};
+      for (const LegJoints& leg : s_.legs) gait_.phase.push_back(leg.phase);
+    }
     const double d = s_.duty, sw = 0.5 * (1 - d);
     // unit profiles over the gait phase s in [0, 1): sweep +1 -> -1 in stance (through 0 at
     // mid-stance, nearly linear there), back to +1 in swing; lift 0 in stance, 1 at mid-swing
@@ -222,6 +230,10 @@ void ReferenceMotion::operator()(double t, VecX& th, VecX& thd) const {
         thd[k] += r * od + rd * o;
       }
     }
+    return;
+  }
+  if (s_.foot_space) {
+    foot_trot_eval(s_.foot, gait_, t, th, thd);
     return;
   }
   const double P = s_.period;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "envs/foot_trot.h"
 
 namespace bigstep {
 
@@ -63,6 +64,12 @@ struct ReferenceSpec {
   double leg_length = 0.4;        ///< [m] hip axis to foot distance (lever of the sweep)
   double duty = 0.5;              ///< stance fraction of the cycle
   std::array<double, kLegRoles> lift{};
+  // walk.foot_space (envs/foot_trot.h): the plan in the world instead (stance feet fixed, torso
+  // moving at stride / (duty period), swing arcs step_height high, joints by analytic IK); `foot`
+  // holds the leg geometry, set by the scene loader from the Model (abduction, hip, knee per leg)
+  bool foot_space = false;
+  double step_height = 0.04;      ///< [m] swing apex above the ground (foot_space)
+  FootTrot foot;
   // move: theta_bar = stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), u = (t -
   // start) / duration clamped to [0, 1], s the quintic smoothstep 10u^3 - 15u^4 + 6u^5 (zero
   // velocity and acceleration at both ends): hold, move to stand + offset, hold (plus an optional
@@ -87,6 +94,7 @@ class ReferenceMotion {
   ReferenceSpec s_;
   std::array<PeriodicSpline, kLegRoles> jump_;  ///< jump: offset of each role vs time
   PeriodicSpline sweep_, lift_;                 ///< walk: unit profiles vs gait phase s
+  FootTrotGait gait_;                           ///< walk.foot_space: timing and leg phases
   double sweep_amp_ = 0;
 };
 

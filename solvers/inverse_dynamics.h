@@ -42,6 +42,7 @@ enum : uint32_t {
   ID_FAILED = 1u << 4,          ///< no solution, not even the repair: tau = contact-free torques
   ID_NONFINITE = 1u << 5,       ///< non-finite input: tau = 0
   ID_PLANNED_UNACTUATED = 1u << 6,  ///< A, B with IdProblem::vb_des: solved as model C (see id_solve)
+  ID_IMPULSE_BOUND = 1u << 7,   ///< B: the LCP's impulses exceed the physical bound: solved as model C
 };
 
 /// One problem (§2, §3). Rows of N, S, T are the generalized wrenches of the unit normal and two

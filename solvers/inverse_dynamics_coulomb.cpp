@@ -18,6 +18,9 @@
 // ray termination and the pivoting's tolerances were not the cause. On the trot the fall at mu = 100
 // has a second cause this does not remove: the joint-space plan is not compatible with every
 // stance foot sticking, so feet must really slide (mm/s) and pull with mu f_N (bench/README.md).
+// Also departs (I14 for model B): a solution whose impulses exceed a physical bound of the problem
+// (id_coulomb_impulse_bound) is ill-posed, not only a Lemke ray: it is replaced by model C's convex
+// solve and flagged ID_IMPULSE_BOUND.
 #include "solvers/inverse_dynamics_coulomb.h"
 
 #include <algorithm>
@@ -122,6 +125,24 @@ void coulomb_min_torque(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
 
 }  // namespace
 
+// The physical bound (ID_IMPULSE_BOUND). With the joints prescribed (P v+ = qdot_des) the contact
+// impulses act on the unactuated block only, as on one rigid body: stopping contact i from speed u
+// takes m_eff,i u, m_eff,i = 1 / (J_c 𝒫 J_c^T)_ii = 1 / |G_i|^2, so n contacts brought to rest (or
+// out of penetration) from the no-impulse speeds r_B need summed impulses of order n max m_eff max|r_B|.
+// kIdImpulseBound = 2: standing (id_lcp_mu, reference hold) the summed normal impulse reaches 1.5
+// and the friction 0.7 of n m_eff u (1 flagged every step); the joint-space trot flags 5 of 3000
+// steps at mu = 0.1 (tracking unchanged) and its incompatible stance steps at mu = 100. Why: on the joint-space trot
+// at mu = 100 the plan makes stance feet slide against prescribed joint motion, and the Coulomb
+// LCP's solution (correct for that model, the simulator agreed) pulls them with 100 f_N: 1e4-1e5 N
+// of friction and |tau| up to 7e5 N m, which threw the robot and fed back into 1e135 N m (issue 16).
+double id_coulomb_impulse_bound(const IdWorkspace& ws) {
+  const int n = ws.n;
+  double qmin = INFINITY;
+  for (int i = 0; i < n; ++i) qmin = std::min(qmin, ws.G.col(i).squaredNorm());
+  const double u = ws.r.head(5 * n).cwiseAbs().maxCoeff();
+  return kIdImpulseBound * n * u / std::max(qmin, 1e-300);
+}
+
 void id_coulomb_lcp(const IdProblem& p, IdWorkspace& ws) {
   const int n = ws.n, nr = 5 * n, nz = 6 * n;
   auto Q = ws.Q.topLeftCorner(nz, nz);
@@ -178,6 +199,15 @@ void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool min_torqu
     ws.vq = p.qdot_des;
     ws.finish(p, z, ws.vq, r);
     if (n > 0 && min_torque) coulomb_min_torque(p, ws, r);
+    // an ill-posed LCP (impulses beyond the physical bound): model C's convex solve instead
+    const double bound = n > 0 ? id_coulomb_impulse_bound(ws) : 0;
+    if (n > 0 && (z.head(n).sum() > bound || z.segment(n, 4 * n).sum() > bound)) {
+      const uint32_t st = r.status | ID_IMPULSE_BOUND;
+      const int it = r.iterations;
+      id_convex(p, ws, r, true);
+      r.status |= st;
+      r.iterations += it;
+    }
     return;
   }
   r.status |= ID_INFEASIBLE;

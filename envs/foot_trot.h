@@ -1,0 +1,89 @@
+// Foot-space trot plan (issue 16; spec inverse-dynamics-contact.md §9 "Quadruped task": a planner
+// gives foot trajectories, joint targets via IK, I14: a plan must be compatible with the contacts).
+// The `walk` reference's joint-space sweep moves the stance feet against each other (the legs
+// swing about fixed hips while the torso stands still), so no sticking contact set can follow it.
+// This plan works in the world instead:
+//   torso: the stand pose moving along the first translation DOF of the floating base (its world
+//     axis u) at v = stride / (duty period) after a smoothstep speed ramp over [t0, t0 + ramp]:
+//     X = v ramp (x^3 - x^4 / 2), x = (t - t0) / ramp, then v (t - t0 - ramp / 2); t0: the latest
+//     mid-stance of the stances under way at t = 0 (FootTrotGait::start);
+//   stance foot (gait phase s in [0, duty)): fixed in the world at its foothold, the stand foot
+//     position moved by X(t_mid) (t_mid: mid-stance; X = 0 for the stances under way at t = 0, so
+//     the plan starts at the stand pose, and the torso is over the middle of each diagonal pair
+//     halfway through its two-leg support);
+//   swing foot (s in [duty, 1), sigma = (s - duty) / (1 - duty)): from foothold to the next along u
+//     by the quintic smoothstep h(sigma) = 10 sigma^3 - 15 sigma^4 + 6 sigma^5, lifted along the
+//     world up by step_height b(sigma), b = 64 sigma^3 (1 - sigma)^3 (zero velocity and acceleration
+//     at lift-off and touch-down);
+//   joints: analytic IK of each 3-DOF leg (abduction axis a, hip axis h perpendicular to a, knee
+//     axis parallel to h) for the foot position in the torso frame, p_T = R0^T (p_W - t0 - u X);
+//     theta_dot = J_leg^-1 p_T_dot (analytic), so the planned stance feet have zero world velocity.
+#pragma once
+#include <array>
+#include <vector>
+
+#include "core/model.h"
+#include "core/types.h"
+
+namespace bigstep {
+
+/// Geometry of one 3-DOF leg in the torso frame (base DOFs zero, all leg angles zero), from the
+/// Model's forward kinematics, and its stand pose.
+struct FootLeg {
+  std::array<int, 3> dof{-1, -1, -1};  ///< abduction, hip, knee DOF indices
+  Vec3 o_a, a;                         ///< abduction axis: a point on it, unit direction
+  Vec3 o_h, h;                         ///< hip axis (abduction at 0)
+  Vec3 o_k;                            ///< knee axis point (abduction, hip at 0); axis = s_k h
+  double s_k = 1;
+  Vec3 f;                              ///< foot point (leg angles 0)
+  Vec3 p_stand;                        ///< foot at the stand angles, torso frame
+  std::array<double, 3> q_stand{};     ///< stand angles (IK branch and 2 pi wrap)
+  double sign_e = 1, sign_k = 1;       ///< IK branches of the stand pose (leg below / knee bend side)
+};
+
+/// The plan's constants, filled from a Model by foot_trot_setup.
+struct FootTrot {
+  std::vector<FootLeg> legs;  ///< in ReferenceSpec::legs order
+  int base = -1;              ///< first DOF of the floating base (translation along u)
+  Vec3 e = Vec3::UnitX();     ///< u in the torso frame (R0^T u)
+  Vec3 up = Vec3::UnitZ();    ///< world up (against gravity) in the torso frame
+};
+
+/// Leg geometry from the Model: each leg's abduction, hip and knee DOFs (legs[i], -1 = missing)
+/// and the contact point (sphere geom) on the knee's link. stand: the pose the plan starts from
+/// (n_q). Throws InvalidArgument ("control.reference.walk.foot_space: ...") when the model has no
+/// floating base, a leg lacks a joint or foot, or the axes are not abduction-perpendicular-to-hip,
+/// hip-parallel-to-knee.
+FootTrot foot_trot_setup(const Model& m, const VecX& stand, const std::vector<std::array<int, 3>>& legs);
+
+/// Foot position in the torso frame at leg angles q (abduction, hip, knee); J (optional): d p / d q.
+Vec3 foot_leg_position(const FootLeg& g, const std::array<double, 3>& q, Mat3* J = nullptr);
+
+/// Analytic IK: the leg angles on the stand pose's branch (each within pi of its stand angle) that
+/// put the foot at p (torso frame); unreachable targets are clamped to the reach (returns false).
+bool foot_leg_ik(const FootLeg& g, const Vec3& p, std::array<double, 3>& q);
+
+/// Gait timing of the plan (control.reference.walk.*); phase: one per leg, in [0, 1).
+struct FootTrotGait {
+  double period = 0.6, duty = 0.75, stride = 0.15, step_height = 0.04, ramp = 0.3;
+  std::vector<double> phase;
+  double speed() const { return stride / (duty * period); }  ///< v [m/s]
+  /// The torso starts moving (its ramp begins) at the latest mid-stance of the stances under way
+  /// at t = 0, so that every foothold is X(t_mid) (the initial feet: X = 0) and the torso passes
+  /// over the middle of each diagonal support pair halfway through its two-leg phase.
+  double start() const;
+};
+
+/// Foot of leg l at time t in the torso frame (p) and its velocity there (pd); stance: whether
+/// the foot is planned on the ground.
+void foot_trot_foot(const FootTrot& ft, const FootTrotGait& gait, int l, double t, Vec3& p, Vec3& pd, bool& stance);
+
+/// The plan at time t: th, thd enter as the stand pose and zeros (n_q) and leave with the torso's
+/// travel on the base DOF and the legs' IK angles and rates (theta_dot = J_leg^-1 p_T_dot).
+void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX& th, VecX& thd);
+
+/// Base travel X(t) and speed X_dot(t) along u of the plan (speed v reached `ramp` s after t = 0;
+/// foot_trot_foot / _eval shift t by gait.start()).
+void foot_trot_base(double t, double v, double ramp, double& X, double& Xd);
+
+}  // namespace bigstep
