@@ -126,21 +126,24 @@ void coulomb_min_torque(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
 }  // namespace
 
 // The physical bound (ID_IMPULSE_BOUND). With the joints prescribed (P v+ = qdot_des) the contact
-// impulses act on the unactuated block only, as on one rigid body: stopping contact i from speed u
-// takes m_eff,i u, m_eff,i = 1 / (J_c 𝒫 J_c^T)_ii = 1 / |G_i|^2, so n contacts brought to rest (or
-// out of penetration) from the no-impulse speeds r_B need summed impulses of order n max m_eff max|r_B|.
-// kIdImpulseBound = 2: standing (id_lcp_mu, reference hold) the summed normal impulse reaches 1.5
-// and the friction 0.7 of n m_eff u (1 flagged every step); the joint-space trot flags 5 of 3000
-// steps at mu = 0.1 (tracking unchanged) and its incompatible stance steps at mu = 100. Why: on the joint-space trot
-// at mu = 100 the plan makes stance feet slide against prescribed joint motion, and the Coulomb
-// LCP's solution (correct for that model, the simulator agreed) pulls them with 100 f_N: 1e4-1e5 N
-// of friction and |tau| up to 7e5 N m, which threw the robot and fed back into 1e135 N m (issue 16).
+// impulses act on the unactuated block only, as on one rigid body of mass m_b (the largest diagonal
+// entry of M_bb: the whole robot for a floating base, the object for a grasp): bringing it to rest
+// (or out of penetration) from the contacts' no-impulse speeds r_B takes at most m_b max|r_B| per
+// contact, n m_b max|r_B| in all; the weight's impulse m_b g dt is inside (r_B holds g dt).
+// kIdImpulseBound = 1 on the normal impulses, kIdFrictionBound = 0.25 on the friction: standing on
+// 4 / 2 feet (id_lcp_mu) the normal impulses sum to 0.25 / 0.5 of n m_b u and the friction to
+// ~0.1; on the joint-space trot at mu = 100 the incompatible stance steps reach 2-20 in friction
+// (1 let a step with 1.5 through that threw the robot and it blew up as before). Why:
+// on the joint-space trot at mu = 100 the plan makes stance feet slide against prescribed joint
+// motion, and the Coulomb LCP's solution (correct for that model, the simulator agreed) pulls them
+// with 100 f_N: 1e4-1e5 N of friction and |tau| up to 7e5 N m, which threw the robot and fed back
+// into 1e135 N m (issue 16).
 double id_coulomb_impulse_bound(const IdWorkspace& ws) {
-  const int n = ws.n;
-  double qmin = INFINITY;
-  for (int i = 0; i < n; ++i) qmin = std::min(qmin, ws.G.col(i).squaredNorm());
+  const int n = ws.n, nb = ws.nb();
+  double mb = 0;
+  for (int i = 0; i < nb; ++i) mb = std::max(mb, ws.L.row(i).head(i + 1).squaredNorm());  // M_bb(i, i)
   const double u = ws.r.head(5 * n).cwiseAbs().maxCoeff();
-  return kIdImpulseBound * n * u / std::max(qmin, 1e-300);
+  return kIdImpulseBound * n * mb * u;
 }
 
 void id_coulomb_lcp(const IdProblem& p, IdWorkspace& ws) {
@@ -201,7 +204,7 @@ void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool min_torqu
     if (n > 0 && min_torque) coulomb_min_torque(p, ws, r);
     // an ill-posed LCP (impulses beyond the physical bound): model C's convex solve instead
     const double bound = n > 0 ? id_coulomb_impulse_bound(ws) : 0;
-    if (n > 0 && (z.head(n).sum() > bound || z.segment(n, 4 * n).sum() > bound)) {
+    if (n > 0 && (z.head(n).sum() > bound || z.segment(n, 4 * n).sum() > kIdFrictionBound / kIdImpulseBound * bound)) {
       const uint32_t st = r.status | ID_IMPULSE_BOUND;
       const int it = r.iterations;
       id_convex(p, ws, r, true);

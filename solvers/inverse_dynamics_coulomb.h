@@ -15,10 +15,12 @@ inline constexpr double kIdCoulombMuInf = 1e3;
 /// model B picks its minimum-torque solution (the LCP solver's acceptance tolerance, lcp_lemke.h).
 inline constexpr double kIdSlipTol = 1e-6;
 /// Physical bound of model B's impulses (ID_IMPULSE_BOUND, see the .cpp): a solution whose summed
-/// normal or friction impulse exceeds kIdImpulseBound n m_eff u is ill-posed (m_eff: the largest
-/// effective mass of a normal row, u: the largest contact speed of the LCP's offset r_B).
-inline constexpr double kIdImpulseBound = 2;
-/// The bound of the problem in ws (id_coulomb_lcp done): kIdImpulseBound n m_eff u [N s].
+/// normal impulse exceeds kIdImpulseBound n m_b u, or whose summed friction impulse exceeds
+/// kIdFrictionBound n m_b u, is ill-posed (m_b: the largest diagonal entry of M_bb, u: the largest
+/// contact speed of the LCP's offset r_B).
+inline constexpr double kIdImpulseBound = 1;
+inline constexpr double kIdFrictionBound = 0.25;
+/// The bound of the problem in ws (id_coulomb_lcp done): kIdImpulseBound n m_b u [N s].
 double id_coulomb_impulse_bound(const IdWorkspace& ws);
 
 /// Forms the LCP (Q_B, r_B) of §5.2 into ws.Q, ws.r (leading 6n entries) for p; requires

@@ -292,6 +292,7 @@ TEST_CASE("inverse dynamics: model B's minimum-torque choice keeps v+ and comple
   // |tau|; on moving instances it lowers |tau| (here by 2-50 %).
   std::mt19937 rng(5);
   double lowered = 0;
+  int bounded = 0;
   for (int trial = 0; trial < 8; ++trial) {
     Setup s;
     randomize(s, rng, 0.05, 0.05);
@@ -302,12 +303,18 @@ TEST_CASE("inverse dynamics: model B's minimum-torque choice keeps v+ and comple
     id_coulomb(p, s.ws, r0, false);
     id_coulomb(p, s.ws, s.res, true);
     REQUIRE((s.res.status & (ID_INFEASIBLE | ID_FAILED)) == 0);
+    // beyond the physical impulse bound (ID_IMPULSE_BOUND) both were solved as model C instead
+    if ((r0.status | s.res.status) & ID_IMPULSE_BOUND) {
+      ++bounded;
+      continue;
+    }
     CHECK((s.res.v_plus - r0.v_plus).norm() <= 1e-10 * (1 + r0.v_plus.norm()));
     CHECK(s.res.tau.norm() <= r0.tau.norm() * (1 + 1e-9) + 1e-9);
     lowered = std::max(lowered, 1 - s.res.tau.norm() / r0.tau.norm());
     check_dynamics(s, p, s.res);
     check_constraints(IdKind::LcpMu, p, s.res);
   }
+  CHECK(bounded <= 4);
   CHECK(lowered > 0.2);
 }
 
