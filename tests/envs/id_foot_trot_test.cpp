@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -49,4 +50,135 @@ TEST_CASE("id_lcp_mu: bounded torques on the joint-space trot at mu = 100", "[id
   double tilt = 0;
   for (const VecX& th : r.theta) tilt = std::max({tilt, std::abs(th[4]), std::abs(th[5])});
   CHECK(tilt < 0.5);
+}
+
+TEST_CASE("foot_trot: the analytic leg IK inverts the Model's kinematics", "[id_foot_trot]") {
+  const Scene sc = trot({"control.reference.type=walk", "control.reference.walk.foot_space=true"});
+  const Model& m = sc.model;
+  const FootTrot& ft = sc.reference.foot;
+  REQUIRE(ft.legs.size() == 4);
+  Kinematics kin(m);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> U(-0.4, 0.4);
+  for (const FootLeg& L : ft.legs) {
+    const int knee_link = m.dof_link[size_t(L.dof[2])];
+    int geom = -1;
+    for (int k = 0; k < int(m.geom_type.size()); ++k)
+      if (geom < 0 && m.geom_link[size_t(k)] == knee_link && m.geom_type[size_t(k)] == GeomType::Sphere) geom = k;
+    REQUIRE(geom >= 0);
+    for (int trial = 0; trial < 50; ++trial) {
+      std::array<double, 3> q;
+      for (int r = 0; r < 3; ++r) q[size_t(r)] = L.q_stand[size_t(r)] + U(rng);
+      // the leg's product of exponentials is the Model's forward kinematics (base at the origin)
+      VecX th = sc.theta0;
+      th.segment(ft.base, 6).setZero();
+      for (int r = 0; r < 3; ++r) th[L.dof[size_t(r)]] = q[size_t(r)];
+      forward_kinematics(m, th, kin);
+      Mat3 J;
+      const Vec3 p = foot_leg_position(L, q, &J);
+      CHECK((p - point_position(kin, knee_link, m.geom_pos[size_t(geom)])).norm() < 1e-12);
+      // its Jacobian is the Model's point Jacobian (leg columns)
+      MatX Jm(3, m.n_q);
+      point_jacobian(m, kin, knee_link, p, Jm);
+      for (int r = 0; r < 3; ++r) CHECK((J.col(r) - Jm.col(L.dof[size_t(r)])).norm() < 1e-12);
+      // IK round trip on the stand pose's branch
+      std::array<double, 3> qi;
+      REQUIRE(foot_leg_ik(L, p, qi));
+      for (int r = 0; r < 3; ++r) CHECK(std::abs(qi[size_t(r)] - q[size_t(r)]) < 1e-10);
+    }
+  }
+}
+
+TEST_CASE("foot_trot: planned stance feet stand still in the world, rates are the plan's derivative",
+          "[id_foot_trot]") {
+  const Scene sc = trot({"control.reference.type=walk", "control.reference.walk.foot_space=true"});
+  const Model& m = sc.model;
+  const ReferenceSpec& rs = sc.reference;
+  FootTrotGait gait{rs.period, rs.duty, rs.stride, rs.step_height, rs.ramp, {}};
+  for (const LegJoints& l : rs.legs) gait.phase.push_back(l.phase);
+  Kinematics kin(m);
+  MatX J(3, m.n_q);
+  VecX th, thd, thp, thdp, thm, thdm;
+  sc.pd.reference(0, th, thd);
+  CHECK((th - sc.theta0).norm() < 1e-12);  // starts at the stand pose, at rest
+  CHECK(thd.norm() < 1e-12);
+  std::vector<Vec3> hold(rs.legs.size());  // world place of each foot in its current stance
+  std::vector<int> cycle(rs.legs.size(), -1);
+  int n_stance = 0, n_swing = 0;
+  double travel = 0;
+  for (double t = 0; t < 2.4; t += 0.00173) {
+    sc.pd.reference(t, th, thd);
+    forward_kinematics(m, th, kin);
+    for (size_t l = 0; l < rs.legs.size(); ++l) {
+      const FootLeg& L = rs.foot.legs[l];
+      Vec3 p, pd;
+      bool stance;
+      foot_trot_foot(rs.foot, gait, int(l), t, p, pd, stance);
+      const int link = m.dof_link[size_t(L.dof[2])];
+      // the foot point in the knee link's frame: the contact sphere
+      int geom = -1;
+      for (int k = 0; k < int(m.geom_type.size()); ++k)
+        if (geom < 0 && m.geom_link[size_t(k)] == link && m.geom_type[size_t(k)] == GeomType::Sphere) geom = k;
+      const Vec3 foot = point_position(kin, link, m.geom_pos[size_t(geom)]);
+      point_jacobian(m, kin, link, foot, J);
+      const Vec3 v = J * thd;  // world foot velocity of the planned motion (FK of the planned joints)
+      const int c = int(std::floor(t / rs.period + rs.legs[l].phase));
+      if (stance) {
+        ++n_stance;
+        CHECK(v.norm() < 1e-9);
+        CHECK(std::abs(foot.z() - rs.foot.legs[l].p_stand.z() - sc.theta0[2]) < 1e-9);  // on the ground
+        if (cycle[l] != c) {
+          cycle[l] = c;
+          hold[l] = foot;
+        }
+        CHECK((foot - hold[l]).norm() < 1e-9);  // the same place all stance long
+      } else {
+        ++n_swing;
+        CHECK(foot.z() > rs.foot.legs[l].p_stand.z() + sc.theta0[2] - 1e-9);  // above the ground
+      }
+    }
+    // theta_dot_bar is the derivative of theta_bar (central difference, h^2 error ~1e-7)
+    const double h = 1e-5;
+    sc.pd.reference(t + h, thp, thdp);
+    sc.pd.reference(t - h, thm, thdm);
+    if (t > h) CHECK(((thp - thm) / (2 * h) - thd).cwiseAbs().maxCoeff() < 1e-5);
+    travel = th[0];
+  }
+  CHECK(n_swing > 0);
+  CHECK(n_stance > 3 * n_swing - 10);  // duty 0.75
+  // the torso travels at stride / (duty period) once under way
+  CHECK(travel > 0.5 * 2.4 * gait.speed());
+}
+
+TEST_CASE("foot_trot: the no-slip and Coulomb ID controllers find the plan feasible at mu = 100", "[id_foot_trot]") {
+  // 0.35 s of the foot-space trot (standing, then the first diagonal swing, 0.15-0.3 s) against
+  // the same span of the joint-space walk: at mu = 100 the latter's stance feet must slide against
+  // each other (the incompatible plan of I14), the former's stick. I14-type flags: infeasible,
+  // failed, or model B's impulses beyond the physical bound.
+  auto flagged_share = [](const Rollout& r) {
+    int k = 0;
+    for (uint32_t s : r.id_status)
+      if (s & (ID_INFEASIBLE | ID_FAILED | ID_IMPULSE_BOUND)) ++k;
+    return double(k) / double(r.id_status.size());
+  };
+  for (const char* type : {"id_lcp_inf", "id_lcp_mu"}) {
+    const Scene sc = trot({std::string("controller.type=") + type, "contact.mu=100", "integrator.duration=0.35",
+                           "control.reference.walk.foot_space=true"});
+    const Rollout r = simulate(sc);
+    REQUIRE(r.steps_run == sc.steps());
+    double tilt = 0, dz = 0;
+    for (const VecX& th : r.theta) {
+      tilt = std::max({tilt, std::abs(th[4]), std::abs(th[5])});
+      dz = std::max(dz, std::abs(th[2] - sc.theta0[2]));
+    }
+    const Scene sj = trot({std::string("controller.type=") + type, "contact.mu=100", "integrator.duration=0.35",
+                           "control.reference.walk.foot_space=false"});
+    const Rollout rj = simulate(sj);
+    INFO(type << ": flagged " << flagged_share(r) << " (joint-space plan " << flagged_share(rj) << "), tilt " << tilt
+              << " rad, |dz| " << dz << " m");
+    CHECK(flagged_share(r) < 0.1);
+    CHECK(tilt < 0.05);
+    CHECK(dz < 0.01);
+    for (const VecX& t : r.tau) CHECK(t.allFinite());
+  }
 }
