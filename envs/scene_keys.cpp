@@ -151,7 +151,8 @@ std::vector<SceneKey> build_table() {
   offsets("control.reference.walk.lift", "mid-swing offsets");
   key("control.reference.walk.foot_space", "bool", "false",
       "plan the trot in the world (envs/foot_trot.h): stance feet fixed, torso at stride / (duty period), "
-      "swing arcs, joints by analytic IK of 3-DOF legs (abduction, hip, knee; lift and leg_length unused)");
+      "swing arcs, joints by analytic IK of 3-DOF legs (abduction, hip, knee); ramp: the torso's speed ramp, "
+      "lift and leg_length unused");
   key("control.reference.walk.step_height", "number", "0.04", "foot_space: swing apex above the ground [m]");
   key("control.reference.move", "map", "(defaults)",
       "move: stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), s the quintic smoothstep of "

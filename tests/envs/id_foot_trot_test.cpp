@@ -46,6 +46,10 @@ TEST_CASE("id_lcp_mu: bounded torques on the joint-space trot at mu = 100", "[id
   }
   INFO("max |tau| " << tmax << " N m, scale " << scale << ", flagged " << flagged);
   CHECK(tmax < scale);
+  // the first step's LCP (friction 100 f_N against the plan: |tau| 1.53e3 N m before) is flagged and
+  // solved as model C (|tau| 18 N m)
+  CHECK((r.id_status[0] & ID_IMPULSE_BOUND) != 0);
+  CHECK(r.tau[0].cwiseAbs().maxCoeff() < 100);
   CHECK(flagged > 0);  // the ill-posed solves were caught (the first steps at least)
   double tilt = 0;
   for (const VecX& th : r.theta) tilt = std::max({tilt, std::abs(th[4]), std::abs(th[5])});
