@@ -29,6 +29,7 @@ ReducedQpWorkspace::ReducedQpWorkspace(int n, int ny_max)
       u(VecX::Zero(std::max(1, ny_max))),
       region(size_t(std::max(1, ny_max)), Z),
       swung(size_t(std::max(1, ny_max)), 0),
+      best_region(size_t(std::max(1, ny_max)), Z),
       nu(VecX::Zero(std::max(1, ny_max))),
       u1(VecX::Zero(std::max(1, ny_max))),
       nu1(VecX::Zero(std::max(1, ny_max))),
@@ -161,6 +162,19 @@ double row_tol(double r, double a, double t, double u) {
   return 1e-13 * (std::abs(r) + std::abs(r - t) + std::abs(a) + std::abs(u)) + 1e-300;
 }
 
+// a_i = G_i xi, t_i = r_i - W_i G_i p and u_i of every row, from the piece just solved
+void row_values(const MatX& G, int ny, const double* W, const double* r, double w_s, int nd, ReducedQpWorkspace& ws) {
+  const int n = int(G.cols());
+  const auto p = ws.s.head(n), xi = ws.s.tail(n);  // xi scaled by 1 / w_s
+  for (int i = 0; i < ny; ++i) {
+    const auto g = G.row(i);
+    ws.a[i] = w_s * g.dot(xi);
+    ws.t[i] = r[i] - W[i] * g.dot(p);
+    ws.u[i] = ws.region[size_t(i)] == Rg::T ? ws.t[i] - ws.a[i] : 0.0;
+  }
+  for (int k = 0; k < nd; ++k) ws.u[ws.dset[size_t(k)]] = ws.ud[k];
+}
+
 // the basic variables of row i's two pairs in region g (both >= 0 <=> the region holds)
 void basic_pair(signed char g, double a, double t, double u, double& by, double& bu) {
   switch (g) {
@@ -183,33 +197,48 @@ void finish(int ny, const ReducedQpWorkspace& ws, std::vector<int>& warm, double
     if (!(reg[i] & kY)) warm.push_back(ny + i);
 }
 
+// p and xi (scaled by 1 / w_s) of the dual point (max(0, u), max(0, nu)) into s2 = [p; xi / w_s]:
+// xi = M~^-1 G^T W u, y = u + nu + G xi, p = M~^-1 G^T y (ws.mtf: M~ factored). Returns the dual
+// objective D = r^T u - 1/2 ||y||^2 there.
+double dual_point(const MatX& G, int ny, const double* W, const double* r, double w_s, const double* u, const double* nu,
+                  ReducedQpWorkspace& ws, VecX& s2) {
+  const int n = int(G.cols());
+  auto p = s2.head(n), xi = s2.tail(n);
+  xi.setZero();
+  for (int i = 0; i < ny; ++i)
+    if (u[i] > 0) xi.noalias() += (W[i] * u[i] / w_s) * G.row(i).transpose();
+  ws.mtf.solveInPlace(xi);
+  p.setZero();
+  double value = 0;
+  for (int i = 0; i < ny; ++i) {
+    const double ui = std::max(0.0, u[i]);
+    const double yi = ui + std::max(0.0, nu[i]) + w_s * G.row(i).dot(xi);
+    value += r[i] * ui - 0.5 * yi * yi;
+    if (yi != 0) p.noalias() += yi * G.row(i).transpose();
+  }
+  ws.mtf.solveInPlace(p);
+  return value;
+}
+
 // Phase 2 (the .h): the primal active-set method on the dual, from the last phase-1 piece (its
 // regions and ws.a, ws.t, ws.u), projected onto u, nu >= 0.
 bool dual_active_set(const MatX& Mt, const MatX& G, int ny, const double* W, const double* r, double w_s,
                      ReducedQpWorkspace& ws, ReducedQpResult& res) {
   const int n = int(Mt.rows());
   signed char* reg = ws.region.data();
-  // ---- start point: (u, nu) of the last piece, negative parts dropped; free = positive ----
+  // ---- start point: (u, nu) of the piece in ws.region (ws.a, ws.t, ws.u), negative parts dropped;
+  //      free = positive ----
   for (int i = 0; i < ny; ++i) {
     const double nu = reg[i] == Rg::Z ? -ws.a[i] : reg[i] == Rg::D ? -ws.a[i] - ws.u[i] : 0.0;
     ws.u[i] = (reg[i] & kU) ? std::max(0.0, ws.u[i]) : 0.0;
     ws.nu[i] = std::max(0.0, nu);
     reg[i] = static_cast<signed char>((ws.u[i] > 0 ? kU : 0) | (ws.nu[i] > 0 ? 0 : kY));
   }
-  // its p and xi: xi = M~^-1 G^T W u, y = u + nu + G xi, p = M~^-1 G^T y
-  ws.mtf.compute(Mt);
-  auto p = ws.sc.head(n), xi = ws.sc.tail(n);  // xi scaled by 1 / w_s
-  xi.setZero();
-  for (int i = 0; i < ny; ++i)
-    if (ws.u[i] != 0) xi.noalias() += (W[i] * ws.u[i] / w_s) * G.row(i).transpose();
-  ws.mtf.solveInPlace(xi);
-  p.setZero();
-  for (int i = 0; i < ny; ++i) {
-    const double yi = ws.u[i] + ws.nu[i] + w_s * G.row(i).dot(xi);
-    if (yi != 0) p.noalias() += yi * G.row(i).transpose();
-  }
-  ws.mtf.solveInPlace(p);
+  dual_point(G, ny, W, r, w_s, ws.u.data(), ws.nu.data(), ws, ws.sc);
   bool bland = false;  // after a degenerate step: free one variable at a time, least index first
+  double d_last = -INFINITY;  // D at the last maximiser
+  constexpr int kProjections = 20;
+  int projections = 0;
   const int cap = 4 * ny + 100;
   for (int it = 0; it < cap; ++it) {
     ++res.iterations;
@@ -267,10 +296,31 @@ bool dual_active_set(const MatX& Mt, const MatX& G, int ny, const double* W, con
       flip();
     }
     if (ray && blk < 0) return false;
+    if (blk >= 0 && !ray && projections < kProjections) {
+      // ---- projected step: the maximiser with its negative parts dropped, taken when D rises ----
+      // why: from phase 1's point many u_i must fall to 0 and the ratio test drops one per piece
+      // (B4, 818 rows: ~400 pieces); the projection drops them together. Only kProjections of them,
+      // each raising D, so the finite argument above still holds for what follows.
+      ++projections;
+      double d0 = 0;
+      for (int i = 0; i < ny; ++i) {
+        const double yi = ws.u[i] + ws.nu[i] + w_s * G.row(i).dot(ws.sc.tail(n));
+        d0 += r[i] * ws.u[i] - 0.5 * yi * yi;
+      }
+      const double d1 = dual_point(G, ny, W, r, w_s, ws.u1.data(), ws.nu1.data(), ws, ws.bd);
+      if (d1 > d0) {
+        for (int i = 0; i < ny; ++i) {
+          ws.u[i] = std::max(0.0, ws.u1[i]);
+          ws.nu[i] = std::max(0.0, ws.nu1[i]);
+          reg[i] = static_cast<signed char>((ws.u[i] > 0 ? kU : 0) | (ws.nu[i] > 0 ? 0 : kY));
+        }
+        ws.sc = ws.bd;
+        continue;
+      }
+    }
     if (blk >= 0) {
       // ---- partial step: move, fix the blocking variable at 0 ----
       alpha = std::max(0.0, alpha);
-      if (alpha == 0) bland = true;
       for (int i = 0; i < ny; ++i) {
         ws.u[i] += alpha * (ray ? ws.u1[i] : ws.u1[i] - ws.u[i]);
         ws.nu[i] += alpha * (ray ? ws.nu1[i] : ws.nu1[i] - ws.nu[i]);
@@ -292,6 +342,15 @@ bool dual_active_set(const MatX& Mt, const MatX& G, int ny, const double* W, con
     ws.u.head(ny) = ws.u1.head(ny);
     ws.nu.head(ny) = ws.nu1.head(ny);
     ws.sc = ws.s;
+    // why Bland only then: a step of length 0 (a freed variable blocked at once) is common and
+    // harmless; cycling needs a return to a maximiser without a rise of D, so that is the trigger
+    double d_now = 0;
+    for (int i = 0; i < ny; ++i) {
+      const double yi = ws.u[i] + ws.nu[i] + ws.a[i];
+      d_now += r[i] * ws.u[i] - 0.5 * yi * yi;
+    }
+    if (!(d_now > d_last)) bland = true;
+    d_last = d_now;
     int freed = 0;
     for (int i = 0; i < ny && !(bland && freed); ++i) {
       const double a = ws.a[i], t = ws.t[i], u = ws.u[i];
@@ -320,6 +379,11 @@ ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, con
   ReducedQpResult res;
   const int n = int(Mt.rows());
   signed char* reg = ws.region.data();
+  if (ny <= 0) {
+    warm.clear();
+    res.solved = true;
+    return res;
+  }
   // ---- start regions: the previous active set, or T where the row pushes with y = 0 ----
   if (warm.empty()) {
     for (int i = 0; i < ny; ++i) reg[i] = r[i] > 0 ? Rg::T : Rg::Z;
@@ -334,8 +398,6 @@ ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, con
   // why xi is scaled: xi ~ W p, so [p; xi / w_s] keeps the two blocks of J at comparable size
   double w_s = 1;
   for (int i = 0; i < ny; ++i) w_s = std::max(w_s, W[i]);
-  auto p = ws.s.head(n);
-  auto xi = ws.s.tail(n);  // scaled: xi = w_s * this
   std::fill(ws.swung.begin(), ws.swung.begin() + ny, 0);
   // why phase 1 gives way to phase 2 (the .h): block pivoting need not terminate (on random rows
   // ~8 % of instances wander past 100 pieces; B4 with 900 elements, E = 1e10, 50 N: one step cycles
@@ -343,20 +405,27 @@ ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, con
   // Judice & Pires' block pivoting with a safeguard): no new minimum in kStall pieces -> phase 2.
   constexpr int kStall = 10;
   int best = ny + 1, since_best = 0;
+  double best_d = -INFINITY;
+  ws.mtf.compute(Mt);
   for (int it = 1; it <= max_iter; ++it) {
     res.iterations = it;
     int nd = 0;
     const Piece pc = solve_piece(Mt, G, ny, W, r, w_s, false, ws, nd);
     if (pc == Piece::Demoted) continue;
     if (pc != Piece::Solved) return res;
-    // ---- a_i = G_i xi, t_i = r_i - W_i G_i p, u_i ----
+    row_values(G, ny, W, r, w_s, nd, ws);
+    // ---- phase 2's start: the piece whose (u, nu), negative parts dropped, has the largest dual
+    //      objective D (B4's cycling step: the last piece's D is -8e9, the best one's 13.07 of the
+    //      optimum 13.39: 7 pieces of phase 2 instead of ~350) ----
     for (int i = 0; i < ny; ++i) {
-      const auto g = G.row(i);
-      ws.a[i] = w_s * g.dot(xi);
-      ws.t[i] = r[i] - W[i] * g.dot(p);
-      ws.u[i] = reg[i] == Rg::T ? ws.t[i] - ws.a[i] : 0.0;
+      ws.u1[i] = (reg[i] & kU) ? ws.u[i] : 0.0;
+      ws.nu1[i] = reg[i] == Rg::Z ? -ws.a[i] : reg[i] == Rg::D ? -ws.a[i] - ws.u[i] : 0.0;
     }
-    for (int k = 0; k < nd; ++k) ws.u[ws.dset[size_t(k)]] = ws.ud[k];
+    const double d_piece = dual_point(G, ny, W, r, w_s, ws.u1.data(), ws.nu1.data(), ws, ws.bd);
+    if (d_piece > best_d) {
+      best_d = d_piece;
+      std::copy(reg, reg + ny, ws.best_region.begin());
+    }
     // ---- rows whose region does not hold (a basic variable negative, to round-off) ----
     int infeasible = 0;
     for (int i = 0; i < ny; ++i) {
@@ -407,8 +476,13 @@ ReducedQpResult reduced_unilateral_qp(const MatX& Mt, const MatX& G, int ny, con
       }
     }
   }
-  // ---- phase 2: finite ----
+  // ---- phase 2: finite, from phase 1's piece of the largest D ----
   if (res.iterations == 0) return res;
+  if (best_d > -INFINITY) {
+    std::copy(ws.best_region.begin(), ws.best_region.begin() + ny, reg);
+    int nd = 0;
+    if (solve_piece(Mt, G, ny, W, r, w_s, false, ws, nd) == Piece::Solved) row_values(G, ny, W, r, w_s, nd, ws);
+  }
   if (!dual_active_set(Mt, G, ny, W, r, w_s, ws, res)) return res;
   finish(ny, ws, warm, y);
   res.solved = true;

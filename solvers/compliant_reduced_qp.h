@@ -40,7 +40,10 @@
 // active-set method, applied to the dual; Bland's rule against degenerate cycling]. A piece with a
 // null direction (D rows no F row can hold, or dependent G_i of D rows) is a direction along which
 // ||y|| is constant: D is linear there and the step follows it (uphill) until a free variable
-// reaches 0. Still 2n (+ |D| <= n + 1) unknowns per piece.
+// reaches 0. Still 2n (+ |D| <= n + 1) unknowns per piece. It starts from phase 1's piece with
+// the largest D (its (u, nu) with the negative parts dropped), and its first kProjections steps
+// may instead drop every negative part of the maximiser at once when that raises D (many u_i fall
+// to 0 together); the finite rule then runs unchanged from that point.
 //
 // Why not the primal in v alone, min 1/2 v^T M~ v - ... + sum_i h^2/(2 W_i) max(0, s_i(v))^2: its
 // minimiser is the LCP y = max(0, r - W A y) (every row exactly its spring-damper law), which is the
@@ -73,6 +76,7 @@ struct ReducedQpWorkspace {
   VecX a, t, u;                      ///< (ny_max) G_i xi, r_i - W_i G_i p, the row multipliers u_i
   std::vector<signed char> region;   ///< (ny_max) Region of each row
   std::vector<signed char> swung;    ///< (ny_max) 1 once the row moved between T and Z
+  std::vector<signed char> best_region;  ///< (ny_max) phase 1's regions with the fewest rows wrong
   // phase 2 (dual active set)
   VecX nu;                           ///< (ny_max) bound multipliers nu_i of the current point
   VecX u1, nu1;                      ///< (ny_max) the piece's maximiser (or a null direction)

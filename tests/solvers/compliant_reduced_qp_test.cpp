@@ -16,6 +16,7 @@
 #include "solvers/compliant_reduced_qp.h"
 #include "solvers/compliant_step.h"
 #include "solvers/qp_dense.h"
+#include "tests/support/malloc_guard.h"
 
 using namespace bigstep;
 
@@ -364,8 +365,19 @@ TEST_CASE("compliant reduced QP: the B4 step that cycled (900 elements, E = 1e10
   in.r = ws.qd.head(ny);
   ReducedQpWorkspace rws(6, ny);
   VecX y(ny);
+  const std::vector<int> warm53 = warm;
   const ReducedQpResult res = reduced_unilateral_qp(in.Mt, in.G, ny, in.W.data(), in.r.data(), warm, 100, rws, y.data());
   INFO("pieces " << res.iterations << ", of which phase 2 " << res.active_set_pieces);
+  // both phases allocation-free (the step's workspace rule): the same solve again, counted
+  long mallocs = -1;
+  {
+    warm.assign(warm53.begin(), warm53.end());  // capacity reserved above
+    VecX y2(ny);
+    test::MallocCounter count;
+    reduced_unilateral_qp(in.Mt, in.G, ny, in.W.data(), in.r.data(), warm, 100, rws, y2.data());
+    mallocs = count.count();
+  }
+  CHECK(mallocs == 0);
   REQUIRE(res.solved);
   CHECK(res.active_set_pieces > 0);  // block pivoting alone still cycles here: this is the instance
   CHECK((y - ws.lam.head(ny)).cwiseAbs().maxCoeff() == 0);  // what the step used
