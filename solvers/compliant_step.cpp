@@ -13,10 +13,10 @@
 //   5. v1 = v0 + h M~^-1 (f~ + G*^T lambda*),  theta_{n+1} = theta_n + h v1   (§8, (36)-(37))
 //   6. lambda_b = c0 - (W_b / h) G_b (v1 - v0)
 // Departures (each says why at its block): with more rows than DOFs the N-step first solves its QP
-// in 2n unknowns (compliant_reduced_qp.h; exact, KKT-checked, the dense QP as fallback); M^_x with
-// dependent rows is a pivoted-Cholesky "basic" solve rather than the pseudo-inverse (A1); M^_x of
-// the non-bilateral groups uses M~ (after condensation M~ plays M's role, App. 0.A
-// Lambda = M~^-1, errata A3); the staggered loop starts
+// in 2n unknowns (compliant_reduced_qp.h; exact, KKT-checked, finite; the dense QP as a safety
+// net); M^_x with dependent rows is a pivoted-Cholesky "basic" solve rather than the
+// pseudo-inverse (A1); M^_x of the non-bilateral groups uses M~ (after condensation M~ plays M's
+// role, App. 0.A Lambda = M~^-1, errata A3); the staggered loop starts
 // every step from x = 0 (no warm start carried between steps, so a step depends on theta only).
 // cpu-only: no CUDA mirror yet (the programs are BIGSTEP_HD kernels, cone_qp.h).
 #include "solvers/compliant_step.h"
@@ -218,9 +218,10 @@ namespace {
 // Rows >> DOFs first (ours, exact): the same QP in 2n unknowns (compliant_reduced_qp.h), an
 // active-set iteration over per-row regions that stops when the KKT conditions hold, O(ny n^2 + n^3)
 // per iteration instead of the dense method's O(ny^3) (B4's 900-element foundation: seconds per
-// step with 50 N, when elements lift off). It starts from the previous N-step's active set (warm)
-// and falls back to the dense QP after kReducedMaxIter pieces (~0.1 ms each at 900 rows; the dense
-// QP then takes seconds). Tried only when there are more rows
+// step with 50 N, when elements lift off). It starts from the previous N-step's active set (warm);
+// block pivoting gets at most kReducedMaxIter pieces (~0.1 ms each at 900 rows) before its finite
+// phase 2 (a dual active set, same pieces) finishes; the dense QP (seconds at 900 rows) runs only if
+// phase 2 hits its safety cap (never seen; issue 15). Tried only when there are more rows
 // than DOFs (ny > n): else the dense QP is the smaller one (a sphere stack has n = 6 ny); and only
 // for rows with W_i A_ii <= 1e5 (see n_step).
 constexpr int kReducedMaxIter = 100;
