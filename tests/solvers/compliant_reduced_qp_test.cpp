@@ -77,6 +77,19 @@ Instance random_instance(std::mt19937& rng, int n, int ny, double w_max) {
   return in;
 }
 
+// a cold solve of `in` by the reduced QP, phase 1 limited to max_iter pieces
+struct Cold {
+  ReducedQpWorkspace ws;
+  std::vector<int> warm;
+  VecX y;
+  ReducedQpResult res;
+  Cold(const Instance& in, int max_iter) : ws(int(in.G.cols()), int(in.G.rows())), y(in.G.rows()) {
+    const int ny = int(in.G.rows());
+    warm.reserve(size_t(2 * ny));
+    res = reduced_unilateral_qp(in.Mt, in.G, ny, in.W.data(), in.r.data(), warm, max_iter, ws, y.data());
+  }
+};
+
 // KKT of min 1/2 y^T y s.t. M y >= r, y >= 0 (M = I + W A), recomputed densely from the reduced
 // solver's regions: multipliers u (rows; ws.u) and nu (bounds: -a_i on Z, -a_i - u_i on D)
 void check_kkt(const Instance& in, const ReducedQpWorkspace& ws, const VecX& y, int& F, int& Z, int& D) {
@@ -141,12 +154,10 @@ TEST_CASE("compliant reduced QP: random instances with rows >> DOFs equal the de
         for (int rep = 0; rep < 4; ++rep) {
           INFO("n " << n << ", ny " << ny << ", W max " << w_max << ", rep " << rep);
           const Instance in = random_instance(rng, n, ny, w_max);
-          ReducedQpWorkspace ws(n, ny);
-          std::vector<int> warm;
-          warm.reserve(size_t(2 * ny));
-          VecX y(ny);
-          const ReducedQpResult res = reduced_unilateral_qp(in.Mt, in.G, ny, in.W.data(), in.r.data(), warm, 100, ws,
-                                                            y.data());
+          const Cold c(in, 100);
+          const ReducedQpWorkspace& ws = c.ws;
+          const VecX& y = c.y;
+          const ReducedQpResult& res = c.res;
           ++n_total;
           if (!res.solved) continue;
           ++n_solved;
@@ -274,12 +285,10 @@ TEST_CASE("compliant reduced QP: phase 2 alone (after one piece) reaches the den
               for (int i = 0; i < ny; ++i)
                 for (int k = 0; k < n; ++k) in.G(i, k) = P(rng) + 0.1;
             }
-            ReducedQpWorkspace ws(n, ny);
-            std::vector<int> warm;
-            warm.reserve(size_t(2 * ny));
-            VecX y(ny);
-            const ReducedQpResult res = reduced_unilateral_qp(in.Mt, in.G, ny, in.W.data(), in.r.data(), warm, 1, ws,
-                                                              y.data());
+            const Cold c(in, 1);
+            const ReducedQpWorkspace& ws = c.ws;
+            const VecX& y = c.y;
+            const ReducedQpResult& res = c.res;
             ++n_total;
             REQUIRE(res.solved);
             n_phase2 += res.active_set_pieces > 0;
