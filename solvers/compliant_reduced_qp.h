@@ -34,9 +34,9 @@
 // current (u, nu) >= 0 towards the piece's maximiser until a free variable reaches 0 (ratio test;
 // that variable is fixed), or, at the maximiser, frees the fixed variables whose gradient
 // (dD/du_i = t_i - y_i, dD/dnu_i = -y_i) is positive, or stops (KKT). D never decreases and rises
-// strictly on every step of positive length, so no working set repeats at a maximiser; after a
-// step of length 0 (degenerate) one variable at a time is freed, the least index first (Bland), so
-// the method terminates [Nocedal & Wright, Numerical Optimization, 2nd ed., §16.5, the primal
+// strictly on every step of positive length, so no working set repeats at a maximiser unless steps
+// of length 0 (degenerate) lead back to it; once a maximiser is reached without a rise of D, one
+// variable at a time is freed from then on, the least index first (Bland), so the method terminates [Nocedal & Wright, Numerical Optimization, 2nd ed., §16.5, the primal
 // active-set method, applied to the dual; Bland's rule against degenerate cycling]. A piece with a
 // null direction (D rows no F row can hold, or dependent G_i of D rows) is a direction along which
 // ||y|| is constant: D is linear there and the step follows it (uphill) until a free variable
