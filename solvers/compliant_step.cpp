@@ -13,10 +13,10 @@
 //   5. v1 = v0 + h M~^-1 (f~ + G*^T lambda*),  theta_{n+1} = theta_n + h v1   (§8, (36)-(37))
 //   6. lambda_b = c0 - (W_b / h) G_b (v1 - v0)
 // Departures (each says why at its block): with more rows than DOFs the N-step first solves its QP
-// in 2n unknowns (compliant_reduced_qp.h; exact, KKT-checked, the dense QP as fallback); M^_x with
-// dependent rows is a pivoted-Cholesky "basic" solve rather than the pseudo-inverse (A1); M^_x of
-// the non-bilateral groups uses M~ (after condensation M~ plays M's role, App. 0.A
-// Lambda = M~^-1, errata A3); the staggered loop starts
+// in 2n unknowns (compliant_reduced_qp.h; exact, KKT-checked, finite; the dense QP as a safety
+// net); M^_x with dependent rows is a pivoted-Cholesky "basic" solve rather than the
+// pseudo-inverse (A1); M^_x of the non-bilateral groups uses M~ (after condensation M~ plays M's
+// role, App. 0.A Lambda = M~^-1, errata A3); the staggered loop starts
 // every step from x = 0 (no warm start carried between steps, so a step depends on theta only).
 // cpu-only: no CUDA mirror yet (the programs are BIGSTEP_HD kernels, cone_qp.h).
 #include "solvers/compliant_step.h"
@@ -79,46 +79,58 @@ int poly_rows(const CompliantSettings& s) { return s.cone == FrictionCone::Polyh
 // (spec A1; a basic solution instead of the minimum-norm one otherwise.)
 void mhat_solve(const MatX& A, const int* idx, int k, const double* b, double* z, MatX& psd_buf, int* perm) {
   if (k == 0) return;
-  Eigen::Map<MatX> P(psd_buf.data(), k, k);
+  // why left-looking (issue 15): the rank is <= n (6 for B4's 900 elements), so column j of L is
+  // formed from A's column and the j columns before it, O(k rank^2) in all, where updating the
+  // whole k x k trailing block after every pivot (the right-looking form) cost O(k^2 rank) and 40 %
+  // of a 900-element step. Same operations on every entry in the same order: the same bits (A*
+  // from a product is symmetric only to round-off, so an entry is read as the right-looking form
+  // read it: row = the index at the larger position after the first pivot's swap).
+  Eigen::Map<MatX> L(psd_buf.data(), k, k);
+  double* d = psd_buf.data() + size_t(k) * k;  // trailing diagonal; the buffer holds R_max^2 >= k^2 + k
   double dmax = 0;
   for (int i = 0; i < k; ++i) {
     perm[i] = i;
-    for (int j = 0; j < k; ++j) P(i, j) = A(idx[i], idx[j]);
-    dmax = std::max(dmax, P(i, i));
+    d[i] = A(idx[i], idx[i]);
+    dmax = std::max(dmax, d[i]);
   }
-  int rank = 0;
+  int rank = 0, p0 = 0;
+  auto entry = [&](int x, int y) {  // A_xy of the group, oriented as above
+    const int px = x == 0 ? p0 : x == p0 ? 0 : x, py = y == 0 ? p0 : y == p0 ? 0 : y;
+    return px > py ? A(idx[x], idx[y]) : A(idx[y], idx[x]);
+  };
   for (int j = 0; j < k; ++j) {
     int p = j;
     for (int i = j + 1; i < k; ++i)
-      if (P(i, i) > P(p, p)) p = i;
-    if (!(P(p, p) > 1e-10 * dmax)) break;
+      if (d[i] > d[p]) p = i;
+    if (!(d[p] > 1e-10 * dmax)) break;
+    if (j == 0) p0 = p;
     if (p != j) {
-      P.row(j).swap(P.row(p));
-      P.col(j).swap(P.col(p));
       std::swap(perm[j], perm[p]);
+      std::swap(d[j], d[p]);
+      for (int c = 0; c < j; ++c) std::swap(L(j, c), L(p, c));
     }
-    const double l = std::sqrt(P(j, j));
-    P(j, j) = l;
-    for (int i = j + 1; i < k; ++i) P(i, j) /= l;
-    for (int c = j + 1; c < k; ++c)
-      for (int i = c; i < k; ++i) {
-        P(i, c) -= P(i, j) * P(c, j);
-        P(c, i) = P(i, c);
-      }
+    const double l = std::sqrt(d[j]);
+    L(j, j) = l;
+    for (int i = j + 1; i < k; ++i) {
+      double s = entry(perm[i], perm[j]);
+      for (int c = 0; c < j; ++c) s -= L(i, c) * L(j, c);
+      L(i, j) = s / l;
+      d[i] -= L(i, j) * L(i, j);
+    }
     rank = j + 1;
   }
-  // L y = b_perm, L^T z1 = y on the leading rank pivots; the rest 0
+  // L y = b_perm, L^T z1 = y on the leading rank pivots; the rest 0 (y in d's storage)
   for (int i = 0; i < k; ++i) z[idx[i]] = 0;
-  double* y = psd_buf.data() + size_t(k) * k;  // the buffer holds R_max^2 >= k^2 + k
+  double* y = d;
   for (int i = 0; i < rank; ++i) {
     double s = b[perm[i]];
-    for (int c = 0; c < i; ++c) s -= P(i, c) * y[c];
-    y[i] = s / P(i, i);
+    for (int c = 0; c < i; ++c) s -= L(i, c) * y[c];
+    y[i] = s / L(i, i);
   }
   for (int i = rank - 1; i >= 0; --i) {
     double s = y[i];
-    for (int c = i + 1; c < rank; ++c) s -= P(c, i) * y[c];
-    y[i] = s / P(i, i);
+    for (int c = i + 1; c < rank; ++c) s -= L(c, i) * y[c];
+    y[i] = s / L(i, i);
   }
   for (int i = 0; i < rank; ++i) z[idx[perm[i]]] = y[i];
 }
@@ -218,9 +230,10 @@ namespace {
 // Rows >> DOFs first (ours, exact): the same QP in 2n unknowns (compliant_reduced_qp.h), an
 // active-set iteration over per-row regions that stops when the KKT conditions hold, O(ny n^2 + n^3)
 // per iteration instead of the dense method's O(ny^3) (B4's 900-element foundation: seconds per
-// step with 50 N, when elements lift off). It starts from the previous N-step's active set (warm)
-// and falls back to the dense QP after kReducedMaxIter pieces (~0.1 ms each at 900 rows; the dense
-// QP then takes seconds). Tried only when there are more rows
+// step with 50 N, when elements lift off). It starts from the previous N-step's active set (warm);
+// block pivoting gets at most kReducedMaxIter pieces (~0.1 ms each at 900 rows) before its finite
+// phase 2 (a dual active set, same pieces) finishes; the dense QP (seconds at 900 rows) runs only if
+// phase 2 hits its safety cap (never seen; issue 15). Tried only when there are more rows
 // than DOFs (ny > n): else the dense QP is the smaller one (a sphere stack has n = 6 ny); and only
 // for rows with W_i A_ii <= 1e5 (see n_step).
 constexpr int kReducedMaxIter = 100;
