@@ -65,6 +65,8 @@ for line in open(sys.argv[1]):
     m = re.match(r"\s*\.text\.(\S+):", line)
     if m:
         name = subprocess.run(["c++filt"], input=m.group(1), capture_output=True, text=True).stdout.strip()
+        name = re.sub(r"bigstep::|\(anonymous namespace\)::", "", name)
+        name = re.sub(r"^void |\(.*$", "", name)
         fn = name if want in name.replace(" ", "") else None
         continue
     if fn is None:
