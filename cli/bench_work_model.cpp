@@ -7,6 +7,7 @@
 
 #include "cli/bench_command.h"
 #include "envs/scene.h"
+#include "solvers/pbfd_lm_persistent.h"
 #include "solvers/team_work_model.h"
 
 namespace bigstep {
@@ -30,8 +31,11 @@ std::vector<GpuMapping> mappings(const Model& model, bool fp64) {
   GpuMapping warp;  // item 2: a warp per trajectory, everything per trajectory in shared memory
   warp.name = "warp_per_traj";
   warp.lanes = 32;
-  warp.regs = 128;  // __launch_bounds__ target (assumed)
-  warp.smem_per_traj = (scratch + 3 * D * D + 4 * D + 16) * bytes;  // scratch, J_r, B, L, g, delta, th_c, th, scalars
+  // lm_warp_kernel<S, W, true> by bench/ptxas_plan.sh (sm_90, results/ptxas_plan.csv): FP32 at its
+  // __launch_bounds__(128, 4) cap, FP64 what ptxas needs
+  warp.regs = fp64 ? 222 : 128;
+  // the kernel's workspace per trajectory and its local view (LmTraj: pointers, static shared)
+  warp.smem_per_traj = lm_local_size(mv) * bytes + kLmInts * 4 + double(sizeof(LmTraj<double>));
   warp.bar_clk = 8;  // __syncwarp + a shared-memory read
   warp.host_us_per_launch = 10;  // persistent kernel, one graph launch per env step, pinned async copies
   GpuMapping half = warp;  // two trajectories per warp (D <= 16)

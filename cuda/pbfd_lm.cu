@@ -148,8 +148,11 @@ struct LocalPlan {
 
 // Team t of block b runs trajectory b * teams + t to convergence (lm_team_run): W = 32 lanes (a
 // warp) or 16 (half a warp, two trajectories per warp). running: incremented for every trajectory
-// still RUNNING after an it_cap-limited launch (the device-side running count).
-template <class S, int W>
+// still RUNNING after an it_cap-limited launch (the device-side running count). SharedLocal: the
+// workspace is in shared memory (lp.global unused). Why a template parameter and not a run-time
+// choice: a pointer that may be shared or global is a generic one (64-bit, generic loads); derived
+// from `smem` alone the compiler sees shared memory (LDS / STS, 32-bit addresses: fewer registers).
+template <class S, int W, bool SharedLocal>
 __global__ void __launch_bounds__(kWarpBlockMax, kWarpMinBlocks<S>)
     lm_warp_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma, int it_cap,
                    const LocalPlan<S> lp, int K, S* data, int* ints, int* iters, unsigned* status, int* running) {
@@ -157,12 +160,19 @@ __global__ void __launch_bounds__(kWarpBlockMax, kWarpMinBlocks<S>)
   const int team_id = int(threadIdx.x) / W;
   const int k = int(blockIdx.x) * lp.teams + team_id;
   if (k >= K) return;  // whole teams leave together (a team never straddles k = K)
+  // the team's local view of its trajectory (lm_local_view: ~27 pointers) in shared memory, read
+  // where used: why -- held in registers it was the FP32 kernel's largest live set and spilled
+  __shared__ LmTraj<S> views[kWarpBlockMax / W];
   WarpTeam<W> team;
   const LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
-  const size_t local_bytes = lp.global ? 0 : size_t(lp.n) * sizeof(S) * lp.teams;
-  S* local = lp.global ? lp.global + size_t(lp.n) * k : reinterpret_cast<S*>(smem) + size_t(lp.n) * team_id;
+  const size_t local_bytes = SharedLocal ? size_t(lp.n) * sizeof(S) * lp.teams : 0;
+  S* local = SharedLocal ? reinterpret_cast<S*>(smem) + size_t(lp.n) * team_id : lp.global + size_t(lp.n) * k;
   int* li = reinterpret_cast<int*>(smem + local_bytes) + kLmInts * team_id;
-  lm_team_run(team, m, cfg, t, dt, alpha, beta, gamma, local, li, it_cap);
+  S* scratch = nullptr;
+  const LmTraj<S> v = lm_local_view(m.n_q, t, local, li, &scratch);
+  team.single([&] { views[team_id] = v; });
+  team.sync();
+  lm_team_run_view(team, m, cfg, t, views[team_id], scratch, dt, alpha, beta, gamma, it_cap);
   if (it_cap > 0 && team.lane == 0 && t.ints[team_detail::STATUS] == TRAJ_RUNNING) atomicAdd(running, 1);
 }
 
@@ -405,10 +415,11 @@ struct PbfdTeamBatchCuda<S>::Impl {
     BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(stream));
     return *h_count;
   }
-  template <int W>
+  template <int W, bool SharedLocal>
   static const void* warp_kernel() {
-    return reinterpret_cast<const void*>(lm_warp_kernel<S, W>);
+    return reinterpret_cast<const void*>(lm_warp_kernel<S, W, SharedLocal>);
   }
+  const void* warp_fn = nullptr;  // the variant plan_warp chose
   // The warp kernel's plan: W = 16 lanes when n_q <= 16 (two trajectories per warp) else 32; the
   // teams per block (1 .. kWarpBlockMax / W) whose shared memory gives the most resident
   // trajectories per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor; ties: bigger blocks).
@@ -418,11 +429,13 @@ struct PbfdTeamBatchCuda<S>::Impl {
     BIGSTEP_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     BIGSTEP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev));
     warp_lanes = D <= 16 ? 16 : 32;
-    const void* f = warp_lanes == 16 ? warp_kernel<16>() : warp_kernel<32>();
     lp.n = lm_local_size(arrays.view());
     const size_t per_team = size_t(lp.n) * sizeof(S) + kLmInts * sizeof(int);
-    BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     const bool global = per_team > size_t(optin);  // very long chains: workspaces in global memory
+    const void* f = warp_lanes == 16 ? (global ? warp_kernel<16, false>() : warp_kernel<16, true>())
+                                     : (global ? warp_kernel<32, false>() : warp_kernel<32, true>());
+    warp_fn = f;
+    BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     if (global) lp.global = pool.alloc<S>(size_t(lp.n) * K);
     int best = -1;
     for (int teams = kWarpBlockMax / warp_lanes; teams >= 1; teams /= 2) {
@@ -442,12 +455,20 @@ struct PbfdTeamBatchCuda<S>::Impl {
   void warp_launch(int it_cap, cudaStream_t st) {
     if (it_cap > 0) BIGSTEP_CUDA_CHECK(cudaMemsetAsync(d_running, 0, sizeof(int), st));
     const int grid = (K + lp.teams - 1) / lp.teams;
-    if (warp_lanes == 16)
-      lm_warp_kernel<S, 16><<<grid, lp.teams * 16, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+    const bool sh = lp.global == nullptr;
+    const int threads = lp.teams * warp_lanes;
+    if (warp_lanes == 16 && sh)
+      lm_warp_kernel<S, 16, true><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+                                                                     data, ints, iters, status, d_running);
+    else if (warp_lanes == 16)
+      lm_warp_kernel<S, 16, false><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+                                                                      data, ints, iters, status, d_running);
+    else if (sh)
+      lm_warp_kernel<S, 32, true><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
                                                                      data, ints, iters, status, d_running);
     else
-      lm_warp_kernel<S, 32><<<grid, lp.teams * 32, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
-                                                                     data, ints, iters, status, d_running);
+      lm_warp_kernel<S, 32, false><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+                                                                      data, ints, iters, status, d_running);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
   }
   // The outputs download_outputs() reads, asynchronously on st into the pinned buffers.
@@ -724,8 +745,7 @@ template <class S>
 typename PbfdTeamBatchCuda<S>::WarpPlan PbfdTeamBatchCuda<S>::warp_plan() const {
   const Impl& I = *impl_;
   cudaFuncAttributes a{};
-  BIGSTEP_CUDA_CHECK(cudaFuncGetAttributes(&a, I.warp_lanes == 16 ? Impl::template warp_kernel<16>()
-                                                                   : Impl::template warp_kernel<32>()));
+  BIGSTEP_CUDA_CHECK(cudaFuncGetAttributes(&a, I.warp_fn));
   WarpPlan w;
   w.lanes = I.warp_lanes;
   w.bytes_per_traj = I.lp.global ? 0 : int(size_t(I.lp.n) * sizeof(S) + kLmInts * sizeof(int));

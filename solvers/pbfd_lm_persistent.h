@@ -24,7 +24,7 @@ namespace bigstep {
 template <class S>
 BIGSTEP_HD int lm_local_size(const ModelView<S>& m) {
   const int D = m.n_q;
-  return 2 * D * D + 4 * D + 9 + pbfd_scratch_size(m);
+  return 2 * D * D + 4 * D + 9 + pbfd_scratch_size(m, true);  // the residual always gets J_r here
 }
 
 namespace team_detail {
@@ -49,19 +49,11 @@ BIGSTEP_HD void lm_carry(Team& team, int D, const LmTraj<S>& from, const LmTraj<
 
 }  // namespace team_detail
 
-/// Runs trajectory tg's LM iterations until it leaves RUNNING, or `it_cap` iterations when
-/// it_cap > 0 (then it may still be RUNNING; a later call resumes it exactly). local:
-/// lm_local_size(m) S, local_ints: kLmInts ints (shared memory on the GPU). Returns the
-/// iterations run (the launches a one-iteration-per-launch schedule would have spent on it).
-template <class S, class Team>
-BIGSTEP_HD int lm_team_run(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, const LmTraj<S>& tg,
-                           S dt, S alpha, S beta, S gamma, S* local, int* local_ints, int it_cap) {
-  using namespace team_detail;
-  const int D = m.n_q;
-  const bool running = tg.ints[STATUS] == TRAJ_RUNNING;
-  team.sync();  // every lane has read the status before any lane writes it
-  if (!running) return 0;
-  // the local view: t's temporaries and carried state in `local`, the rest global
+/// The local view of trajectory tg: its temporaries and carried state (see the header comment) in
+/// `local` (lm_local_size(m) S) and local_ints (kLmInts), the rest tg's (global). *scratch: the
+/// residual's scratch inside `local`.
+template <class S>
+BIGSTEP_HD LmTraj<S> lm_local_view(int D, const LmTraj<S>& tg, S* local, int* local_ints, S** scratch) {
   LmTraj<S> t = tg;
   S* p = local;
   t.B = p; p += D * D;
@@ -72,8 +64,22 @@ BIGSTEP_HD int lm_team_run(Team& team, const ModelView<S>& m, const LmTeamSettin
   t.th_c = p; p += D;
   t.r = p; p += D;
   t.scal = p; p += 9;
-  S* scratch = p;
+  *scratch = p;
   t.ints = local_ints;
+  return t;
+}
+
+/// lm_team_run on a view t = lm_local_view(tg, ...) the caller holds (the CUDA warp kernel keeps
+/// tg and t in shared memory: why -- held in registers, their ~50 pointers were the FP32 kernel's
+/// largest live set and spilled; issue 13).
+template <class S, class Team>
+BIGSTEP_HD int lm_team_run_view(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, const LmTraj<S>& tg,
+                                LmTraj<S>& t, S* scratch, S dt, S alpha, S beta, S gamma, int it_cap) {
+  using namespace team_detail;
+  const int D = m.n_q;
+  const bool running = tg.ints[STATUS] == TRAJ_RUNNING;
+  team.sync();  // every lane has read the status before any lane writes it
+  if (!running) return 0;
   lm_carry(team, D, tg, t);
   int n = 0;
   for (;;) {
@@ -85,6 +91,18 @@ BIGSTEP_HD int lm_team_run(Team& team, const ModelView<S>& m, const LmTeamSettin
   }
   lm_carry(team, D, t, tg);
   return n;
+}
+
+/// Runs trajectory tg's LM iterations until it leaves RUNNING, or `it_cap` iterations when
+/// it_cap > 0 (then it may still be RUNNING; a later call resumes it exactly). local:
+/// lm_local_size(m) S, local_ints: kLmInts ints (shared memory on the GPU). Returns the
+/// iterations run (the launches a one-iteration-per-launch schedule would have spent on it).
+template <class S, class Team>
+BIGSTEP_HD int lm_team_run(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, const LmTraj<S>& tg,
+                           S dt, S alpha, S beta, S gamma, S* local, int* local_ints, int it_cap) {
+  S* scratch = nullptr;
+  LmTraj<S> t = lm_local_view(m.n_q, tg, local, local_ints, &scratch);
+  return lm_team_run_view(team, m, cfg, tg, t, scratch, dt, alpha, beta, gamma, it_cap);
 }
 
 }  // namespace bigstep

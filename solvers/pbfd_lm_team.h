@@ -232,9 +232,8 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
   // F_c = 1/2 |r|^2, |r|_inf and finiteness: lane-parallel, a tree over the DOFs (fixed order:
   // deterministic); the residual's scratch is free once r and J_r are out
-  S* red = scratch;
-  team_reduce<3>(
-      team, D, red,
+  const auto red = team_reduce<3>(
+      team, D, scratch,
       [&](int i, S* v) {
         v[0] = t.r[i] * t.r[i];
         v[1] = abs(t.r[i]);
@@ -257,9 +256,8 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
     const S sqrt2F = pow(S(2) * abs(F), S(0.5));
     const S rounding = 64 * eps * (abs(F) > sqrt2F * scale ? abs(F) : sqrt2F * scale);
     if (abs(F - Fc) <= rounding) {  // below F's rounding: compare ||g||_inf = max_i |(J^T r)_i| instead
-      S* red2 = scratch + 3 * D;
-      team_reduce<1>(
-          team, D, red2,
+      const auto red2 = team_reduce<1>(
+          team, D, scratch + 3 * D,
           [&](int i, S* v) {
             S gi = 0;
             for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
@@ -360,9 +358,8 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
     return;
   }
   // max_i B_ii and |g|_inf: a tree over the DOFs, read by every lane
-  S* red = scratch;
-  team_reduce<2>(
-      team, D, red,
+  const auto red = team_reduce<2>(
+      team, D, scratch,
       [&](int i, S* v) {
         v[0] = t.B[i * D + i];
         v[1] = abs(t.g[i]);
@@ -540,10 +537,9 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
   if (t.ints[OVER]) return;
   const int D = m.n_q;
   // |delta|_inf, |theta|_inf and the predicted decrease: a tree over the DOFs
-  S* red = scratch;
   const S* delta = t.r;
-  team_reduce<3>(
-      team, D, red,
+  const auto red = team_reduce<3>(
+      team, D, scratch,
       [&](int i, S* v) {
         v[0] = abs(delta[i]);
         v[1] = abs(t.th[i]);
@@ -554,12 +550,14 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
         x[1] = y[1] > x[1] ? y[1] : x[1];
         x[2] += y[2];
       });
+  // every lane has the reduction, so every lane decides: no shared slot and no barrier between
+  // lane 0's writes and the branch (the next reads of PRED and ACCEPT follow later barriers)
+  const bool small = red[0] <= cfg.eps_x * (cfg.eps_x + red[1]);
   team.single([&] {
     t.scal[PRED] = S(0.5) * red[2];
-    t.scal[ACCEPT] = red[0] <= cfg.eps_x * (cfg.eps_x + red[1]) ? S(1) : S(0);  // reused: small step
+    t.scal[ACCEPT] = small ? S(1) : S(0);  // reused: small step
   });
-  team.sync();
-  if (t.scal[ACCEPT] != S(0)) {
+  if (small) {
     const S tol = cfg.eps_r * lm_scale(m, t);
     lm_end_attempt(team, m, cfg, t, t.scal[RES] <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED),
                    scratch);

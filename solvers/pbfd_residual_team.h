@@ -39,20 +39,27 @@ inline constexpr int kMomG = 12, kMomP = 16, kMomK = 36, kMomStride = kMomG + kM
 /// Team scratch size (number of S) for one rollout of model m: link poses (12 L), the subtree
 /// moments (64 L) and per DOF its twist s and read-outs u, u~ (18 D). Each link's contact forces
 /// (12 L, summed into its G in the subtree sums, before the read-outs are written) borrow u, u~
-/// (12 D) when L <= D, else 12 L more at the end. No L x D term.
+/// (12 D) when L <= D, else 12 L more at the end. No L x D term. borrow_jr: the caller always
+/// passes J_r (the LM iteration) -- then the link poses, dead before J_r is written, live in J_r
+/// when 12 L <= D^2 (issue 13: 12 L less shared memory per trajectory; see Scratch).
 template <class S>
-BIGSTEP_HD int pbfd_scratch_size(const ModelView<S>& m) {
-  return m.n_link * (12 + kMomStride) + m.n_q * 18 + (m.n_link > m.n_q ? kMomG * m.n_link : 0);
+BIGSTEP_HD int pbfd_scratch_size(const ModelView<S>& m, bool borrow_jr = false) {
+  const int L = m.n_link, D = m.n_q;
+  const bool in_jr = borrow_jr && 12 * L <= D * D;
+  return L * ((in_jr ? 0 : 12) + kMomStride) + D * 18 + (L > D ? kMomG * L : 0);
 }
 
 namespace team_detail {
 
-// R, t at offset 0 and 9 L: lm_step_constants (pbfd_lm_team.h) reuses them as its FK scratch
+// R, t: the link poses, at offset 0 and 9 L of the scratch, or of J_r when jr is given and they
+// fit (FK writes them, the per-link tasks read them last, J_r's rows are written after: see
+// pbfd_residual_team); lm_step_constants (pbfd_lm_team.h) uses R, t, u and mom as its FK scratch.
 template <class S>
 struct Scratch {
   S *R, *t, *s, *u, *ut, *mom, *gc;
-  BIGSTEP_HD Scratch(S* p, const ModelView<S>& m)
-      : R(p), t(p + 9 * m.n_link), s(t + 3 * m.n_link), u(s + 6 * m.n_q), ut(u + 6 * m.n_q), mom(ut + 6 * m.n_q),
+  BIGSTEP_HD Scratch(S* p, const ModelView<S>& m, S* jr = nullptr)
+      : R(jr && 12 * m.n_link <= m.n_q * m.n_q ? jr : p), t(R + 9 * m.n_link), s(R == p ? t + 3 * m.n_link : p),
+        u(s + 6 * m.n_q), ut(u + 6 * m.n_q), mom(ut + 6 * m.n_q),
         gc(m.n_link > m.n_q ? mom + kMomStride * m.n_link : u) {}
 };
 
@@ -98,37 +105,30 @@ template <class S> BIGSTEP_HD void add_force(S* G, hd::V3<S> x, hd::V3<S> f) {
   }
 }
 
-// x^ M and M x^ (x^ the cross-product matrix) without the products by its zero diagonal: the
-// same values as the full hd::M3 products (a sum with an exact zero term dropped), 27 operations each
-template <class S> BIGSTEP_HD hd::M3<S> skew_mul_left(hd::V3<S> x, const hd::M3<S>& M) {
-  hd::M3<S> C;
-  for (int b = 0; b < 3; ++b) {
-    C(0, b) = -x.z * M(1, b) + x.y * M(2, b);
-    C(1, b) = x.z * M(0, b) + -x.x * M(2, b);
-    C(2, b) = -x.y * M(0, b) + x.x * M(1, b);
-  }
-  return C;
-}
-template <class S> BIGSTEP_HD hd::M3<S> skew_mul_right(const hd::M3<S>& M, hd::V3<S> x) {
-  hd::M3<S> C;
-  for (int a = 0; a < 3; ++a) {
-    C(a, 0) = M(a, 1) * x.z + M(a, 2) * -x.y;
-    C(a, 1) = M(a, 0) * -x.z + M(a, 2) * x.x;
-    C(a, 2) = M(a, 0) * x.y + M(a, 1) * -x.x;
-  }
-  return C;
-}
-
-// stiffness X^T K X at world point x, X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]] (add_point_stiffness)
+// stiffness X^T K X at world point x, X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]] (add_point_stiffness).
+// x^ K, K x^ and (x^ K) x^ without the products by x^'s zero diagonal (the same values as the full
+// hd::M3 products: a sum with an exact zero term dropped), one row a at a time: why row by row --
+// the three 3 x 3 products held at once were the FP32 warp kernel's register peak (issue 13).
 template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M3<S>& K) {
-  const hd::M3<S> xK = skew_mul_left(x, K), Kx = skew_mul_right(K, x), xKx = skew_mul_right(xK, x);
-  for (int a = 0; a < 3; ++a)
+  for (int a = 0; a < 3; ++a) {
+    S xK[3], Kx[3], xKx[3];
+    // row a of x^ K = p K(i, .) + q K(j, .), operands in the order of the full product's sums
+    const S p = a == 0 ? -x.z : a == 1 ? x.z : -x.y, q = a == 0 ? x.y : a == 1 ? -x.x : x.x;
+    const int i = a == 0 ? 1 : 0, j = a == 2 ? 1 : 2;
+    for (int b = 0; b < 3; ++b) xK[b] = p * K(i, b) + q * K(j, b);
+    Kx[0] = K(a, 1) * x.z + K(a, 2) * -x.y;
+    Kx[1] = K(a, 0) * -x.z + K(a, 2) * x.x;
+    Kx[2] = K(a, 0) * x.y + K(a, 1) * -x.x;
+    xKx[0] = xK[1] * x.z + xK[2] * -x.y;
+    xKx[1] = xK[0] * -x.z + xK[2] * x.x;
+    xKx[2] = xK[0] * x.y + xK[1] * -x.x;
     for (int b = 0; b < 3; ++b) {
-      K6[6 * a + b] -= xKx(a, b);
-      K6[6 * a + 3 + b] += xK(a, b);
-      K6[6 * (3 + a) + b] -= Kx(a, b);
+      K6[6 * a + b] -= xKx[b];
+      K6[6 * a + 3 + b] += xK[b];
+      K6[6 * (3 + a) + b] -= Kx[b];
       K6[6 * (3 + a) + 3 + b] += K(a, b);
     }
+  }
 }
 
 }  // namespace team_detail
@@ -284,7 +284,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   using V = hd::V3<S>;
   using M = hd::M3<S>;
   using std::pow;
-  Scratch<S> sh(scratch, m);
+  Scratch<S> sh(scratch, m, Jr);  // the link poses may live in J_r until its rows are written
   const int L = m.n_link, D = m.n_q;
   const bool jac = Jr != nullptr;
   // forward kinematics (pbfd.md §2.2) and the DOF twists s_k (§2.3), lane-parallel inside each link
@@ -306,12 +306,11 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
       for (int e = 0; e < kMomG; ++e) Gc[e] = 0;
       if (jac)
         for (int e = 0; e < kMomK; ++e) K6[e] = 0;
-      const M R = ld9(sh.R + 9 * j);
-      const V t = ld3(sh.t + 3 * j);
       for (int q = 0; q < m.n_point_pair; ++q) {
         const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
         if (m.point_link[s] != j) continue;
-        const V cp = R * m.v3(m.point_pos, s) + t;
+        // the link's pose read per point, not held across the loop (register pressure, issue 13)
+        const V cp = ld9(sh.R + 9 * j) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * j);
         const V n = m.v3(m.plane_normal, p);
         const S d = -(hd::dot(n, cp) - m.plane_offset[p] - m.point_radius[s]);
         if (!(d > 0)) continue;

@@ -133,4 +133,8 @@ struct CountingTeam {
   void sync() { tally->close(true); }
 };
 
+/// A level of team_reduce's tree on the counting team: a dependent step, not a barrier (the warp
+/// team's reduction is shuffles in registers, cuda/team_cuda.cuh).
+inline void team_reduce_level(CountingTeam& team) { team.tally->close(false); }
+
 }  // namespace bigstep
