@@ -71,6 +71,7 @@ VecEnv::VecEnv(TaskFile tf, const VecEnvOptions& opt)
   iterations_.assign(K_, 0);
   status_.assign(K_, 0u);
   ended_.reserve(K_);
+  pushed_.reserve(K_);
   threads_ = sc.threads > 0 ? sc.threads : omp_get_num_procs();
   for (int t = 0; t < threads_; ++t) {
     auto s = std::make_unique<Scratch>();
@@ -95,6 +96,13 @@ void VecEnv::build(int64_t seed) {
   // b_ keeps its buffers (Python holds views of status / iterations): rows rewritten in place
   b_.steps = 0;
   init_batch(sc(), bopt_, b_, p_);
+  // the push streams: one per env, (seed, k, tag), apart from the batch's (seed, k, episode)
+  push_rng_.clear();
+  if (sc().push_prob > 0)
+    for (int k = 0; k < K_; ++k) {
+      std::seed_seq seq{uint32_t(seed), uint32_t(uint64_t(seed) >> 32), uint32_t(k), 0x70757368u};
+      push_rng_.emplace_back(seq);
+    }
   // the CUDA engine cannot change per-rollout parameters between episodes (BatchEngine::set_params)
   if (bk_.backend == Backend::Cuda && randomized_) {
     BIGSTEP_CHECK_ARG(opt_.backend == "auto", "backend", opt_.backend,
@@ -221,6 +229,20 @@ void VecEnv::step(const double* actions) {
     std::copy_n(b_.theta_prev.data() + size_t(k) * n_, n_, theta_prev_hold_.data() + size_t(k) * n_);
     // this step's "not converged" (the batch keeps it sticky)
     b_.status[k] &= ~uint32_t(STATUS_NOT_CONVERGED);
+  }
+  // 1b. pushes: a kick on theta_dot = (theta - theta_prev) / dt, i.e. theta_prev -= dt kick
+  if (!push_rng_.empty()) {
+    pushed_.clear();
+    const double h = dt(), s = sc().push_speed;
+    for (int k = 0; k < K_; ++k) {
+      std::mt19937_64& rng = push_rng_[size_t(k)];
+      if (std::uniform_real_distribution<double>(0.0, 1.0)(rng) >= sc().push_prob) continue;
+      std::normal_distribution<double> N(0.0, 1.0);
+      double* th_prev = b_.theta_prev.data() + size_t(k) * n_;
+      for (int i = 0; i < n_; ++i) th_prev[i] -= h * s * N(rng);
+      pushed_.push_back(k);
+    }
+    if (!pushed_.empty()) engine_->reset(b_, pushed_);  // the engine re-reads the kicked rows
   }
   // 2. the engine (a NaN torque row makes the integrator flag and hold that rollout)
   engine_->step(b_, p_, tau_.data(), servo ? theta_bar_.data() : nullptr);

@@ -8,6 +8,9 @@
 //      the actuated DOFs; position mode: theta_bar = clamp(a, joint range) on the actuated DOFs
 //      with gains task.position_kp / position_kv (envs/tasks.h ActionMode). A non-finite row or an
 //      out-of-range value is flagged per env (flags), never thrown
+//   1b. pushes (batch.push_prob > 0, robustness training): with probability push_prob per env and
+//      step, theta_dot gets a kick N(0, push_speed^2) on every coordinate (theta_prev moved by
+//      -dt kick), drawn from the env's own stream (seed, k), and the engine is told (reset)
 //   2. the engine steps every live rollout; a rollout whose solver hit the iteration budget
 //      (task.iteration_budget LM iterations per attempt) or failed (non-finite, factorisation,
 //      gimbal lock) is flagged, its state held at the step's start, and its episode truncated
@@ -22,6 +25,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -125,6 +129,8 @@ class VecEnv {
   std::vector<int32_t> episode_step_, iterations_;
   std::vector<uint32_t> status_;
   std::vector<int> ended_;  // scratch: envs to reset (capacity K)
+  std::vector<int> pushed_;  // scratch: envs kicked this step (capacity K)
+  std::vector<std::mt19937_64> push_rng_;  // (K) each env's push stream (seed, k), empty without pushes
   // per-thread scratch
   struct Scratch;
   std::vector<std::unique_ptr<Scratch>> scratch_;

@@ -3,8 +3,9 @@
 // auto-resets (fresh initial state from its seeded stream, re-drawn masses / friction / stiffness,
 // the engine told) several times inside the counted window -- make no malloc, for the reference
 // engine and the team engine (CPU emulation), on one and on two threads, in torque and in
-// position-target action modes. malloc_guard.h counts every malloc in the process (OpenMP
-// workers included), so a counter of 0 means none anywhere.
+// position-target action modes, and with random pushes (batch.push_*: the engine re-reads the
+// kicked rows). malloc_guard.h counts every malloc in the process (OpenMP workers included), so a
+// counter of 0 means none anywhere.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -75,6 +76,8 @@ TEST_CASE("vec_env_alloc: VecEnv::step with auto-resets does not allocate", "[ve
       {"reference, torque mode", "hopper", {"batch.threads=2", "task.action_mode=torque", "task.torque_limit=50"}},
       {"reference, position mode, 1 thread", "hopper", {"batch.threads=1", "task.action_mode=position"}},
       {"team, position mode", "walker2d", {"batch.engine=team", "batch.threads=2", "task.action_mode=position"}},
+      {"reference, pushes", "hopper", {"batch.threads=2", "batch.push_prob=0.5", "batch.push_speed=0.3"}},
+      {"team, pushes", "walker2d", {"batch.engine=team", "batch.threads=1", "batch.push_prob=0.5", "batch.push_speed=0.3"}},
   };
   for (const Case& c : cases) {
     std::vector<std::string> ov = base;

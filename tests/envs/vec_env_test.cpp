@@ -1,6 +1,7 @@
 // VecEnv (envs/vec_env.h) on the hopper task: a misbehaving env never disturbs the others (bit for
 // bit) and stays within the iteration budget, SAME_STEP auto-reset, per-episode re-randomisation
-// from seeded streams, bad actions flagged per env, thread-count independence, and task-file errors.
+// from seeded streams, pushes (batch.push_*), bad actions flagged per env, thread-count
+// independence, and task-file errors.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -147,6 +148,55 @@ TEST_CASE("vec_env: the team engine takes each episode's new parameters", "[vec_
       for (int i = 0; i < D; ++i) CHECK(team.obs()[size_t(k) * D + i] == Approx(ref.obs()[size_t(k) * D + i]).margin(1e-6));
   }
   CHECK(team.episode()[0] == 3u);
+}
+
+TEST_CASE("vec_env: a push is a kick N(0, push_speed^2) on theta_dot from the env's stream (seed, k)", "[vec_env]") {
+  // oracle: the same kick given to a push-free twin through set_state (qvel = theta_dot on the
+  // hopper's slide / hinge joints), the stream re-drawn here as vec_env.h documents it
+  const double speed = 0.5;
+  const int K = 3;
+  const uint64_t seed = 3;
+  VecEnv pushed = hopper(K, {"batch.push_prob=1", "batch.push_speed=0.5"}, seed), twin = hopper(K, {}, seed);
+  const int nq = twin.task().nq(), nv = twin.task().nv(), D = twin.obs_dim(), n = twin.sc().model.n_q;
+  REQUIRE(nv == n);
+  for (int k = 0; k < K; ++k) {
+    std::seed_seq seq{uint32_t(seed), uint32_t(seed >> 32), uint32_t(k), 0x70757368u};
+    std::mt19937_64 rng(seq);
+    REQUIRE(std::uniform_real_distribution<double>(0.0, 1.0)(rng) < 1.0);
+    std::normal_distribution<double> N(0.0, 1.0);
+    std::vector<double> qpos = row(twin.qpos(), k, nq), qvel = row(twin.qvel(), k, nv);
+    for (int i = 0; i < n; ++i) qvel[size_t(i)] += speed * N(rng);
+    twin.set_state(k, qpos.data(), qvel.data());
+  }
+  std::vector<double> u;
+  actions_at(0, K, twin.action_dim(), u);
+  pushed.step(u.data());
+  twin.step(u.data());
+  for (size_t i = 0; i < size_t(K) * D; ++i) CHECK(pushed.obs()[i] == Approx(twin.obs()[i]).margin(1e-9));
+  // without pushes the state differs by the kick: the oracle is not vacuous
+  VecEnv plain = hopper(K, {}, seed);
+  plain.step(u.data());
+  double diff = 0;
+  for (size_t i = 0; i < size_t(K) * D; ++i) diff = std::max(diff, std::abs(plain.obs()[i] - pushed.obs()[i]));
+  CHECK(diff > 0.1);
+}
+
+TEST_CASE("vec_env: pushes come with probability push_prob per env and step", "[vec_env]") {
+  // 400 envs, one step: the fraction kicked (obs different from the push-free batch) ~ B(400, 0.3)
+  const int K = 400;
+  VecEnv pushed = hopper(K, {"batch.push_prob=0.3", "batch.push_speed=0.2", "batch.threads=2"}),
+         plain = hopper(K, {"batch.threads=2"});
+  std::vector<double> u;
+  actions_at(0, K, plain.action_dim(), u);
+  pushed.step(u.data());
+  plain.step(u.data());
+  const int D = plain.obs_dim();
+  int kicked = 0;
+  for (int k = 0; k < K; ++k) kicked += row(pushed.obs(), k, D) != row(plain.obs(), k, D);
+  // 4 standard deviations of the binomial count, sqrt(400 * 0.3 * 0.7) = 9.2
+  CHECK(std::abs(kicked - 120) < 37);
+  CHECK_THROWS_AS(hopper(1, {"batch.push_prob=1.5"}), InvalidArgument);
+  CHECK_THROWS_AS(hopper(1, {"batch.push_speed=-1"}), InvalidArgument);
 }
 
 TEST_CASE("vec_env: bad actions are flagged per env, never thrown", "[vec_env]") {

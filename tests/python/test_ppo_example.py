@@ -64,3 +64,25 @@ def test_tiny_training_run_writes_a_policy_that_loads(ppo, tmp_path):
     want = np.clip(net.actor(z).detach().double().numpy(), -1, 1)
     np.testing.assert_allclose(pol.act(obs), want, rtol=0, atol=1e-12)
     assert pol.config["dt_used"] == pytest.approx(0.02)
+
+
+def test_init_continues_a_saved_policy_and_wall_budget_stops_annealed(ppo, tmp_path):
+    tiny = ["--task", "hopper", "--num-envs", "2", "--n-steps", "64", "--epochs", "1", "--minibatch", "32",
+            "--backend", "cpu"]
+    ppo.main(tiny + ["--total-steps", "128", "--out", str(tmp_path / "a")])
+    first = str(tmp_path / "a" / "hopper" / "policy.pt")
+    # lr 0: Adam leaves every weight where --init put it; a wall budget of ~0 stops after one update
+    # of the 4 asked for
+    ppo.main(tiny + ["--total-steps", "512", "--lr", "0", "--wall-budget", "1e-9", "--init", first,
+                     "--out", str(tmp_path / "b")])
+    a = torch.load(first, weights_only=False)
+    b = torch.load(str(tmp_path / "b" / "hopper" / "policy.pt"), weights_only=False)
+    assert b["env_steps"] == 128
+    for k, v in a["model"].items():
+        if not k.startswith("obs_"):
+            assert torch.equal(v, b["model"][k]), k
+    # the observation statistics continue from the saved ones (weighted by their 128 steps)
+    assert not torch.equal(a["model"]["obs_mean"], b["model"]["obs_mean"])
+    assert torch.allclose(a["model"]["obs_mean"], b["model"]["obs_mean"], atol=0.5)
+    with pytest.raises(ValueError, match="hidden"):
+        ppo.main(tiny + ["--total-steps", "128", "--hidden", "32", "--init", first, "--out", str(tmp_path / "c")])

@@ -123,6 +123,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--minibatch", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-4, help="Adam step, annealed linearly to 0")
+    p.add_argument("--wall-budget", type=float, default=0.0,
+                   help="wall-clock budget [s] (0 = none): the rate anneals by max(update, wall-time) fraction and "
+                        "training stops, saved, when the budget is spent, so a slow machine still ends annealed")
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--lam", type=float, default=0.95, help="GAE lambda")
     p.add_argument("--clip", type=float, default=0.2, help="PPO ratio clip epsilon")
@@ -137,6 +140,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="also keep each saved policy as snapshots/policy_<env steps>.pt (bench/ppo_transfer_history.py)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="scene / task override as `bigstep run --set` (repeatable), e.g. batch.randomize_friction=0.5")
+    p.add_argument("--init", default=None, metavar="POLICY_PT",
+                   help="start from a saved policy.pt (weights, log std, observation statistics), e.g. to fine-tune it "
+                        "under new randomisation; the optimiser and reward scaling start afresh")
     p.add_argument("--out", default=os.path.join("out", "ppo"), help="writes <out>/<task>/")
     return p.parse_args(argv)
 
@@ -188,6 +194,15 @@ def train(args: argparse.Namespace) -> str:
     net = ActorCritic(obs_dim, act_dim, args.hidden)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
     obs_rms, ret_rms = RunningMeanStd(obs_dim), RunningMeanStd(())
+    if args.init:
+        ck = torch.load(args.init, map_location="cpu", weights_only=False)
+        if (ck["obs_dim"], ck["act_dim"], ck["config"]["hidden"]) != (obs_dim, act_dim, args.hidden):
+            raise ValueError(f"--init {args.init}: obs / act / hidden sizes {ck['obs_dim']} / {ck['act_dim']} / "
+                             f"{ck['config']['hidden']}, this run's {obs_dim} / {act_dim} / {args.hidden}")
+        net.load_state_dict(ck["model"])
+        # its observation statistics continue, weighted as the env steps it was trained on
+        obs_rms.mean, obs_rms.var = net.obs_mean.double().numpy().copy(), net.obs_var.double().numpy().copy()
+        obs_rms.count = float(ck["env_steps"])
     disc_ret = np.zeros(N)
     folder = os.path.join(args.out, os.path.splitext(os.path.basename(args.task))[0])
     os.makedirs(folder, exist_ok=True)
@@ -205,15 +220,20 @@ def train(args: argparse.Namespace) -> str:
         net.obs_var.copy_(torch.from_numpy(obs_rms.var))
 
     obs, _ = venv.reset(seed=args.seed)
-    obs_rms.update(obs)
-    sync_obs_stats()
+    if not args.init:
+        obs_rms.update(obs)
+        sync_obs_stats()
     ep_ret, ep_len = np.zeros(N), np.zeros(N, dtype=int)
     rows, t0, steps = [], time.time(), 0
     n_updates = max(1, args.total_steps // (N * T))
     bar = tqdm(total=n_updates * N * T, unit="step", desc=f"ppo {args.task}", dynamic_ncols=True)
     for update in range(n_updates):
+        # linear annealing to 0 over the updates, or over the wall budget if that runs out first
+        frac = update / n_updates
+        if args.wall_budget > 0:
+            frac = max(frac, (time.time() - t0) / args.wall_budget)
         for g in opt.param_groups:
-            g["lr"] = args.lr * (1 - update / n_updates)
+            g["lr"] = args.lr * max(0.0, 1 - frac)
         finished_ret, finished_len = [], []
         # --- rollout: T steps of N envs with the current policy
         x = norm(obs)
@@ -282,12 +302,15 @@ def train(args: argparse.Namespace) -> str:
         bar.update(N * T)
         if finished_ret:
             bar.set_postfix(ret=f"{np.mean(finished_ret):.0f}", len=f"{np.mean(finished_len):.0f}")
-        if (update + 1) % args.save_every == 0 or update + 1 == n_updates:
+        out_of_time = args.wall_budget > 0 and time.time() - t0 >= args.wall_budget
+        if (update + 1) % args.save_every == 0 or update + 1 == n_updates or out_of_time:
             save(net, venv, args, os.path.join(folder, "policy.pt"), steps, time.time() - t0)
             if args.snapshots:
                 os.makedirs(os.path.join(folder, "snapshots"), exist_ok=True)
                 save(net, venv, args, os.path.join(folder, "snapshots", f"policy_{steps:09d}.pt"), steps, time.time() - t0)
             save_curve(rows, folder, f"PPO {args.task}, {args.integrator} dt = {venv.dt:g} s")
+        if out_of_time:
+            break
     bar.close()
     return folder
 
