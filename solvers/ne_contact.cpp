@@ -1,6 +1,8 @@
 #include "solvers/ne_contact.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/crba.h"
 #include "core/error.h"
@@ -109,26 +111,87 @@ std::vector<Vec3> tangent_directions(const Vec3& n, int k) {
 }
 
 NeContacts::NeContacts(const Model& m, int n_dirs)
-    : set(m), frames(size_t(m.max_contacts)), Ja(MatX::Zero(3, m.n_q)), Jb(MatX::Zero(3, m.n_q)) {
+    : set(m), frames(size_t(m.max_contacts)), Ja(MatX::Zero(3, m.n_q)), Jb(MatX::Zero(3, m.n_q)),
+      link_reach(size_t(m.n_link), -1.0) {
   for (ContactFrame& f : frames) {
     f.t.resize(size_t(n_dirs));
     f.J.setZero(3, m.n_q);
   }
+  // reach of each link's geoms from its origin: |geom origin| + the shape's extent around it
+  // (-1: no geom, the link's motion cannot make a contact)
+  for (int g = 0; g < m.n_geom; ++g) {
+    const int j = m.geom_link[g];
+    if (j < 0) continue;
+    const Vec3& sz = m.geom_size[g];
+    double extent = 0;
+    switch (m.geom_type[g]) {
+      case GeomType::Plane: extent = std::numeric_limits<double>::infinity(); break;
+      case GeomType::Sphere: extent = sz[0]; break;
+      case GeomType::Capsule: extent = sz[0] + sz[1]; break;
+      case GeomType::Box: extent = sz.norm(); break;
+    }
+    link_reach[j] = std::max(link_reach[j], m.geom_pos[g].norm() + extent);
+  }
+}
+
+void NeContacts::fill_frame(const Model& m, const Kinematics& kin, int i, int n_dirs) {
+  const Contact& c = set.con[i];
+  ContactFrame& f = frames[i];
+  f.contact = i;
+  f.phi = -c.depth;
+  f.n = c.n;
+  tangent_directions(c.n, n_dirs, f.t);
+  contact_core_jacobians(m, kin, c, Ja, Jb, f.J);  // J = J_a(c_a) - J_b(c_b)
 }
 
 void NeContacts::update(const Model& m, const Kinematics& kin, const VecX& theta, double phi_max, int n_dirs) {
   set.update(m, kin, theta, phi_max);  // depth >= -phi_max, i.e. phi <= phi_max
   n_con = set.n_con;
   n_lim = set.n_lim;
-  for (int i = 0; i < n_con; ++i) {
-    const Contact& c = set.con[i];
-    ContactFrame& f = frames[i];
-    f.contact = i;
-    f.phi = -c.depth;
-    f.n = c.n;
-    tangent_directions(c.n, n_dirs, f.t);
-    contact_core_jacobians(m, kin, c, Ja, Jb, f.J);  // J = J_a(c_a) - J_b(c_b)
+  for (int i = 0; i < n_con; ++i) fill_frame(m, kin, i, n_dirs);
+}
+
+void NeContacts::update_speculative(const Model& m, const Kinematics& kin, const Kinematics& kin_next,
+                                    const VecX& theta, const VecX& v, double h, double phi_0, double k, int n_dirs) {
+  // candidates: a point x of link j moves by |R'x + t' - R x - t| <= |t' - t| + |R' - R|_2 |x| over
+  // the step, |R' - R|_2 = 2 sin(angle / 2) = sqrt(3 - tr(R^T R')); a pair's gap closes by at most
+  // the sum of its two links' bounds d_j (a world geom does not move), so the two largest d_j
+  // bound every pair. The prediction below is first order, hence the same factor k here.
+  double d1 = 0, d2 = 0;
+  for (int j = 0; j < m.n_link; ++j) {
+    if (link_reach[size_t(j)] < 0) continue;
+    const double rot = std::sqrt(std::max(0.0, 3 - (kin.R[j].transpose() * kin_next.R[j]).trace()));
+    const double d = (kin_next.t[j] - kin.t[j]).norm() + rot * link_reach[size_t(j)];
+    if (d > d1) d2 = d1, d1 = d;
+    else if (d > d2) d2 = d;
   }
+  double margin = phi_0 + k * (d1 + d2);
+  if (!(margin < 1e6)) margin = 1e6;  // a plane on a moving link (infinite reach): every pair
+  n_con = set.n_con = collide(m, kin, margin, set.con.data(), int(set.con.size()), set.status);
+  // every limited DOF's nearer stop is a candidate: its gap and speed are one coordinate each
+  n_lim = set.n_lim = joint_limits(m, theta, std::numeric_limits<double>::infinity(), set.lim.data());
+  // keep the rows that are active or predicted to be within phi_0 at the end of the step,
+  // compacting set.con / frames (swapped: no copy of J) and set.lim in their order
+  const auto reachable = [&](double phi, double vn) { return phi <= phi_0 || phi + k * h * std::min(vn, 0.0) <= phi_0; };
+  int kept = 0;
+  for (int i = 0; i < n_con; ++i) {
+    if (i != kept) {
+      std::swap(set.con[size_t(kept)], set.con[size_t(i)]);
+      std::swap(frames[size_t(kept)], frames[size_t(i)]);
+    }
+    fill_frame(m, kin, kept, n_dirs);
+    const ContactFrame& f = frames[size_t(kept)];
+    double vn = 0;  // n^T J v, by columns: no temporary
+    for (int q = 0; q < m.n_q; ++q) vn += f.n.dot(f.J.col(q)) * v[q];
+    if (reachable(f.phi, vn)) ++kept;
+  }
+  n_con = set.n_con = kept;
+  kept = 0;
+  for (int l = 0; l < n_lim; ++l) {
+    const LimitContact lc = set.lim[size_t(l)];
+    if (reachable(-lc.depth, lc.s * v[lc.dof])) set.lim[size_t(kept++)] = lc;
+  }
+  n_lim = set.n_lim = kept;
 }
 
 }  // namespace bigstep

@@ -19,6 +19,10 @@ struct NeSettings {
   double mu = 0.5;                ///< Coulomb coefficient
   int friction_directions = 4;    ///< linearized cone edges (2 for planar x-z models)
   double active_distance = 1e-3;  ///< NE-LCP: a pair is a contact when phi <= this [m]
+  /// NE-LCP speculative contacts: a pair (or stop) is also a row when the free velocity brings it
+  /// within active_distance during the step, phi + 2 h min(n^T J v_free, 0) <= active_distance
+  /// (ne_lcp.cpp); false = the spec's rule phi <= active_distance alone
+  bool speculative = true;
   double cfm = 1e-6;              ///< NE-LCP: compliance added to diag(G), relative to max diag(G)
   /// NE-LCP: the largest separation speed the position correction may ask of a penetrating row
   /// (m/s for contacts; rad/s or m/s for joint-limit stops); 1e9 (or inf) = the spec's -depth / dt
@@ -59,10 +63,23 @@ struct NeContacts {
   int n_con = 0;                      ///< geom contacts
   int n_lim = 0;                      ///< joint-limit stops
   MatX Ja, Jb;                        ///< (3 x n_q) scratch of contact_core_jacobians
+  std::vector<double> link_reach;     ///< (n_link) bound on |x| over the link's geoms' points (link
+                                      ///< frame); inf for a plane on a link
 
   /// Contacts and stops with phi = -depth <= phi_max at theta (kin: forward_kinematics(theta) done),
   /// in the contact set's order (collide's pair order, then limited DOFs in index order).
   void update(const Model& m, const Kinematics& kin, const VecX& theta, double phi_max, int n_dirs);
+
+  /// Speculative set of a step of h: the contacts and stops that are active (phi <= phi_0) or that
+  /// the velocity v brings within phi_0 by the end of the step, predicted with a safety factor k:
+  ///   phi + k h min(n^T J v, 0) <= phi_0          (stops: n^T J v = s v_k).
+  /// kin_next: forward_kinematics(theta + h v) done; it bounds how far any geom point moves, which
+  /// sets the collision margin of the candidates. Same order as update() among the kept ones.
+  void update_speculative(const Model& m, const Kinematics& kin, const Kinematics& kin_next, const VecX& theta,
+                          const VecX& v, double h, double phi_0, double k, int n_dirs);
+
+ private:
+  void fill_frame(const Model& m, const Kinematics& kin, int i, int n_dirs);
 };
 
 /// The smooth part of a semi-implicit Euler step, shared by the NE baselines: velocity

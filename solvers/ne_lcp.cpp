@@ -29,6 +29,15 @@
 // (qpos 0, ranges [30, 70] deg), and its stops flung the ankles (armature 1) at 0.52 rad / h
 // (523 rad/s at 1 ms): the ant was launched. Capped, a correction injects at most
 // 1/2 G_ii^-1 max_correction_speed^2 per row; gaps (phi >= 0) keep phi / h (no energy).
+// Speculative contacts (NeSettings::speculative, default on; departure from the spec's active rule
+// phi <= 1 mm): a pair or stop is also a row when the free velocity closes it to within
+// active_distance during the step, phi + k h min(n^T J v_free, 0) <= active_distance (k = 2, the
+// standard active-set rule of velocity-level time-stepping, Stewart-Trinkle / Anitescu-Potra). Its
+// row is the same v_n+ >= -phi / h: the pair may approach until it touches at the end of the step,
+// and no closer. Without it a corner moving more than active_distance per step crossed the floor
+// before it was a row (the chain falling off the slope's edge at 0.02 s: 11 cm deep), and the
+// capped correction then took many steps to lift it out. The cap now meets only penetrations
+// present at the start (an initial pose like the ant's, a miss of the first-order prediction).
 // Reported normal force (StepStats::normal_force): sum_p lambda_p / h of the accepted solution.
 // cpu-only: the Newton-Euler baselines are CPU comparisons (their GPU form is not a goal).
 #include "solvers/ne_lcp.h"
@@ -40,8 +49,16 @@
 
 namespace bigstep {
 
+namespace {
+// safety factor of the speculative prediction phi + k h n^T J v_free: v_free leaves out the
+// impulses of the other contacts, which can speed a point's approach up (a free rod landing on
+// one end: its other end 1.5x); a row that stays inactive costs only LCP size
+constexpr double kSpeculativeSafety = 2.0;
+}  // namespace
+
 NeLcpWorkspace::NeLcpWorkspace(const Model& m, const NeSettings& s)
     : kin(m),
+      kin_next(m),
       lcp((m.max_contacts * (2 + s.friction_directions) + m.n_limit) + 1),
       sm(m),
       contacts(m, s.friction_directions) {
@@ -57,6 +74,7 @@ NeLcpWorkspace::NeLcpWorkspace(const Model& m, const NeSettings& s)
   phi.resize(mc + ml);
   tmp.resize(n);
   v_plus.resize(n);
+  th_free.resize(n);
 }
 
 NeLcpIntegrator::NeLcpIntegrator(const Model& m, const NeSettings& s) : Integrator(m), s_(s) {
@@ -89,7 +107,15 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   forward_kinematics(m_, th, ws.kin);
   NeContacts& con = ws.contacts;
   const int nd = s_.friction_directions;
-  con.update(m_, ws.kin, th, s_.active_distance, nd);
+  // active set: phi <= active_distance (spec §7), and with speculative contacts also the pairs
+  // and stops that the free motion closes to within it during the step (see the file comment)
+  if (s_.speculative) {
+    ws.th_free = th + h * v_star;
+    forward_kinematics(m_, ws.th_free, ws.kin_next);
+    con.update_speculative(m_, ws.kin, ws.kin_next, th, v_star, h, s_.active_distance, kSpeculativeSafety, nd);
+  } else {
+    con.update(m_, ws.kin, th, s_.active_distance, nd);
+  }
   const int nc = con.n_con, nl = con.n_lim;
   ws.nc = nc;
   ws.nl = nl;

@@ -15,11 +15,12 @@ namespace bigstep {
 struct NeLcpWorkspace : Workspace {
   NeLcpWorkspace(const Model& m, const NeSettings& s);
   Kinematics kin;
+  Kinematics kin_next;  ///< at theta_n + h v_free: bounds the motion of the speculative candidates
   LcpWorkspace lcp;
   NeSmoothStep sm;
   NeContacts contacts;
   MatX Jall, HinvJt, G, M;  // storage of packed (nr x n), (n x nr), (nr x nr), (N x N) maps
-  VecX q, z, w, phi, tmp, v_plus;
+  VecX q, z, w, phi, tmp, v_plus, th_free;
   int nc = 0, nl = 0, N = 0;  ///< sizes of the last LCP (0 when no contact)
 };
 
