@@ -56,6 +56,17 @@ def terrains():
     return out
 
 
+def controller_columns(row: dict, c: str, ctl: dict) -> None:
+    """The controller's summary columns into row; blank where they mean nothing (PD has no ID
+    torques; PD and the ID(t-1), ID(t-2) controllers predict no forces)."""
+    for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel"):
+        row[k] = ctl.get(k)
+    if c == "pd":
+        row["dtau_mean"] = row["tau_mean"] = None
+    if c in ("pd", "id_prev1", "id_prev2"):
+        row["force_err_n"] = row["force_err_rel"] = None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=3.0)
@@ -92,12 +103,7 @@ def main() -> None:
         row = {"terrain": terrain, "mu": mu, "seed": seed, "controller": c, "fell": fell, "rc": r.rc,
                "steps": len(r.steps), "tilt_max_rad": tilt, "height_min_m": hmin, "height_max_m": hmax,
                "distance_final_m": s.get("distance_final_m"), "wall_s": s.get("wall_time_s")}
-        for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel"):
-            row[k] = ctl.get(k)
-        if c == "pd":
-            row["dtau_mean"] = row["tau_mean"] = None
-        if c in ("pd", "id_prev1", "id_prev2"):
-            row["force_err_n"] = row["force_err_rel"] = None
+        controller_columns(row, c, ctl)
         rows.append(row)
     meta = {"command": common.command_line(), **info, "loadavg_after_1_5_15": list(os.getloadavg()),
             "script_wall_s": round(time.perf_counter() - t0, 1), "duration_s": args.duration,
@@ -162,12 +168,7 @@ def arm(args) -> None:
                "dropped": bool(r.rc not in (0, 1) or s.get("aborted") or slip is None or not slip < 0.01),
                "hold_slip_max_m": s.get("hold_slip_max_m"), "hold_slip_final_m": slip,
                "wall_s": s.get("wall_time_s")}
-        for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel"):
-            row[k] = ctl.get(k)
-        if c == "pd":
-            row["dtau_mean"] = row["tau_mean"] = None
-        if c in ("pd", "id_prev1", "id_prev2"):
-            row["force_err_n"] = row["force_err_rel"] = None
+        controller_columns(row, c, ctl)
         rows.append(row)
     meta = {"command": common.command_line(), **info, "loadavg_after_1_5_15": list(os.getloadavg()),
             "script_wall_s": round(time.perf_counter() - t0, 1),
