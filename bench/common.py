@@ -232,8 +232,11 @@ def callgrind(args: Sequence[str], out_file: Path, *, inclusive: bool, env: Mapp
     """Runs args under valgrind --tool=callgrind -> (total Ir, {function: Ir}) from
     callgrind_annotate (inclusive or self costs, summed over a function's instances)."""
     import re
+    # a set OMP_WAIT_POLICY keeps the bigstep CLI from re-executing itself (cli/omp_wait.h), which
+    # valgrind would not follow: the counts would then cover only the start-up
+    run_env = {"OMP_WAIT_POLICY": "passive", **os.environ, **(env or {})}
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *args],
-                   capture_output=True, text=True, env={**os.environ, **(env or {})})
+                   capture_output=True, text=True, env=run_env)
     total = 0
     for line in Path(out_file).read_text().splitlines():
         if line.startswith(("summary:", "totals:")):

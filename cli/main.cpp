@@ -1,5 +1,6 @@
 // bigstep command-line entry: dispatches sub-commands.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "cli/export_command.h"
 #include "cli/render_command.h"
 #include "cli/inspect_command.h"
+#include "cli/omp_wait.h"
 #include "cli/run_command.h"
 
 #ifdef BIGSTEP_WITH_MUJOCO
@@ -37,6 +39,8 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "--version" || args[0] == "version") {
     std::printf("bigstep %s (commit %s; CUDA %s, MuJoCo import %s)\n", BIGSTEP_VERSION, BIGSTEP_GIT_COMMIT,
                 BIGSTEP_WITH_CUDA_TEXT, BIGSTEP_WITH_MUJOCO_TEXT);
+    const char* wait = std::getenv("OMP_WAIT_POLICY");
+    std::printf("OpenMP wait policy: %s\n", wait ? wait : "unset (the OpenMP runtime's default)");
     return 0;
   }
   if (args[0] == "run") return bigstep::run_command({args.begin() + 1, args.end()});
@@ -53,6 +57,7 @@ int dispatch(const std::vector<std::string>& args) {
 // Nothing escapes as an abort (exit 134): bad input is exit 2, anything else that stops a run exit 1,
 // each with one line on stderr.
 int main(int argc, char** argv) {
+  bigstep::prefer_passive_omp_wait(argv);  // may re-execute this program once (see omp_wait.h)
   const std::vector<std::string> args(argv + 1, argv + argc);
   const std::string cmd = args.empty() ? "bigstep" : "bigstep " + args[0];
   try {

@@ -20,6 +20,12 @@ import sys as _sys
 # installed bigstep in a venv that is not activated finds the venv's packages
 _os.environ.setdefault("PYTHON", _sys.executable)
 
+# OpenMP workers sleep at barriers unless the user chose a wait policy: a spinning worker burns the
+# core the policy network and the rest of the RL loop need between steps (bench/omp_wait_policy.py).
+# libgomp reads this when the extension loads it below; the bigstep CLI does the same (cli/omp_wait.h).
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["OMP_WAIT_POLICY"] = "passive"
+
 
 def _preload_libmujoco() -> None:
     """Loads the mujoco package's libmujoco.so.X.Y.Z (MJCF / URDF import) before the extension:

@@ -368,3 +368,28 @@ def test_render_a_grid_of_batch_rollouts(bigstep, tmp_path):
     assert Image.open(tmp_path / "filmstrip.png").size == (2 * 2 * 160, 2 * 120)
     p = bigstep("render", tmp_path, "--rollout", 9, check=1)
     assert "no rollout 9" in p.stderr and "first 4 rollouts" in p.stderr
+
+
+def test_openmp_workers_sleep_unless_the_user_chose(tmp_path):
+    """The CLI and the Python module default OMP_WAIT_POLICY to passive; a user's choice is kept."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import BIN, ROOT
+
+    def version(**env):
+        e = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+        e.update(env)
+        p = subprocess.run([str(BIN), "--version"], capture_output=True, text=True, env=e)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.splitlines()[-1]
+
+    assert version() == "OpenMP wait policy: passive"
+    assert version(OMP_WAIT_POLICY="active") == "OpenMP wait policy: active"
+    assert version(GOMP_SPINCOUNT="300000").startswith("OpenMP wait policy: unset")
+    e = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    e["PYTHONPATH"] = os.environ.get("BIGSTEP_PYTHONPATH", str(ROOT / "build" / "python"))
+    p = subprocess.run([sys.executable, "-c", "import os, bigstep; print(os.environ['OMP_WAIT_POLICY'])"],
+                       capture_output=True, text=True, env=e)
+    assert p.returncode == 0 and p.stdout.strip() == "passive", p.stderr
