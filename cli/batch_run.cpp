@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "cli/compliant_counters.h"
 #include "cli/run_command.h"
 #include "envs/batch_engines.h"
 #include "envs/penetration.h"
@@ -65,6 +66,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   }
   std::vector<double> it_sum(K, 0);
   std::vector<int> it_max(K, 0), n_bad(K, 0), steps_done(K, 0), pen_step(K, 0);
+  CompliantCounters compliant;  // over every rollout's steps (the reference engine's b.stats)
   write_model_xml(sc, dir);
   std::ofstream traj(dir / "trajectory.csv");
   traj << "t";
@@ -97,6 +99,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
       it_sum[k] += b.iterations[k];
       it_max[k] = std::max(it_max[k], b.iterations[k]);
       n_bad[k] += status_failed(b.status[k]);
+      if (sc.integrator == "compliant") compliant.add(b.stats[k]);
     }
     flag_penetration(m, b, s + 1, pen_step);
     write_row0(s + 1);
@@ -165,6 +168,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   j["converged_fraction"] = conv_sum / K;
   j["rollouts_failed"] = failed;
   j["rollouts_penetrated"] = penetrated;
+  if (sc.integrator == "compliant") j["compliant"] = compliant.json(sc.compliant.solve);
   j["per_rollout_csv"] = "rollouts.csv";  // with parameters and final states
   j["per_rollout"] = per;
   std::ofstream(dir / "summary.json") << j.dump(2) << "\n";

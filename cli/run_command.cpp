@@ -1,6 +1,8 @@
 // `bigstep run`: load a scene, simulate it, write trajectory.csv, steps.csv and summary.json.
 #include "cli/run_command.h"
 
+#include "cli/compliant_counters.h"
+
 #include "cli/commands.h"
 #include "cli/render_command.h"
 #include "envs/mjcf_export.h"
@@ -205,36 +207,9 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     j["min_substep_s"] = h_min;
   }
   if (sc.integrator == "compliant") {
-    // the compliant solver's work per step (drumwright-constraint-solver.md §6, §7.5; errata A2 asks
-    // for iteration counts): staggered sweeps (1 without friction or in the joint program), N-step
-    // active-set iterations (reduced QP pieces + dense QP), iterations of all its programs, N-steps
-    // that fell back from the reduced QP to the dense one, T-steps taken unfinished (inexact), and
-    // steps flagged not converged / failed
-    double sw = 0, ns_it = 0, qp = 0;
-    int sw_max = 0, ns_max = 0, qp_max = 0, fb = 0, fb_steps = 0, inexact = 0, flagged = 0;
-    for (const auto& s : r.stats) {
-      sw += s.iterations;
-      ns_it += s.nstep_iterations;
-      qp += s.qp_iterations;
-      sw_max = std::max(sw_max, s.iterations);
-      ns_max = std::max(ns_max, s.nstep_iterations);
-      qp_max = std::max(qp_max, s.qp_iterations);
-      fb += s.fallbacks;
-      fb_steps += s.fallbacks > 0;
-      inexact += s.inexact;
-      flagged += !s.converged();
-    }
-    j["compliant"] = {{"friction_solve", friction_solve_name(sc.compliant.solve)},
-                      {"sweeps_mean", sw / ns},
-                      {"sweeps_max", sw_max},
-                      {"nstep_iterations_mean", ns_it / ns},
-                      {"nstep_iterations_max", ns_max},
-                      {"qp_iterations_mean", qp / ns},
-                      {"qp_iterations_max", qp_max},
-                      {"fallbacks", fb},
-                      {"steps_with_fallback", fb_steps},
-                      {"inexact_t_steps", inexact},
-                      {"steps_flagged", flagged}};
+    CompliantCounters cc;
+    for (const auto& s : r.stats) cc.add(s);
+    j["compliant"] = cc.json(sc.compliant.solve);
   }
   j["contact"] = {{"c_perp", sc.settings.contact.c_perp}, {"c_par", sc.settings.contact.c_par},
                   {"mu", sc.settings.contact.mu}};

@@ -15,7 +15,7 @@ namespace bigstep {
 
 StateBatch::StateBatch(int K_, int n_q_)
     : K(K_), n_q(n_q_), theta(size_t(K_) * n_q_), theta_prev(size_t(K_) * n_q_), status(K_, 0),
-      iterations(K_, 0), residual(K_, 0), episode(K_, 0) {}
+      iterations(K_, 0), residual(K_, 0), stats(K_), episode(K_, 0) {}
 
 namespace {
 // std::seed_seq's generate() ([rand.util.seedseq], the standard's algorithm, so the streams are
@@ -74,6 +74,7 @@ std::mt19937_64 draw_initial_state(const Scene& sc, const BatchOptions& opt, int
   b.status[k] = 0;
   b.iterations[k] = 0;
   b.residual[k] = 0;
+  b.stats[k] = StepStats{};
   return rng;
 }
 }  // namespace
@@ -289,6 +290,7 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"
     b.iterations[k] = st.iterations;
     b.residual[k] = st.residual;
+    b.stats[k] = st;
   });
   ++b.steps;
 }

@@ -20,6 +20,7 @@ struct StateBatch {
   std::vector<uint32_t> status;    ///< (K) last step's status bits; failure bits are sticky
   std::vector<int> iterations;     ///< (K) last step's iterations
   std::vector<double> residual;    ///< (K) last step's convergence measure
+  std::vector<StepStats> stats;    ///< (K) last step's full statistics (the CPU reference engine fills it)
   int steps = 0;                   ///< timesteps taken: theta is the state at t = steps * dt
   std::vector<uint32_t> episode;   ///< (K) resets of each rollout (reset_rollouts), 0 = first episode
   Eigen::Map<VecX> row(std::vector<double>& a, int k) { return Eigen::Map<VecX>(a.data() + size_t(k) * n_q, n_q); }

@@ -67,3 +67,18 @@ def test_imported_mjcf_model(bigstep, tmp_path):
     assert s["integrator"] == "compliant" and s["converged_fraction"] == 1.0
     assert s["compliant"]["sweeps_mean"] > 1  # the foot touches down: friction rows
     assert 0.3 < s["com_final_m"][2] < 2.0
+
+
+def test_batch_summary_counts_the_compliant_work(bigstep, tmp_path):
+    # the batch summary sums every rollout's counters: one unperturbed rollout counts what a single
+    # run of the same scene counts (rollout 0 starts unperturbed), and so do K = 3 unperturbed copies
+    one = _run(bigstep, tmp_path / "one", "configs/incline_box.yaml", "--set", "integrator.duration=0.3",
+               "--set", "contact.mu=0.375")["compliant"]
+    b1 = _run(bigstep, tmp_path / "b1", "configs/incline_box.yaml", "--set", "integrator.duration=0.3",
+              "--set", "contact.mu=0.375", "--rollouts", "1")["compliant"]
+    b3 = _run(bigstep, tmp_path / "b3", "configs/incline_box.yaml", "--set", "integrator.duration=0.3",
+              "--set", "contact.mu=0.375", "--rollouts", "3", "--threads", "2", "--set", "batch.perturb_theta=0",
+              "--set", "batch.perturb_theta_dot=0")["compliant"]
+    assert one["sweeps_mean"] > 1  # friction rows: more than one staggered sweep per step
+    assert b1 == one
+    assert b3 == one  # means and maxima of identical rollouts equal one rollout's
