@@ -26,6 +26,7 @@
 
 #include "core/error.h"
 #include "solvers/compliant_reduced_qp.h"
+#include "solvers/disk_qp_ipm.h"
 
 namespace bigstep {
 
@@ -193,6 +194,8 @@ CompliantWorkspace::CompliantWorkspace(const Model& m, const CompliantSettings& 
   rad.assign(size_t(nc_max) + 1, 0.0);
   cx.assign(size_t(R) + 1, 0.0);
   cy.assign(size_t(cone_qp_rows(R, mc, nc_max, nc_max)) + 1, 0.0);
+  ipm_s.assign(size_t(3 * R + disk_qp_ipm_scalars(R, nc_max)) + 1, 0.0);  // x, y (2 nc <= 2 R), work
+  ipm_i.assign(size_t(disk_qp_ipm_ints(R)) + 1, 0);
   cone.assign(size_t(3 * nc_max) + 1, 0);
   disk.assign(size_t(2 * nc_max) + 1, 0);
 }
@@ -356,10 +359,38 @@ bool t_step(CompliantWorkspace& ws, const CompliantRows& R, const VecX& W, doubl
   ConeQpIterate<double> it{ws.cx.data(), ws.cy.data(), ws.cqp_rho, warm};
   ConeQpSettings<double> st;
   st.eps_abs = st.eps_rel = 1e-11;
-  st.max_iter = 20000;
-  const ConeQpResult r = ws.cqp.solve(p, it, st);
-  ws.cqp_rho = it.rho;
-  iters += r.iterations;
+  // ADMM first (warm-started from the last sweep, ~80 iterations); on disks, the interior-point
+  // method when ADMM has not settled after 2000 (ill-conditioned H, see disk_qp_ipm.h). Once ADMM
+  // ran out in this step, the interior point serves the step's remaining sweeps, so that every sweep
+  // maps y -> x with one method and the staggered loop can settle (alternating the two, whose answers
+  // differ along H's flat directions, kept it from settling in 200 sweeps)
+  st.max_iter = m_rows == 0 ? 2000 : 20000;
+  auto admm = [&] {
+    const ConeQpResult ra = ws.cqp.solve(p, it, st);
+    ws.cqp_rho = it.rho;
+    iters += ra.iterations;
+    return ra;
+  };
+  const bool ipm_first = ws.tstep_ipm && m_rows == 0;
+  ConeQpResult r;
+  r.status = ConeQpStatus::MaxIterations;
+  if (!ipm_first) r = admm();
+  if (r.status == ConeQpStatus::MaxIterations && m_rows == 0) {
+    ws.tstep_ipm = true;
+    // its x, and its multipliers in ADMM's layout ([n bound slots, all 0][2 per disk]), are the
+    // next warm start; when it fails, ADMM's iterate stays (run now if it was skipped)
+    const DiskQpIpmResult ri = disk_qp_ipm_solve(p, DiskQpIpmSettings<double>{}, ws.ipm_s.data(), ws.ipm_s.data() + nx,
+                                                 ws.ipm_s.data() + 3 * nx, ws.ipm_i.data());
+    iters += ri.iterations;
+    if (ri.status == ConeQpStatus::Solved) {
+      std::copy_n(ws.ipm_s.data(), nx, ws.cx.data());
+      std::fill_n(ws.cy.data(), nx, 0.0);
+      std::copy_n(ws.ipm_s.data() + nx, 2 * nc, ws.cy.data() + nx);
+      r.status = ConeQpStatus::Solved;
+    } else if (ipm_first) {
+      r = admm();
+    }
+  }
   if (!all_finite(ws.cx.data(), size_t(nx))) return false;
   if (r.status != ConeQpStatus::Solved) {
     // why an unfinished T-step may still be used: with feet off the symmetric rest pose (a tilted
@@ -548,6 +579,7 @@ StepStats CompliantIntegrator::advance(const VecX& th, const VecX& th_prev, cons
   ws.n_step_iterations = 0;
   ws.fallbacks = 0;
   ws.inexact = 0;
+  ws.tstep_ipm = false;
   if (Rn > 0) {
     const auto G = R.G.topRows(Rn);
     Eigen::Map<MatX> MinvGt(ws.MinvGt.data(), n, Rn);

@@ -89,6 +89,9 @@ struct CompliantWorkspace : Workspace {
   std::vector<double> H, g, Ac, bc, lb, mu_c, rad, cx, cy;
   std::vector<int> cone, disk;
   double cqp_rho = 0;
+  std::vector<double> ipm_s;            ///< the T-step's interior-point fallback (disk_qp_ipm.h) scratch
+  std::vector<int> ipm_i;
+  bool tstep_ipm = false;               ///< this step's T-steps use the interior point (ADMM ran out once)
   // last step's counts
   int iterations = 0;                   ///< staggered sweeps (or 1), of the last step
   int qp_iterations = 0;                ///< N-step + T-step + joint solver iterations, of the last step
