@@ -351,12 +351,16 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
     const V bv = t - ld3(in.anchor_t + 3 * j);
     const V f = S(-1) * mj * g;
     for (int a = 2 * h; a < 2 * h + 2; ++a) {
-      // row a of Y_j Sigma_j = [s R S + t m c^T, m x; m c^T, m] (Sigma_j scaled by the rollout's s_j)
+      // row a of Y_j Sigma_j = [s R S + t m c^T, m x; m c^T, m] (Sigma_j scaled by the rollout's s_j).
+      // Row a of R and t[a] are read from the poses (the same values as R, t): why -- a depends on
+      // the task, and indexing the register copies with it put R in local memory (issue 13)
       S Y[4], xa = 1;
       if (a < 3) {
-        xa = R(a, 0) * c[0] + R(a, 1) * c[1] + R(a, 2) * c[2] + t[a];
+        const S* Ra = sh.R + 9 * j + 3 * a;
+        const S ta = sh.t[3 * j + a];
+        xa = Ra[0] * c[0] + Ra[1] * c[1] + Ra[2] * c[2] + ta;
         for (int b = 0; b < 3; ++b)
-          Y[b] = ms * (R(a, 0) * Sg(0, b) + R(a, 1) * Sg(1, b) + R(a, 2) * Sg(2, b)) + mj * t[a] * c[b];
+          Y[b] = ms * (Ra[0] * Sg(0, b) + Ra[1] * Sg(1, b) + Ra[2] * Sg(2, b)) + mj * ta * c[b];
         Y[3] = mj * xa;
       } else {
         for (int b = 0; b < 3; ++b) Y[b] = mj * c[b];
