@@ -128,13 +128,14 @@ struct ResidualOf {
 };
 
 // ---- warp mapping (issue 13 items 2, 3) ----
-// Threads per block at most, and the resident blocks per SM the register budget is sized for:
-// FP32 4 (512 threads, <= 128 registers: 32 trajectories of the D = 15 chain fit shared memory),
-// FP64 2 (256 threads, <= 255 registers: shared memory holds only 16 such trajectories per SM, so
-// a tighter bound would only add spills -- 128 registers spilled ~300 B per thread).
+// Threads per block at most, and the resident blocks per SM the register budget is sized for
+// (per precision): FP32 5 (640 threads: ptxas gives <= 96 registers, no spills; the D = 15 chain's
+// shared memory holds 36 trajectories per SM, which need <= 112), FP64 2 (256 threads, <= 255
+// registers: shared memory holds only 18 such trajectories per SM, which need <= 224 -- a tighter
+// bound would only add spills).
 constexpr int kWarpBlockMax = 128;
 template <class S>
-constexpr int kWarpMinBlocks = sizeof(S) == 8 ? 2 : 4;
+constexpr int kWarpMinBlocks = sizeof(S) == 8 ? 2 : 5;
 
 // Where each team's lm_local_size workspace lives: dynamic shared memory (global == nullptr),
 // `teams` slices of n S; or, when one slice does not fit the device's opt-in limit, a global slice
