@@ -139,7 +139,7 @@ constexpr int kWarpMinBlocks = sizeof(S) == 8 ? 2 : 5;
 
 // Where each team's lm_local_size workspace lives: dynamic shared memory (global == nullptr),
 // `teams` slices of n S; or, when one slice does not fit the device's opt-in limit, a global slice
-// per trajectory. The views and the ints are in dynamic shared memory either way (warp_smem).
+// per trajectory. The views and the ints are in dynamic shared memory either way (WarpSmem).
 template <class S>
 struct LocalPlan {
   S* global = nullptr;
