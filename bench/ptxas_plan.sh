@@ -11,7 +11,8 @@
 # usage: bash bench/ptxas_plan.sh [file.cu]            (default cuda/pbfd_lm.cu)
 #        SITES=1 SITES_KERNEL='lm_warp_kernel<float, 16>' bash bench/ptxas_plan.sh
 # env:   NVCC (nvcc), ARCH (sm_90), CUBIN (kept there when set), NVDISASM
-# The per-trajectory dynamic shared memory (lm_local_size) is printed by
+# The warp kernel has no static shared memory (static_smem_bytes 0): its per-trajectory dynamic
+# shared memory (cuda/pbfd_lm.cu WarpSmem: lm_local_size, ints, views, step constants) is printed by
 # `bigstep bench gpu-speedup --work-model` (smem_per_traj_bytes) and by the run-time plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."

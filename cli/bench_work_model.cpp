@@ -31,16 +31,20 @@ std::vector<GpuMapping> mappings(const Model& model, bool fp64) {
   GpuMapping warp;  // item 2: a warp per trajectory, everything per trajectory in shared memory
   warp.name = "warp_per_traj";
   warp.lanes = 32;
-  // lm_warp_kernel<S, W, true> by bench/ptxas_plan.sh (sm_90, results/ptxas_plan.csv): FP32 at its
-  // __launch_bounds__(128, 4) cap, FP64 what ptxas needs
-  warp.regs = fp64 ? 222 : 128;
-  // the kernel's workspace per trajectory and its local view (LmTraj: pointers, static shared)
-  warp.smem_per_traj = lm_local_size(mv) * bytes + kLmInts * 4 + double(sizeof(LmTraj<double>));
+  // lm_warp_kernel<S, 16, true> by bench/ptxas_plan.sh (sm_90, results/ptxas_plan.csv): FP32 at its
+  // __launch_bounds__(128, 5) cap (no spills), FP64 what ptxas needs
+  warp.regs = fp64 ? 178 : 96;
+  // the kernel's dynamic shared memory per trajectory (cuda/pbfd_lm.cu WarpSmem): workspace, ints,
+  // the local and global views (LmTraj: pointers) and the residual's step constants
+  warp.smem_per_traj = lm_local_size(mv) * bytes + kLmInts * 4 + 2.0 * sizeof(LmTraj<double>) +
+                       double(fp64 ? sizeof(PbfdStepConst<double>) : sizeof(PbfdStepConst<float>));
+  warp.max_teams_per_block = 128 / 32;  // kWarpBlockMax threads per block
   warp.bar_clk = 8;  // __syncwarp + a shared-memory read
   warp.host_us_per_launch = 10;  // persistent kernel, one graph launch per env step, pinned async copies
   GpuMapping half = warp;  // two trajectories per warp (D <= 16)
   half.name = "half_warp_per_traj";
   half.lanes = 16;
+  half.max_teams_per_block = 128 / 16;
   return {block, warp, half};
 }
 
@@ -86,13 +90,14 @@ int bench_work_model(const std::string& out, int steps, bool quick) {
     runs.push_back({"fp32", false, lanes, count<float>(sc, K_count, steps, lanes)});
   }
   const double D = sc.model.n_q, dense = 2 * D * D * D + D * D * D / 3 + 4 * D * D;
-  char constants[400];
+  char constants[512];
   std::snprintf(constants, sizeof constants,
                 "device %s: n_sm=%d clock_ghz=%.3f issue_warp_instr_per_clk_sm fp32=%.0f fp64=%.0f dep_clk fp32=%.0f "
                 "fp64=%.0f special_instr fp32=%.0f fp64=%.0f regs_per_sm=%d max_warps_sm=%d max_blocks_sm=%d "
-                "smem_per_sm=%.0f",
+                "smem_per_sm=%.0f smem_reserved_per_block=%.0f reg_alloc_unit=%d",
                 g.name.c_str(), g.n_sm, g.clock_ghz, g.issue_fp32, g.issue_fp64, g.dep_fp32, g.dep_fp64, g.special_fp32,
-                g.special_fp64, g.regs_per_sm, g.max_warps_per_sm, g.max_blocks_per_sm, g.smem_per_sm);
+                g.special_fp64, g.regs_per_sm, g.max_warps_per_sm, g.max_blocks_per_sm, g.smem_per_sm,
+                g.smem_reserved_per_block, g.reg_alloc_unit);
   std::printf("work model (solvers/team_work_model.h): floating chain D = %d, %d rollouts x %d steps counted\n"
               "  (Counted<S> on a CountingTeam: ops = + - * / compare sqrt pow sin cos, one each; path = sum over\n"
               "  barrier intervals of the busiest lane; lane efficiency = ops / (lanes x path); dense-only count\n"
@@ -107,7 +112,7 @@ int bench_work_model(const std::string& out, int steps, bool quick) {
   f << "mapping,precision,lanes,phase,ops_per_iteration,path_per_iteration,barriers_per_iteration,"
        "special_per_iteration,lane_efficiency,instr_per_op,passes_per_step,max_passes_per_step,regs,"
        "smem_per_traj_bytes,bar_clk,host_us,resident_per_sm,path_instr_per_step,t_throughput_us,t_latency_us,"
-       "t_host_us,t_step_us,env_steps_per_s,bound\n";
+       "t_host_us,t_step_us,env_steps_per_s,bound,traj_per_block\n";
   for (const bool fp64 : {false, true}) {
     for (const GpuMapping& mp : mappings(sc.model, fp64)) {
       const Run* run = nullptr;
@@ -131,7 +136,7 @@ int bench_work_model(const std::string& out, int steps, bool quick) {
       };
       for (int ph = 0; ph < LMW_INIT; ++ph) {
         row(lm_work_phase_name(ph), c.phase[size_t(ph)]);
-        f << ",,,,,,,,,,,,,,,\n";
+        f << ",,,,,,,,,,,,,,,,\n";
       }
       for (const double ipo : instr_per_op) {
         g.instr_per_op = ipo;
@@ -143,11 +148,11 @@ int bench_work_model(const std::string& out, int steps, bool quick) {
         f << "," << ipo << "," << c.iterations_per_step() << "," << c.max_iterations_step << "," << mp.regs << ","
           << mp.smem_per_traj << "," << mp.bar_clk << "," << mp.host_us_per_launch << "," << p.resident << ","
           << p.path_instr << "," << p.t_thr_us << "," << p.t_lat_us << "," << p.t_host_us << "," << p.t_step_us << ","
-          << p.env_steps_per_s << "," << p.bound << "\n";
+          << p.env_steps_per_s << "," << p.bound << "," << p.teams_per_block << "\n";
         std::printf("  instr/op %.0f: %.0f instr on the path per env step (special x%.0f), %.0f barriers, %d "
-                    "trajectories/SM; K = %d: throughput %.0f us, latency %.0f us (%s-bound), host %.0f us -> "
+                    "trajectories/SM (blocks of %d); K = %d: throughput %.0f us, latency %.0f us (%s-bound), host %.0f us -> "
                     "%.0f us per env step = %.3g env-steps/s\n",
-                    ipo, p.path_instr, fp64 ? g.special_fp64 : g.special_fp32, p.barriers, p.resident, K, p.t_thr_us,
+                    ipo, p.path_instr, fp64 ? g.special_fp64 : g.special_fp32, p.barriers, p.resident, p.teams_per_block, K, p.t_thr_us,
                     p.t_lat_us, p.bound, p.t_host_us, p.t_step_us, p.env_steps_per_s);
       }
     }

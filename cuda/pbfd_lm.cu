@@ -128,22 +128,44 @@ struct ResidualOf {
 };
 
 // ---- warp mapping (issue 13 items 2, 3) ----
-// Threads per block at most, and the resident blocks per SM the register budget is sized for:
-// FP32 4 (512 threads, <= 128 registers: 32 trajectories of the D = 15 chain fit shared memory),
-// FP64 2 (256 threads, <= 255 registers: shared memory holds only 16 such trajectories per SM, so
-// a tighter bound would only add spills -- 128 registers spilled ~300 B per thread).
+// Threads per block at most, and the resident blocks per SM the register budget is sized for
+// (per precision): FP32 5 (640 threads: ptxas gives <= 96 registers, no spills; the D = 15 chain's
+// shared memory holds 36 trajectories per SM, which need <= 112), FP64 2 (256 threads, <= 255
+// registers: shared memory holds only 18 such trajectories per SM, which need <= 224 -- a tighter
+// bound would only add spills).
 constexpr int kWarpBlockMax = 128;
 template <class S>
-constexpr int kWarpMinBlocks = sizeof(S) == 8 ? 2 : 4;
+constexpr int kWarpMinBlocks = sizeof(S) == 8 ? 2 : 5;
 
 // Where each team's lm_local_size workspace lives: dynamic shared memory (global == nullptr),
-// `teams` slices of n S followed by `teams` x kLmInts ints; or, when one slice does not fit the
-// device's opt-in limit, a global slice per trajectory (the ints stay in shared memory).
+// `teams` slices of n S; or, when one slice does not fit the device's opt-in limit, a global slice
+// per trajectory. The views and the ints are in dynamic shared memory either way (WarpSmem).
 template <class S>
 struct LocalPlan {
   S* global = nullptr;
   int n = 0;      // lm_local_size
   int teams = 1;  // teams (trajectories) per block
+};
+
+// The warp kernel's dynamic shared memory, per block of `teams` teams, in this order: the teams'
+// local views (LmTraj each: lm_local_view), their trajectories' global views (LmTraj each:
+// lm_traj_at), their residuals' step constants (PbfdStepConst each: lm_step_in), the workspaces
+// (teams x n S, SharedLocal only), the ints (teams x kLmInts). Sized at launch from the plan (no
+// static shared array: one binary serves any n_q and teams per block). Why the global view and
+// the step constants are here too: held in registers across the iteration loop (the global view
+// is read again only to stage the state out; the step constants' ~12 pointers are read by the
+// residual's tasks), they were the FP32 kernel's spills (issue 13).
+template <class S>
+struct WarpSmem {
+  int teams = 1;
+  size_t ws = 0;  // workspace bytes per team (0: global workspace)
+  __host__ __device__ size_t views() const { return size_t(teams) * (2 * sizeof(LmTraj<S>) + sizeof(PbfdStepConst<S>)); }
+  __host__ __device__ size_t ints() const { return views() + size_t(teams) * ws; }
+  __host__ __device__ size_t bytes() const { return ints() + size_t(teams) * kLmInts * sizeof(int); }
+  /// bytes per trajectory (a block holds teams times this)
+  __host__ __device__ size_t per_team() const {
+    return 2 * sizeof(LmTraj<S>) + sizeof(PbfdStepConst<S>) + ws + kLmInts * sizeof(int);
+  }
 };
 
 // Team t of block b runs trajectory b * teams + t to convergence (lm_team_run): W = 32 lanes (a
@@ -160,20 +182,30 @@ __global__ void __launch_bounds__(kWarpBlockMax, kWarpMinBlocks<S>)
   const int team_id = int(threadIdx.x) / W;
   const int k = int(blockIdx.x) * lp.teams + team_id;
   if (k >= K) return;  // whole teams leave together (a team never straddles k = K)
-  // the team's local view of its trajectory (lm_local_view: ~27 pointers) in shared memory, read
-  // where used: why -- held in registers it was the FP32 kernel's largest live set and spilled
-  __shared__ LmTraj<S> views[kWarpBlockMax / W];
+  WarpSmem<S> ly;
+  ly.teams = lp.teams;
+  ly.ws = SharedLocal ? size_t(lp.n) * sizeof(S) : 0;
+  // the team's views (~50 pointers) in shared memory, read where used (see WarpSmem)
+  LmTraj<S>* views = reinterpret_cast<LmTraj<S>*>(smem);
+  PbfdStepConst<S>* ins = reinterpret_cast<PbfdStepConst<S>*>(views + 2 * lp.teams);
   WarpTeam<W> team;
-  const LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
-  const size_t local_bytes = SharedLocal ? size_t(lp.n) * sizeof(S) * lp.teams : 0;
-  S* local = SharedLocal ? reinterpret_cast<S*>(smem) + size_t(lp.n) * team_id : lp.global + size_t(lp.n) * k;
-  int* li = reinterpret_cast<int*>(smem + local_bytes) + kLmInts * team_id;
   S* scratch = nullptr;
-  const LmTraj<S> v = lm_local_view(m.n_q, t, local, li, &scratch);
-  team.single([&] { views[team_id] = v; });
+  {
+    S* local = SharedLocal ? reinterpret_cast<S*>(smem + ly.views() + ly.ws * team_id)
+                           : lp.global + size_t(lp.n) * k;
+    int* li = reinterpret_cast<int*>(smem + ly.ints()) + kLmInts * team_id;
+    const LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
+    const LmTraj<S> v = lm_local_view(m.n_q, t, local, li, &scratch);
+    team.single([&] {
+      views[team_id] = v;
+      views[lp.teams + team_id] = t;
+      ins[team_id] = lm_step_in(cfg, v, dt, alpha, beta, gamma);
+    });
+  }
   team.sync();
-  lm_team_run_view(team, m, cfg, t, views[team_id], scratch, dt, alpha, beta, gamma, it_cap);
-  if (it_cap > 0 && team.lane == 0 && t.ints[team_detail::STATUS] == TRAJ_RUNNING) atomicAdd(running, 1);
+  const LmTraj<S>& tg = views[lp.teams + team_id];
+  lm_team_run_view(team, m, cfg, tg, views[team_id], ins[team_id], scratch, it_cap);
+  if (it_cap > 0 && team.lane == 0 && tg.ints[team_detail::STATUS] == TRAJ_RUNNING) atomicAdd(running, 1);
 }
 
 // Reset of a list of rollouts in one kernel: block b writes rows[b] = [theta(0) | theta_{-1}]
@@ -430,16 +462,21 @@ struct PbfdTeamBatchCuda<S>::Impl {
     BIGSTEP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev));
     warp_lanes = D <= 16 ? 16 : 32;
     lp.n = lm_local_size(arrays.view());
-    const size_t per_team = size_t(lp.n) * sizeof(S) + kLmInts * sizeof(int);
-    const bool global = per_team > size_t(optin);  // very long chains: workspaces in global memory
+    WarpSmem<S> ly;
+    ly.ws = size_t(lp.n) * sizeof(S);
+    const bool global = ly.per_team() > size_t(optin);  // very long chains: workspaces in global memory
+    if (global) ly.ws = 0;
     const void* f = warp_lanes == 16 ? (global ? warp_kernel<16, false>() : warp_kernel<16, true>())
                                      : (global ? warp_kernel<32, false>() : warp_kernel<32, true>());
     warp_fn = f;
     BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     if (global) lp.global = pool.alloc<S>(size_t(lp.n) * K);
+    // every block size from the largest down (ties: the larger block), not only powers of two:
+    // the per-block reservation and the register file make e.g. 3 or 5 teams win for some n_q
     int best = -1;
-    for (int teams = kWarpBlockMax / warp_lanes; teams >= 1; teams /= 2) {
-      const size_t bytes = teams * (global ? kLmInts * sizeof(int) : per_team);
+    for (int teams = kWarpBlockMax / warp_lanes; teams >= 1; --teams) {
+      ly.teams = teams;
+      const size_t bytes = ly.bytes();
       if (bytes > size_t(optin)) continue;
       int nb = 0;
       BIGSTEP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, f, teams * warp_lanes, bytes));
@@ -748,7 +785,9 @@ typename PbfdTeamBatchCuda<S>::WarpPlan PbfdTeamBatchCuda<S>::warp_plan() const 
   BIGSTEP_CUDA_CHECK(cudaFuncGetAttributes(&a, I.warp_fn));
   WarpPlan w;
   w.lanes = I.warp_lanes;
-  w.bytes_per_traj = I.lp.global ? 0 : int(size_t(I.lp.n) * sizeof(S) + kLmInts * sizeof(int));
+  WarpSmem<S> ly;
+  ly.ws = I.lp.global ? 0 : size_t(I.lp.n) * sizeof(S);
+  w.bytes_per_traj = int(ly.per_team());  // views + workspace (when in shared memory) + ints
   w.traj_per_block = I.lp.teams;
   w.blocks_per_sm = I.warp_blocks_per_sm;
   w.regs_per_thread = a.numRegs;

@@ -83,7 +83,7 @@ class PbfdTeamBatchCuda {
   /// The warp kernel's launch plan, chosen on the host for occupancy (cudaOccupancy*).
   struct WarpPlan {
     int lanes = 0;             ///< lanes per trajectory (16 or 32)
-    int bytes_per_traj = 0;    ///< shared memory per trajectory (0 when it lives in global memory)
+    int bytes_per_traj = 0;    ///< shared memory per trajectory: its two views, workspace (unless global), ints
     int traj_per_block = 0;    ///< teams (trajectories) per block
     int blocks_per_sm = 0;     ///< resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor)
     int regs_per_thread = 0;   ///< cudaFuncGetAttributes numRegs of the kernel

@@ -69,12 +69,13 @@ BIGSTEP_HD LmTraj<S> lm_local_view(int D, const LmTraj<S>& tg, S* local, int* lo
   return t;
 }
 
-/// lm_team_run on a view t = lm_local_view(tg, ...) the caller holds (the CUDA warp kernel keeps
-/// tg and t in shared memory: why -- held in registers, their ~50 pointers were the FP32 kernel's
-/// largest live set and spilled; issue 13).
+/// lm_team_run on a view t = lm_local_view(tg, ...) and step constants in = lm_step_in(cfg, t, ...)
+/// the caller holds (the CUDA warp kernel keeps tg, t and in in shared memory, read where used:
+/// why -- held in registers, their ~60 pointers were the FP32 kernel's largest live set and
+/// spilled; issue 13).
 template <class S, class Team>
 BIGSTEP_HD int lm_team_run_view(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, const LmTraj<S>& tg,
-                                LmTraj<S>& t, S* scratch, S dt, S alpha, S beta, S gamma, int it_cap) {
+                                LmTraj<S>& t, const PbfdStepConst<S>& in, S* scratch, int it_cap) {
   using namespace team_detail;
   const int D = m.n_q;
   const bool running = tg.ints[STATUS] == TRAJ_RUNNING;
@@ -86,7 +87,7 @@ BIGSTEP_HD int lm_team_run_view(Team& team, const ModelView<S>& m, const LmTeamS
     const bool go = t.ints[STATUS] == TRAJ_RUNNING && (it_cap <= 0 || n < it_cap);
     team.sync();  // read by every lane before the next iteration's first write
     if (!go) break;
-    lm_team_iteration(team, m, cfg, t, dt, alpha, beta, gamma, scratch);
+    lm_team_iteration(team, m, cfg, t, in, scratch);
     ++n;
   }
   lm_carry(team, D, t, tg);
@@ -102,7 +103,8 @@ BIGSTEP_HD int lm_team_run(Team& team, const ModelView<S>& m, const LmTeamSettin
                            S dt, S alpha, S beta, S gamma, S* local, int* local_ints, int it_cap) {
   S* scratch = nullptr;
   LmTraj<S> t = lm_local_view(m.n_q, tg, local, local_ints, &scratch);
-  return lm_team_run_view(team, m, cfg, tg, t, scratch, dt, alpha, beta, gamma, it_cap);
+  const PbfdStepConst<S> in = lm_step_in(cfg, t, dt, alpha, beta, gamma);  // every lane its own copy
+  return lm_team_run_view(team, m, cfg, tg, t, in, scratch, it_cap);
 }
 
 }  // namespace bigstep

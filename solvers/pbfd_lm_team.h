@@ -202,10 +202,30 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 //   evaluate -> normal equations -> update -> factor -> solve -> candidate
 // Fused: lm_team_iteration() runs all six with the team's own J^T J / Cholesky / substitutions.
 
+/// The residual's step constants of trajectory t (pbfd_residual_team's PbfdStepConst): pointers
+/// into t, its rollout's C_perp, C_par and mass scales, and the step's scalars. The same for every
+/// iteration of a launch (t's pointers and parameters do not change), so lm_team_run builds it once.
+template <class S>
+BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTraj<S>& t, S dt, S alpha, S beta,
+                                       S gamma) {
+  PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.params[0], t.params[1], alpha, beta, gamma};
+  in.mass_scale = t.params + kLmParams;
+  in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
+  in.theta_nm1 = t.th_nm1;
+  if (cfg.pd) {
+    in.kp = t.kp;
+    in.kd = t.kd;
+    in.theta_bar = t.theta_bar;
+    in.theta_dot_bar = t.theta_dot_bar;
+  }
+  return in;
+}
+
 /// Phase 1: r and J_r at th_c (the only evaluation of the iteration), accept or reject.
+/// in = lm_step_in(cfg, t, ...) (the CUDA warp kernel keeps it in shared memory: see lm_team_run_view).
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
-                                  S dt, S alpha, S beta, S gamma, S* scratch) {
+                                  const PbfdStepConst<S>& in, S* scratch) {
   using namespace team_detail;
   using std::abs;
   using std::isfinite;
@@ -219,16 +239,6 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   const int D = m.n_q;
   const S eps = sizeof(S) == 8 ? S(2.220446049250313e-16) : S(1.1920929e-7);
   const S scale = lm_scale(m, t);
-  PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.params[0], t.params[1], alpha, beta, gamma};
-  in.mass_scale = t.params + kLmParams;
-  in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
-  in.theta_nm1 = t.th_nm1;
-  if (cfg.pd) {
-    in.kp = t.kp;
-    in.kd = t.kd;
-    in.theta_bar = t.theta_bar;
-    in.theta_dot_bar = t.theta_dot_bar;
-  }
   pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
   // F_c = 1/2 |r|^2, |r|_inf and finiteness: lane-parallel, a tree over the DOFs (fixed order:
   // deterministic); the residual's scratch is free once r and J_r are out
@@ -282,6 +292,13 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
     }
   });
   team.sync();
+}
+
+/// Phase 1 with the step constants built here (the library path and the one-iteration launches).
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  S dt, S alpha, S beta, S gamma, S* scratch) {
+  lm_phase_evaluate(team, m, cfg, t, lm_step_in(cfg, t, dt, alpha, beta, gamma), scratch);
 }
 
 /// Phase 2 (fused): on acceptance g = J^T r, B = J^T J (lane i: entry i and row i), th = th_c.
@@ -569,16 +586,23 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
 }
 
 /// One LM iteration of trajectory t (a no-op unless RUNNING), fused: every phase with the team's
-/// own dense algebra. C_perp, C_par and the mass scale come from t.params. scratch: pbfd_scratch_size(m) S.
+/// own dense algebra. in: lm_step_in(cfg, t, ...). scratch: pbfd_scratch_size(m) S.
 template <class S, class Team>
 BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
-                                  S dt, S alpha, S beta, S gamma, S* scratch) {
-  lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, scratch);
+                                  const PbfdStepConst<S>& in, S* scratch) {
+  lm_phase_evaluate(team, m, cfg, t, in, scratch);
   lm_phase_normal_fused(team, m.n_q, t);
   lm_phase_update(team, m, cfg, t, scratch);
   lm_phase_factor_fused(team, m.n_q, t);
   lm_phase_solve_fused(team, m.n_q, t);
   lm_phase_candidate(team, m, cfg, t, scratch);
+}
+
+/// The same with the step constants built here (C_perp, C_par and the mass scale from t.params).
+template <class S, class Team>
+BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  S dt, S alpha, S beta, S gamma, S* scratch) {
+  lm_team_iteration(team, m, cfg, t, lm_step_in(cfg, t, dt, alpha, beta, gamma), scratch);
 }
 
 }  // namespace bigstep

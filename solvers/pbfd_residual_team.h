@@ -342,34 +342,39 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
     const int j = (task - L) >> 1, h = (task - L) & 1;
     S* G = sh.mom + kMomStride * j;
     S* P = G + kMomG;
-    const M R = ld9(sh.R + 9 * j), Sg = m.m3(m.link_S, j);
-    const V t = ld3(sh.t + 3 * j), c = m.v3(m.link_com, j);
+    // link j's pose, anchor, inertia and COM read entry by entry where used (the same values as
+    // their M3 / V3 copies): why -- R, A, S, t, b, c held at once (~40 registers) were a register
+    // peak of the FP32 warp kernel, and row a (from the task) put an indexed copy in local memory
+    const S *R = sh.R + 9 * j, *t = sh.t + 3 * j, *Rh = in.anchor_R + 9 * j, *th = in.anchor_t + 3 * j;
+    const S *Sg = m.link_S + 9 * j, *c = m.link_com + 3 * j;
     const S ms = in.mass_scale ? in.mass_scale[j] : S(1), mj = ms * m.link_mass[j];
     // inertia (§3): G_j = Y_j Sigma_j [A_j b_j]^T / dt^2, A_j = R_j - Rhat_j, b_j = t_j - that_j;
     // gravity (§2.4): the force f = -m_j g at the COM x = R c + t, G_j += [x; 1] f^T
-    const M A = R - ld9(in.anchor_R + 9 * j);
-    const V bv = t - ld3(in.anchor_t + 3 * j);
     const V f = S(-1) * mj * g;
     for (int a = 2 * h; a < 2 * h + 2; ++a) {
       // row a of Y_j Sigma_j = [s R S + t m c^T, m x; m c^T, m] (Sigma_j scaled by the rollout's s_j)
       S Y[4], xa = 1;
       if (a < 3) {
-        xa = R(a, 0) * c[0] + R(a, 1) * c[1] + R(a, 2) * c[2] + t[a];
+        const S* Ra = R + 3 * a;
+        xa = Ra[0] * c[0] + Ra[1] * c[1] + Ra[2] * c[2] + t[a];
         for (int b = 0; b < 3; ++b)
-          Y[b] = ms * (R(a, 0) * Sg(0, b) + R(a, 1) * Sg(1, b) + R(a, 2) * Sg(2, b)) + mj * t[a] * c[b];
+          Y[b] = ms * (Ra[0] * Sg[b] + Ra[1] * Sg[3 + b] + Ra[2] * Sg[6 + b]) + mj * t[a] * c[b];
         Y[3] = mj * xa;
       } else {
         for (int b = 0; b < 3; ++b) Y[b] = mj * c[b];
         Y[3] = mj;
       }
       for (int b = 0; b < 3; ++b) {
-        G[3 * a + b] = inv_dt2 * (Y[0] * A(b, 0) + Y[1] * A(b, 1) + Y[2] * A(b, 2) + Y[3] * bv[b]);
+        const S* Rb = R + 3 * b;
+        const S* Rhb = Rh + 3 * b;
+        G[3 * a + b] = inv_dt2 * (Y[0] * (Rb[0] - Rhb[0]) + Y[1] * (Rb[1] - Rhb[1]) + Y[2] * (Rb[2] - Rhb[2]) +
+                                  Y[3] * (t[b] - th[b]));
         G[3 * a + b] += a < 3 ? xa * f[b] : f[b];
       }
       if (jac) {
         // mass moment P_j = Y_j Sigma_j Y_j^T / dt^2, Y_j^T = [R^T 0; t^T 1]
         for (int b = 0; b < 3; ++b)
-          P[4 * a + b] = inv_dt2 * (Y[0] * R(b, 0) + Y[1] * R(b, 1) + Y[2] * R(b, 2) + Y[3] * t[b]);
+          P[4 * a + b] = inv_dt2 * (Y[0] * R[3 * b] + Y[1] * R[3 * b + 1] + Y[2] * R[3 * b + 2] + Y[3] * t[b]);
         P[4 * a + 3] = inv_dt2 * Y[3];
       }
     }

@@ -176,6 +176,8 @@ struct GpuSpec {
                             // (a bound); loads, stores, index arithmetic and branches add to it
   int regs_per_sm = 65536, max_warps_per_sm = 64, max_blocks_per_sm = 32;
   double smem_per_sm = 228.0 * 1024;        // bytes (227 KB usable per block)
+  double smem_reserved_per_block = 1024;    // bytes the runtime reserves per resident block
+  int reg_alloc_unit = 256;                 // registers are allocated per warp in units of this
 };
 
 /// How trajectories map onto the device.
@@ -188,6 +190,10 @@ struct GpuMapping {
   bool blocks_per_traj = false;   // one block per trajectory (the block-count limit applies)
   double host_us_per_launch = 0;  // host time per launch
   bool launch_per_iteration = false;  // one launch per LM iteration of the slowest trajectory (else per env step)
+  // > 0: blocks of 1..max_teams_per_block trajectories, the count that keeps the most resident per
+  // SM (the warp kernel's host plan, cuda/pbfd_lm.cu plan_warp; per-block reservation and register
+  // allocation by warp included); 0: trajectories packed without block granularity
+  int max_teams_per_block = 0;
 };
 
 /// The model's prediction for K trajectories of one count (in its precision).
@@ -195,6 +201,7 @@ struct GpuPrediction {
   double path_instr = 0, work_instr = 0, barriers = 0;  // per env step and trajectory
   double lane_efficiency = 0;
   int resident = 0;                  // trajectories per SM at once
+  int teams_per_block = 0;           // the block size chosen (max_teams_per_block > 0)
   double t_thr_us = 0, t_lat_us = 0, t_host_us = 0, t_step_us = 0;
   double env_steps_per_s = 0;
   const char* bound = "";
@@ -215,6 +222,21 @@ inline GpuPrediction predict_gpu(const LmWorkCount& c, const GpuSpec& g, const G
   R = std::min(R, int(g.regs_per_sm / (mp.regs * 32 * warps)));
   if (mp.blocks_per_traj) R = std::min(R, g.max_blocks_per_sm);
   if (mp.smem_per_traj > 0) R = std::min(R, int(g.smem_per_sm / mp.smem_per_traj));
+  if (mp.max_teams_per_block > 0) {  // the plan over block sizes (ties: the larger block, as plan_warp)
+    const int unit = g.reg_alloc_unit, regs_warp = (mp.regs * 32 + unit - 1) / unit * unit;
+    R = 0;
+    for (int T = mp.max_teams_per_block; T >= 1; --T) {
+      const int warps_b = (T * mp.lanes + 31) / 32;
+      int nb = std::min(g.max_warps_per_sm / warps_b, g.max_blocks_per_sm);
+      nb = std::min(nb, g.regs_per_sm / (warps_b * regs_warp));
+      if (mp.smem_per_traj > 0)
+        nb = std::min(nb, int(g.smem_per_sm / (T * mp.smem_per_traj + g.smem_reserved_per_block)));
+      if (nb * T > R) {
+        R = nb * T;
+        p.teams_per_block = T;
+      }
+    }
+  }
   p.resident = std::max(R, 1);
   const double per_sm = std::ceil(double(K) / g.n_sm);
   const double issue = fp64 ? g.issue_fp64 : g.issue_fp32, dep = fp64 ? g.dep_fp64 : g.dep_fp32;

@@ -165,6 +165,36 @@ TEST_CASE("work model: the device model's bounds by hand", "[team][work_model]")
   CHECK(predict_gpu(c, g, mp, K, false).t_step_us == Approx(16 + 15));
 }
 
+TEST_CASE("GPU work model: the block plan over teams per block (shared memory, registers by warp)", "[work_model]") {
+  LmWorkCount c;
+  c.K = 1;
+  c.steps = 1;
+  c.iterations = 1;
+  c.phase.assign(LMW_N, TeamWork{});
+  c.phase[0] = TeamWork{16000, 1000, 10, 0};
+  GpuSpec g;  // 233472 B shared per SM, 1024 B reserved per block, 65536 registers, 256 per warp unit
+  GpuMapping mp;
+  mp.lanes = 16;
+  mp.smem_per_traj = 6236;
+  mp.max_teams_per_block = 8;
+  // 128 registers (4096 per warp): blocks of 8 teams (4 warps) -> 4 by registers, 233472 /
+  // (8 x 6236 + 1024) = 4.6 -> 4 by shared memory: 32; blocks of 2 (1 warp): 16 by registers: 32
+  // too, and the tie keeps the larger block
+  mp.regs = 128;
+  GpuPrediction p = predict_gpu(c, g, mp, 132 * 64, false);
+  CHECK(p.resident == 32);
+  CHECK(p.teams_per_block == 8);
+  // 112 registers (3584 per warp, 18 warps): blocks of 6 (3 warps) -> 6 by registers, 233472 /
+  // (6 x 6236 + 1024) = 6.07 -> 6 by shared memory: 36; blocks of 8 give 4 x 8 = 32, of 2 17 x 2 = 34
+  mp.regs = 112;
+  p = predict_gpu(c, g, mp, 132 * 64, false);
+  CHECK(p.resident == 36);
+  CHECK(p.teams_per_block == 6);
+  // without block granularity: min(65536 / (112 x 16), 233472 / 6236) = min(36, 37) = 36
+  mp.max_teams_per_block = 0;
+  CHECK(predict_gpu(c, g, mp, 132 * 64, false).resident == 36);
+}
+
 TEST_CASE("team reduction: a fixed index tree, the same bits on every team, counted per level", "[team][work_model]") {
   // n = 13 values on 8 lanes: 13 partials (lanes 0-4 take 2), then levels h = 8, 4, 2, 1 combine
   // i + h into i for i + h < 13: 5, 4, 2, 1 pairs (one add each, on lanes i % 8)
