@@ -62,13 +62,24 @@ struct SceneDef {
   std::string mujoco_file;   // what mj_parseXML reads (package paths allowed)
   bool free_root_floor;      // MuJoCo side: a free root and a floor added (a1_stand.yaml's model edits)
   bool chain_c_par;          // contact.c_par = 5e4 / dt (chain_floating_ground.yaml's rule)
+  std::vector<std::string> overrides = {};  // bigstep --set edits; initial.theta also sets MuJoCo's qpos0
+  bool zero_margin = false;  // MuJoCo side: geom_margin = 0 (bigstep's contacts have no margin)
 };
+
+// The ant's start: gymnasium's qpos0 (torso at 0.75 m, joints 0) puts every ankle 0.52 rad outside
+// its range ([30, 70] deg and mirrored), and each simulator resolves that violation its own way
+// (MuJoCo's soft limits push the ankles in within ~0.1 s, NE-LCP's capped correction at 0.1 rad/s,
+// PBFD's limit penalty): the rows compared how, not the dynamics. The same pose with the ankles
+// inside their ranges (+-0.6 rad, bench/ant_rest_height.py) starts both simulators from a valid
+// state. ant.xml's geom margin 0.01 makes MuJoCo's foot contacts act from 2 cm (the ant rests 2 cm
+// higher); bigstep has no contact margin, so MuJoCo runs the ant with margin 0.
+const std::string kAntInside = "initial.theta=[0, 0, 0.75, 0, 0, 0, 0, 0.6, 0, -0.6, 0, -0.6, 0, 0.6]";
 
 const std::vector<SceneDef>& all_scenes() {
   static const std::vector<SceneDef> s{
       {"chain", "configs/chain_floating_ground.yaml", "bench/models/chain_floating_ground.xml", false, true},
       {"hopper", "gymnasium:hopper.xml", "gymnasium:hopper.xml", false, false},
-      {"ant", "gymnasium:ant.xml", "gymnasium:ant.xml", false, false},
+      {"ant", "gymnasium:ant.xml", "gymnasium:ant.xml", false, false, {kAntInside}, true},
       {"a1", "configs/a1_stand.yaml", "example-robot-data:robots/a1_description/urdf/a1.urdf", true, false}};
   return s;
 }
@@ -102,6 +113,8 @@ MjModelPtr load_mujoco(const SceneDef& s) {
   }
   MjModelPtr m(mj_compile(spec.get(), nullptr));
   BIGSTEP_CHECK_ARG(m != nullptr, "scene " + s.name + " (MuJoCo)", path, mjs_getError(spec.get()));
+  if (s.zero_margin)
+    for (int g = 0; g < m->ngeom; ++g) m->geom_margin[g] = 0;
   return m;
 }
 
@@ -277,6 +290,7 @@ double batch_mujoco(MjScene& s, const MujocoImport& imp, const Scene& sc, double
 Scene load_bigstep(const SceneDef& s, const std::string& integrator, double dt) {
   std::vector<std::string> ov{"integrator.type=" + integrator, detail::concat("integrator.dt=", dt)};
   if (s.chain_c_par) ov.push_back(detail::concat("contact.c_par=", 5e4 / dt));
+  ov.insert(ov.end(), s.overrides.begin(), s.overrides.end());
   return load_scene(resolve(s.bigstep_file), ov);
 }
 
@@ -434,7 +448,8 @@ const char* kUsage =
     "                               [--min-wall S]\n"
     "The same scene in MuJoCo (mj_step, the model's own integrator / solver / options) and bigstep,\n"
     "run from the repository root. Scenes: chain (configs/chain_floating_ground.yaml vs\n"
-    "bench/models/chain_floating_ground.xml), hopper and ant (gymnasium's MJCF in both), a1\n"
+    "bench/models/chain_floating_ground.xml), hopper and ant (gymnasium's MJCF in both; the ant from\n"
+    "gymnasium's pose with its ankles inside their ranges, +-0.6 rad, and MuJoCo's geom margin 0), a1\n"
     "(configs/a1_stand.yaml vs the same URDF with a free root and a floor, its PD hold as MuJoCo joint\n"
     "springs + damping). Runs: MuJoCo at its timestep x1, x2, x4 (reference x1/16); bigstep PBFD at dt\n"
     "0.01, 0.02, 0.05 and NE-LCP at MuJoCo's timestep (bigstep's reference: NE-LCP at min(1e-3, MuJoCo's/8)).\n"

@@ -141,6 +141,7 @@ void parse_integrator(Cfg& top, Scene& sc) {
   ne.cfm = contact.num("cfm");
   ne.max_correction_speed = contact.num("max_correction_speed");
   ne.speculative = contact.flag("speculative");
+  ne.relinearizations = contact.integer("relinearizations");
   ne.k_c = contact.num("k_c");
   ne.d_ref = contact.num("d_ref");
   ne.zeta = contact.num("zeta");

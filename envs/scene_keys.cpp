@@ -198,6 +198,8 @@ std::vector<SceneKey> build_table() {
       "ne_lcp: largest separation speed asked of a penetrating contact [m/s] or joint stop [rad/s]; 1e9: the spec's depth / dt");
   key("contact.speculative", "bool", "true",
       "ne_lcp: a pair (or stop) the free motion closes within active_distance during the step is a row too; false: phi <= active_distance only");
+  key("contact.relinearizations", "integer", "3",
+      "ne_lcp: extra LCP solves per step that put each contact's nonlinear gap remainder in its row; 0: first order only");
   key("contact.k_c", "number", "0", "ne_mdp, nmdp_*: polytope scale (0 = W / (N_s d_ref^3))");
   key("contact.d_ref", "number", "5e-3", "ne_mdp, nmdp_*: reference depth [m]");
   key("contact.zeta", "number", "1e-3", "ne_mdp, nmdp_*: ghost-force cap");

@@ -17,6 +17,8 @@ void validate_ne_settings(const NeSettings& s) {
                     "contact.friction_directions", s.friction_directions, "must be an even number in [2, 16]");
   BIGSTEP_CHECK_ARG(std::isfinite(s.active_distance) && s.active_distance >= 0, "contact.active_distance",
                     s.active_distance, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(s.relinearizations >= 0 && s.relinearizations <= 100, "contact.relinearizations",
+                    s.relinearizations, "must be in [0, 100]");
   BIGSTEP_CHECK_ARG(std::isfinite(s.cfm) && s.cfm >= 0, "contact.cfm", s.cfm, "must be finite and >= 0");
   BIGSTEP_CHECK_ARG(s.max_correction_speed > 0, "contact.max_correction_speed", s.max_correction_speed,
                     "must be > 0 (1e9: the spec's depth / dt)");

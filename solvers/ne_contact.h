@@ -23,6 +23,9 @@ struct NeSettings {
   /// within active_distance during the step, phi + 2 h min(n^T J v_free, 0) <= active_distance
   /// (ne_lcp.cpp); false = the spec's rule phi <= active_distance alone
   bool speculative = true;
+  /// NE-LCP: at most this many extra LCP solves per step that freeze each contact's nonlinear
+  /// remainder gap(theta + h v+) - (phi + h n^T J v+) in its row (ne_lcp.cpp); 0 = first order only
+  int relinearizations = 3;
   double cfm = 1e-6;              ///< NE-LCP: compliance added to diag(G), relative to max diag(G)
   /// NE-LCP: the largest separation speed the position correction may ask of a penetrating row
   /// (m/s for contacts; rad/s or m/s for joint-limit stops); 1e9 (or inf) = the spec's -depth / dt

@@ -21,6 +21,7 @@ struct NeLcpWorkspace : Workspace {
   NeContacts contacts;
   MatX Jall, HinvJt, G, M;  // storage of packed (nr x n), (n x nr), (nr x nr), (N x N) maps
   VecX q, z, w, phi, tmp, v_plus, th_free;
+  VecX z_keep, q_base, e_lin;  ///< re-linearisation: previous z, q of the normal rows before it, remainders
   int nc = 0, nl = 0, N = 0;  ///< sizes of the last LCP (0 when no contact)
 };
 

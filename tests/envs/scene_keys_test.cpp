@@ -153,6 +153,7 @@ std::map<std::string, Probe> probes() {
       {"contact.cfm", {{}, [](const Scene& s) { return Value(s.ne.cfm); }}},
       {"contact.max_correction_speed", {{}, [](const Scene& s) { return Value(s.ne.max_correction_speed); }}},
       {"contact.speculative", {{}, [d](const Scene& s) { return d(s.ne.speculative); }}},
+      {"contact.relinearizations", {{}, [d](const Scene& s) { return d(s.ne.relinearizations); }}},
       {"contact.k_c", {{}, [](const Scene& s) { return Value(s.ne.k_c); }}},
       {"contact.d_ref", {{}, [](const Scene& s) { return Value(s.ne.d_ref); }}},
       {"contact.zeta", {{}, [](const Scene& s) { return Value(s.ne.zeta); }}},

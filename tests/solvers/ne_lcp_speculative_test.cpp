@@ -98,9 +98,12 @@ TEST_CASE("ne_lcp speculative: the floating chain thrown down tumbling at dt = 0
   // prediction is first order in h (a rotating corner's path bends), so a small penetration is
   // allowed (2 mm, against centimetres with the spec's rule). No bounce: from the first touch on,
   // contacts only take energy out, so E never rises above its running minimum since that touch
-  // by more than 0.05 J (1 % of the 5.9 J left one step after the impact; the free tumbling before
+  // by more than 0.15 J (2.5 % of the 5.9 J left one step after the impact; the free tumbling before
   // it gains 2 J by the difference-velocity energy's O(h) error, which is why the count starts at
-  // the touch).
+  // the touch). That error persists after the touch: with re-linearised rows (ne_lcp.cpp) E rises
+  // 0.06 and 0.08 J on two steps in which the contacts' work 1/2 (v+ + v_free)^T J^T z is -0.54 and
+  // -0.61 J (the smooth part of the step gains it; ne_lcp_relinearization_test checks the contacts'
+  // work directly), so the bound was raised from 0.05 J.
   const std::string file = std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml";
   const std::vector<std::string> set = {
       "integrator.type=ne_lcp", "integrator.dt=0.02", "integrator.duration=1.0",
@@ -133,7 +136,7 @@ TEST_CASE("ne_lcp speculative: the floating chain thrown down tumbling at dt = 0
       continue;
     }
     CHECK(deepest < 2e-3);
-    CHECK(rise < 0.05);
+    CHECK(rise < 0.15);
   }
   CHECK(deepest_plain > 0.02);
 }
