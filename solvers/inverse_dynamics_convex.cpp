@@ -151,8 +151,8 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   QpStatus st = stage1(0);
   // Impulses beyond the physical bound (id_impulse_bound) [ours, I14]: Stage I's Hessian G^T G has
   // rank <= nb, so impulses along null(G) (squeezes, opposite feet pushing apart) cost nothing and
-  // the QP may return them at any size; closed loop (the arm holding a free box at mu = 1, the
-  // spider at mu = 0.1) that fed 1e9 N m back into the simulator. Re-solve with the bound as rows;
+  // the QP may return them at any size; closed loop (the arm holding a free box at mu = 1, no plan
+  // for the box) that fed 6e8 N m back into the simulator. Re-solve with the bound as rows;
   // if that is infeasible (the plan needs more), the slack repair below. With friction tied to load
   // only (IdProblem::friction_needs_load, the controllers): QP,inf without it is the paper's
   // unbounded friction, left as stated.
