@@ -46,7 +46,7 @@ import common  # noqa: E402
 CONTROLLERS = ["pd", "id_lcp_inf", "id_lcp_mu", "id_qp_mu", "id_qp_inf", "id_prev1", "id_prev2"]
 FIELDS = ["terrain", "mu", "seed", "controller", "fell", "rc", "steps", "track_pos_rad", "track_vel_rad_s",
           "dtau_mean", "tau_mean", "force_err_n", "force_err_rel", "tilt_max_rad", "height_min_m",
-          "height_max_m", "distance_final_m", "wall_s"]
+          "height_max_m", "distance_final_m", "wall_s", "steps_clamped", "steps_impulse_bound"]
 
 
 def terrains():
@@ -57,11 +57,14 @@ def terrains():
 
 
 def controller_columns(row: dict, c: str, ctl: dict) -> None:
-    """The controller's summary columns into row; blank where they mean nothing (PD has no ID
-    torques; PD and the ID(t-1), ID(t-2) controllers predict no forces)."""
-    for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel"):
+    """The controller's summary columns into row; blank where they mean nothing (PD's servo torques
+    are recorded only under an actuator limit, controller.tau_max; PD and the ID(t-1), ID(t-2)
+    controllers predict no forces). steps_clamped / steps_impulse_bound: steps whose torques hit the
+    actuator limit (ID_TORQUE_CLAMPED) / whose impulses the physical bound caught (ID_IMPULSE_BOUND)."""
+    for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel",
+              "steps_clamped", "steps_impulse_bound"):
         row[k] = ctl.get(k)
-    if c == "pd":
+    if c == "pd" and not ctl.get("tau_mean"):
         row["dtau_mean"] = row["tau_mean"] = None
     if c in ("pd", "id_prev1", "id_prev2"):
         row["force_err_n"] = row["force_err_rel"] = None
@@ -111,8 +114,9 @@ def main() -> None:
             "fell_rule": "rc not in {0, 1}, aborted, tilt_max > 1 rad or torso height outside [0.1, 0.6] m",
             "extra_overrides": extra}
     csv_path = common.write_csv(args.out / f"{stem}.csv", rows, FIELDS, meta)
-    common.print_table(rows, ["terrain", "mu", "controller", "fell", "track_pos_rad", "track_vel_rad_s",
-                              "dtau_mean", "tau_mean", "force_err_rel", "distance_final_m"])
+    common.print_table(rows, ["terrain", "mu", "controller", "fell", "rc", "track_pos_rad", "track_vel_rad_s",
+                              "dtau_mean", "tau_mean", "force_err_rel", "distance_final_m", "steps_clamped",
+                              "steps_impulse_bound"])
     plot(rows, args.out / f"{stem}.png", meta)
     print(f"wrote {csv_path}", file=sys.stderr)
 
@@ -146,7 +150,8 @@ def plot(rows, png: Path, meta) -> None:
 
 
 ARM_FIELDS = ["mu", "controller", "plan", "dropped", "rc", "steps", "track_pos_rad", "track_vel_rad_s", "dtau_mean",
-              "tau_mean", "force_err_n", "force_err_rel", "hold_slip_max_m", "hold_slip_final_m", "wall_s"]
+              "tau_mean", "force_err_n", "force_err_rel", "hold_slip_max_m", "hold_slip_final_m", "wall_s",
+              "steps_clamped", "steps_impulse_bound"]
 
 
 def arm(args) -> None:
@@ -176,8 +181,9 @@ def arm(args) -> None:
             "dropped_rule": "rc not in {0, 1}, aborted, or the box's final slip in the hand frame >= 1 cm",
             "mu_inf": "the mu = inf controllers assume controller.mu_inf = 10 (the scene's)"}
     csv_path = common.write_csv(args.out / "id_arm.csv", rows, ARM_FIELDS, meta)
-    common.print_table(rows, ["mu", "controller", "plan", "dropped", "track_pos_rad", "track_vel_rad_s", "dtau_mean",
-                              "tau_mean", "force_err_rel", "hold_slip_max_m", "hold_slip_final_m"])
+    common.print_table(rows, ["mu", "controller", "plan", "dropped", "rc", "track_pos_rad", "track_vel_rad_s", "dtau_mean",
+                              "tau_mean", "force_err_rel", "hold_slip_max_m", "hold_slip_final_m", "steps_clamped",
+                              "steps_impulse_bound"])
     arm_plot(rows, args.out / "id_arm.png", meta)
     print(f"wrote {csv_path}", file=sys.stderr)
 

@@ -221,7 +221,9 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
                        {"dtau_mean", mt.dtau_mean},
                        {"tau_mean", mt.tau_mean},
                        {"force_err_n", mt.force_err_n},
-                       {"force_err_rel", mt.force_err_rel}};
+                       {"force_err_rel", mt.force_err_rel},
+                       {"steps_clamped", mt.steps_clamped},
+                       {"steps_impulse_bound", mt.steps_impulse_bound}};
   }
   if (sc.hold_link >= 0) {
     j["hold_slip_max_m"] = mt.hold_slip_max_m;

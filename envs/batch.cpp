@@ -187,6 +187,8 @@ CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
       target_.push_back(std::move(ts));
     }
   load_.assign(size_t(threads), PointLoadScratch(sc.model));
+  if (sc.pd.active() && PdLimit(sc.model, sc.controller.tau_max).active())
+    for (int t = 0; t < threads; ++t) pd_limit_.push_back(std::make_unique<PdLimit>(sc.model, sc.controller.tau_max));
 }
 
 void CpuBatchStepper::make_data(int K) {
@@ -284,7 +286,16 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
       u.tau += cs.tau_full;
       u.pd = nullptr;
     }
-    const StepStats st = integ.step(d, u, rp);
+    StepStats st = integ.step(d, u, rp);
+    if (!pd_limit_.empty() && u.pd) {  // the servo within its actuator limits (as simulate())
+      PdLimit& pl = *pd_limit_[omp_get_thread_num()];
+      pl.begin(u);
+      while (pl.saturate(b.row(b.theta, k), d.theta, sc_.settings.dt)) {
+        d.theta = b.row(b.theta, k);
+        d.theta_prev = b.row(b.theta_prev, k);
+        st = integ.step(d, pl.control(), rp);
+      }
+    }
     b.row(b.theta_prev, k) = d.theta_prev;
     b.row(b.theta, k) = d.theta;
     b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "envs/pd_limit.h"
 #include "envs/scene.h"
 
 namespace bigstep {
@@ -131,6 +132,8 @@ class CpuBatchStepper {
   std::vector<PointLoadScratch> load_;        // per-thread scratch of control.load
   // (K) per-rollout inverse-dynamics controller state (controller.type = id_*), empty otherwise
   std::vector<std::unique_ptr<IdControllerState>> id_;
+  // (threads) the servo's actuator limits (envs/pd_limit.h), empty when it has none
+  std::vector<std::unique_ptr<PdLimit>> pd_limit_;
 };
 
 }  // namespace bigstep

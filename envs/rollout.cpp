@@ -6,6 +6,7 @@
 
 #include "core/inertia.h"
 #include "envs/batch.h"
+#include "envs/pd_limit.h"
 
 namespace bigstep {
 
@@ -38,6 +39,12 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   std::unique_ptr<IdControllerState> id;
   if (sc.controller.inverse_dynamics()) id = std::make_unique<IdControllerState>(m, sc.controller);
   VecX tau_id = VecX::Zero(m.n_q);
+  // controller.type = pd under actuator limits (controller.tau_max, limited motors): envs/pd_limit.h
+  std::unique_ptr<PdLimit> pd_limit;
+  if (!id && sc.pd.active()) {
+    pd_limit = std::make_unique<PdLimit>(m, sc.controller.tau_max);
+    if (!pd_limit->active()) pd_limit.reset();
+  }
   PointLoadScratch load_scratch(m);
   const auto t_start = std::chrono::steady_clock::now();
   for (int n = 0; n < total; ++n) {
@@ -53,14 +60,20 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
       r.force_pred.push_back(id->force_pred);
       r.id_status.push_back(id->status);
     }
-    StepStats st;
-    if (rp.geom_mu) {
+    auto step = [&](const StepControl& uu) {
+      if (!rp.geom_mu) return integ->step_controlled(th_n, th_nm1, uu, th_next);
       data.theta = th_n;
       data.theta_prev = th_nm1;
-      st = integ->step(data, u, rp);
+      const StepStats s = integ->step(data, uu, rp);
       th_next = data.theta;
-    } else {
-      st = integ->step_controlled(th_n, th_nm1, u, th_next);
+      return s;
+    };
+    StepStats st = step(u);
+    if (pd_limit) {  // the servo's torque within the limits: re-step with the saturated DOFs at them
+      pd_limit->begin(u);
+      while (pd_limit->saturate(th_n, th_next, dt)) st = step(pd_limit->control());
+      r.tau.push_back(pd_limit->tau());
+      r.id_status.push_back(pd_limit->clamped() ? ID_TORQUE_CLAMPED : 0u);
     }
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     r.stats.push_back(st);
@@ -107,6 +120,10 @@ void id_metrics(const Scene& sc, const Rollout& r, Metrics& out) {
   const double cnt = double(r.theta.size() - 1) * double(act.size());
   out.track_pos_rad = ep / cnt;
   out.track_vel_rad_s = ev / cnt;
+  for (uint32_t s : r.id_status) {
+    out.steps_clamped += (s & ID_TORQUE_CLAMPED) != 0;
+    out.steps_impulse_bound += (s & ID_IMPULSE_BOUND) != 0;
+  }
   if (r.tau.size() < 2) return;
   double dsum = 0, tsum = 0;
   for (size_t n = 0; n < r.tau.size(); ++n)
@@ -120,11 +137,16 @@ void id_metrics(const Scene& sc, const Rollout& r, Metrics& out) {
   if (t == ControllerType::IdPrev1 || t == ControllerType::IdPrev2) return;
   double err = 0, fsum = 0;
   const size_t ns = std::min(r.force_pred.size(), r.stats.size());
+  size_t counted = 0;
   for (size_t n = 0; n < ns; ++n) {
+    // a step whose torques were clamped (controller.tau_max) did not apply the ID's solution: its
+    // predicted forces are not a prediction of that step
+    if (n < r.id_status.size() && (r.id_status[n] & ID_TORQUE_CLAMPED)) continue;
+    ++counted;
     err += std::abs(r.force_pred[n] - r.stats[n].normal_force);
     fsum += r.stats[n].normal_force;
   }
-  out.force_err_n = ns > 0 ? err / double(ns) : 0;
+  out.force_err_n = counted > 0 ? err / double(counted) : 0;
   out.force_err_rel = fsum > 0 ? err / fsum : 0;
 }
 

@@ -16,7 +16,8 @@ struct Rollout {
   bool aborted = false;               ///< a non-recoverable status (non-finite, gimbal lock) ended it
   double wall_time_s = 0;
   // controller.type = id_*: per step the controller's torques (n_q), predicted total normal force
-  // [N] and IdResult status (empty for pd)
+  // [N] and IdResult status (| ID_TORQUE_CLAMPED); pd under actuator limits (envs/pd_limit.h): the
+  // servo's torques and ID_TORQUE_CLAMPED or 0 (no force_pred); else empty
   std::vector<VecX> tau;
   std::vector<double> force_pred;
   std::vector<uint32_t> id_status;
@@ -48,8 +49,11 @@ struct Metrics {
   // controller.type = id_* (§9 Tables 4, 5): E|dtau| = mean |tau_n - tau_{n-1}| / dt [N m/s] and
   // E|tau| [N m] over steps and actuated DOFs; summed normal force error of the controller's
   // prediction vs the simulator's StepStats::normal_force in the same step: sum |F_pred - F_sim|
-  // [N, per step mean] and relative to sum F_sim (ID(t_i) controllers only, else 0)
+  // [N, per step mean] and relative to sum F_sim (ID(t_i) controllers only, else 0), over the
+  // steps whose torques were not clamped to controller.tau_max (ID_TORQUE_CLAMPED)
   double dtau_mean = 0, tau_mean = 0, force_err_n = 0, force_err_rel = 0;
+  // steps flagged ID_TORQUE_CLAMPED (actuator limit) and ID_IMPULSE_BOUND (Rollout::id_status)
+  int steps_clamped = 0, steps_impulse_bound = 0;
   // metrics.hold_link (a grasp): displacement of metrics.link's origin in the hold link's frame from
   // its initial place, largest over the run and at the last step [m]
   double hold_slip_max_m = 0, hold_slip_final_m = 0;

@@ -209,9 +209,10 @@ void parse_controller(Cfg& top, Scene& sc) {
   s.mu_inf = c.num("mu_inf");
   s.base_kp = c.num("base_kp");
   s.base_kd = c.num("base_kd");
+  s.tau_max = c.num("tau_max");
   const std::pair<const char*, double> vals[] = {{"kp", s.kp}, {"kd", s.kd}, {"ki", s.ki}, {"mu", s.mu},
                                                  {"contact_distance", s.contact_distance}, {"mu_inf", s.mu_inf},
-                                                 {"base_kp", s.base_kp}, {"base_kd", s.base_kd}};
+                                                 {"base_kp", s.base_kp}, {"base_kd", s.base_kd}, {"tau_max", s.tau_max}};
   for (const auto& [k, x] : vals)
     if (!(std::isfinite(x) && x >= 0)) c.fail(c.key(k), x, "must be finite and >= 0");
   if (s.inverse_dynamics() && !sc.pd.active())

@@ -289,6 +289,9 @@ std::vector<SceneKey> build_table() {
       "id_*: operational-space PD on the floating base's height and Euler angles toward the plan, through the "
       "stance legs (solvers/id_base_feedback.h) [1/s^2], >= 0; base_kp = base_kd = 0: off");
   key("controller.base_kd", "number", "0", "id_*: its derivative gain [1/s], >= 0");
+  key("controller.tau_max", "number", "0",
+      "every controller (pd too): actuator limit |tau| <= tau_max [N m or N] on actuated DOFs without a limited "
+      "motor (those use gear * ctrlrange); clamped steps are flagged; >= 0, 0 = unlimited");
   return t;
 }
 

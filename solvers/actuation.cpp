@@ -2,6 +2,8 @@
 #include "solvers/actuation.h"
 
 #include <algorithm>
+#include <limits>
+#include <vector>
 
 namespace bigstep {
 
@@ -9,6 +11,28 @@ double clamp_ctrl(const Model& m, int i, double u) {
   if (!m.actuator_ctrllimited[i]) return u;
   // std::clamp keeps a NaN (both comparisons false): the step then flags the rollout
   return std::clamp(u, m.actuator_ctrlrange[2 * i], m.actuator_ctrlrange[2 * i + 1]);
+}
+
+void dof_torque_range(const Model& m, double tau_max, VecX& lo, VecX& hi) {
+  const double lim = tau_max > 0 ? tau_max : std::numeric_limits<double>::infinity();
+  lo.setConstant(m.n_q, -lim);
+  hi.setConstant(m.n_q, lim);
+  // DOFs with motors only, every one limited: the motors' summed range
+  std::vector<int> motors(size_t(m.n_q), 0), other(size_t(m.n_q), 0);
+  for (int i = 0; i < m.n_u; ++i) {
+    const bool limited_motor = m.actuator_type[i] == ActuatorType::Motor && m.actuator_ctrllimited[i];
+    ++(limited_motor ? motors : other)[size_t(m.actuator_dof[i])];
+  }
+  for (int k = 0; k < m.n_q; ++k)
+    if (motors[size_t(k)] > 0 && other[size_t(k)] == 0) lo[k] = hi[k] = 0;
+  for (int i = 0; i < m.n_u; ++i) {
+    const int k = m.actuator_dof[i];
+    if (!(motors[size_t(k)] > 0 && other[size_t(k)] == 0)) continue;
+    const double g = m.actuator_gear[i], a = g * m.actuator_ctrlrange[2 * size_t(i)],
+                 b = g * m.actuator_ctrlrange[2 * size_t(i) + 1];
+    lo[k] += std::min(a, b);
+    hi[k] += std::max(a, b);
+  }
 }
 
 ActuatorControls::ActuatorControls(const Model& m) : target_(std::make_unique<VecX>(VecX::Zero(m.n_q))) {

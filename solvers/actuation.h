@@ -41,4 +41,10 @@ class ActuatorControls {
 /// Clamp of ctrl to actuator i's range (identity when it is not limited).
 double clamp_ctrl(const Model& m, int i, double ctrl);
 
+/// Generalised-force range [lo, hi] (n_q each) the actuators allow a controller that sets joint
+/// torques directly (controller.type, solvers/id_controller.h): on a DOF driven by motors only, all
+/// ctrllimited, the sum of gear_i * ctrlrange_i (ordered); on every other DOF [-tau_max, tau_max]
+/// (tau_max = 0: unlimited, +-inf). Position actuators' ctrlrange bounds a target, not a force.
+void dof_torque_range(const Model& m, double tau_max, VecX& lo, VecX& hi);
+
 }  // namespace bigstep

@@ -1,7 +1,10 @@
 // ID controllers (solvers/id_controller.h; spec inverse-dynamics-contact.md §9).
 #include "solvers/id_controller.h"
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "solvers/actuation.h"
 
 namespace bigstep {
 
@@ -31,6 +34,7 @@ IdControllerState::IdControllerState(const Model& m, const IdControllerSpec& s)
   qdot_des.setZero(ws.nq());
   vb_des.setZero(ws.nb());
   M_prev.setZero(n, n);
+  dof_torque_range(m, s.tau_max, tau_lo, tau_hi);
 }
 
 void id_control(const Model& m, const IdControllerSpec& s,
@@ -89,6 +93,17 @@ void id_control(const Model& m, const IdControllerSpec& s,
   tau.setZero(n);
   for (size_t j = 0; j < act.size(); ++j) tau[act[j]] = st.res.tau[Eigen::Index(j)];
   if (!tau.allFinite()) tau.setZero();
+  // actuator limits (controller.tau_max, limited motors): no actuator delivers more. Where the plan
+  // cannot be held (mu = 0.1 under a no-slip model, a landing, a box the model lets go) the ID
+  // asks for the infinite-stiffness joint of the rigid model: 1e4-1e16 N m fed back through the
+  // PID until the run aborted (issue 16)
+  bool clamped = false;
+  for (int k : act) {
+    const double c = std::clamp(tau[k], st.tau_lo[k], st.tau_hi[k]);
+    clamped |= c != tau[k];
+    tau[k] = c;
+  }
+  if (clamped) st.status |= ID_TORQUE_CLAMPED;
   // carry for the next call
   st.M_prev = st.terms.M;
   st.kappa_prev = st.terms.kappa;

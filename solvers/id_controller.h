@@ -40,6 +40,10 @@ struct IdControllerSpec {
   double mu_inf = 0;  ///< IdProblem::mu_inf (0 = kIdQpMuInf): mu = inf of id_qp_inf / id_lcp_inf's cone
   double base_kp = 0;          ///< operational-space PD on the floating base (id_base_feedback.h) [1/s^2]; 0 and
   double base_kd = 0;          ///< base_kd = 0 [1/s]: off (the joint PID alone)
+  /// Actuator limit [N m or N] of every actuated DOF without a limited motor (dof_torque_range,
+  /// solvers/actuation.h): the torques of every controller (pd's servo too, envs/pd_limit.h) are
+  /// clamped to +-tau_max and the step flagged ID_TORQUE_CLAMPED. 0: unlimited.
+  double tau_max = 0;
   bool inverse_dynamics() const { return type != ControllerType::Pd; }
 };
 
@@ -57,10 +61,11 @@ struct IdControllerState {
   VecX g1, g2;                      ///< simulator contact impulse of steps i-1 and i-2 (n_q)
   VecX vb_des;                      ///< (nb) planned unactuated velocity (spec.plan_unactuated)
   VecX qdd_bar;                     ///< planned acceleration (n_q)
+  VecX tau_lo, tau_hi;              ///< (n_q) actuator limits (dof_torque_range of spec.tau_max)
   IdBaseFeedback base_fb;           ///< controller.base_kp / base_kd and their buffers
   int calls = 0;
   double force_pred = 0;            ///< predicted total normal force of the last call [N]
-  uint32_t status = 0;              ///< IdResult status of the last call
+  uint32_t status = 0;              ///< IdResult status of the last call (| ID_TORQUE_CLAMPED)
 };
 
 /// One control step at time t (state theta_n, theta_{n-1}, step dt): the torques (n_q, zero on

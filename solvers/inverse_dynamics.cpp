@@ -365,6 +365,38 @@ double lcp_violation(Eigen::Ref<const MatX> Q, Eigen::Ref<const VecX> r, Eigen::
   return v;
 }
 
+// The physical bound (ID_IMPULSE_BOUND) [ours; spec I14's "detect, then repair and flag"]. With the
+// joints prescribed (P v+ = qdot_des) the contact impulses act on the unactuated block only, as on
+// one rigid body of mass m_b (the largest diagonal entry of M_bb: the whole robot for a floating
+// base, the object for a grasp). Bringing it to rest (or out of penetration) from the contacts'
+// no-impulse speeds u = max |J_c v* (+ phi/dt)| (the offsets of every model's LCP / QP rows) takes
+// at most m_b u per contact, n m_b u in all, normal or tangential; the weight's impulse m_b g dt is
+// inside (v* holds g dt). A squeeze (opposite contacts pushing against each other, a grasp) moves
+// nothing: what bounds it is the friction it has to supply, f_N <= f_F / mu, so models A and C hold
+// the normal impulses to n m_b u / min(1, mu_min) (mu = inf: 1). Model B, measured first, keeps
+// its tighter factors: kIdImpulseBound = 1 on the normal impulses and kIdFrictionBound = 0.25 on
+// the friction (standing on 4 / 2 feet the normal impulses sum to 0.25 / 0.5 of n m_b u and the
+// friction to ~0.1, while on the joint-space trot at mu = 100 the steps the plan makes incompatible
+// reach 2-20 in friction; 1 let a step with 1.5 through that threw the robot).
+// A solution beyond the bound is the model's answer to an ill-posed plan, not a force any actuator
+// or contact delivers: on the trot at mu = 100 model B pulled stance feet with 100 f_N (1e4-1e5 N,
+// |tau| to 7e5 N m), and fed back into 1e135 N m (issue 16).
+double id_impulse_bound(const IdProblem& p, const IdWorkspace& ws) {
+  const int n = ws.n, nb = ws.nb();
+  double mb = 0;
+  for (int i = 0; i < nb; ++i) mb = std::max(mb, ws.L.row(i).head(i + 1).squaredNorm());  // M_bb(i, i)
+  double u = 0;
+  for (int c = 0; c < ws.rows; ++c) u = std::max(u, std::abs(ws.jv[c] + (c < n ? p.phi[c] / p.dt : 0.0)));
+  return n * mb * u;
+}
+
+bool id_exceeds_impulse_bound(const IdWorkspace& ws, Eigen::Ref<const VecX> z, double bound_n, double bound_f) {
+  const int n = ws.n;
+  const double fn = z.head(n).sum();
+  const double ff = ws.rows == 5 * n ? z.segment(n, 4 * n).sum() : z.segment(n, 2 * n).cwiseAbs().sum();
+  return fn > bound_n || ff > bound_f;
+}
+
 void id_given_impulse(const IdProblem& p, Eigen::Ref<const VecX> gi, IdWorkspace& ws, IdResult& r) {
   if (!ws.begin(p, r)) return;
   // kappa + g plays kappa's role with no contact rows

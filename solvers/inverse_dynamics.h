@@ -42,7 +42,14 @@ enum : uint32_t {
   ID_FAILED = 1u << 4,          ///< no solution, not even the repair: tau = contact-free torques
   ID_NONFINITE = 1u << 5,       ///< non-finite input: tau = 0
   ID_PLANNED_UNACTUATED = 1u << 6,  ///< A, B with IdProblem::vb_des: solved as model C (see id_solve)
-  ID_IMPULSE_BOUND = 1u << 7,   ///< B: the LCP's impulses exceed the physical bound: solved as model C
+  /// The solution's impulses exceed the problem's physical bound (id_impulse_bound): B solved as
+  /// model C; A solved as model C at mu = inf (the cone's limit); C's Stage I re-solved with the
+  /// bound as rows, its Stage II dropped for Stage I. A and C check it with
+  /// IdProblem::friction_needs_load only (the paper's rows are unbounded friction by definition).
+  ID_IMPULSE_BOUND = 1u << 7,
+  /// Controller level (IdControllerState::status, solvers/id_controller.h): the torque of some
+  /// actuated DOF was clamped to its actuator limit (actuator ctrlrange or controller.tau_max).
+  ID_TORQUE_CLAMPED = 1u << 8,
 };
 
 /// One problem (§2, §3). Rows of N, S, T are the generalized wrenches of the unit normal and two
@@ -209,6 +216,20 @@ struct IdTerms {
 /// max(-min z, -min w, max |z_i w_i|) of w = Q z + r (w is overwritten): the violation of the LCP
 /// (Q, r) by z, used to vet Tikhonov-regularized solutions against the original LCP.
 double lcp_violation(Eigen::Ref<const MatX> Q, Eigen::Ref<const VecX> r, Eigen::Ref<const VecX> z, Eigen::Ref<VecX> w);
+
+/// Physical bound of a model's contact impulses (ID_IMPULSE_BOUND) for the problem in ws
+/// (factor and contact_rows done): n m_b u [N s] (the .cpp derives it), m_b the largest diagonal
+/// entry of M_bb, u the largest no-impulse contact speed |J_c v* (+ phi/dt)|. Models A and C hold
+/// the summed friction impulse to it and the summed normal impulse to it / min(1, mu_min) (the
+/// squeeze that friction of that size needs); model B the normal impulse to kIdImpulseBound and the
+/// friction to kIdFrictionBound times it (inverse_dynamics_coulomb.cpp).
+double id_impulse_bound(const IdProblem& p, const IdWorkspace& ws);
+inline constexpr double kIdImpulseBound = 1;
+inline constexpr double kIdFrictionBound = 0.25;
+/// z: impulses in the rows of contact_rows (pyramid: [f_N; f_F] (5n), else [f_N; f_S; f_T] (3n)).
+/// True when the summed normal impulse exceeds bound_n or the summed friction impulse (sum f_F, or
+/// sum |f_S| + |f_T|) exceeds bound_f.
+bool id_exceeds_impulse_bound(const IdWorkspace& ws, Eigen::Ref<const VecX> z, double bound_n, double bound_f);
 
 /// Classical inverse dynamics with a known generalized contact impulse g (m): §3's block
 /// elimination, v+_q = qdot_des, v+_b = M_bb^-1 (kappa_b + g_b - M_bq qdot_des), dt tau =

@@ -12,6 +12,7 @@
 // w = 0 is feasible, so Stage II never fails for a solved Stage I (on a QP failure Stage I is kept).
 #include "solvers/inverse_dynamics_convex.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -97,8 +98,14 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   auto mu_of = [&](int i) { return bounded ? p.mu[i] : mu_unbounded; };
   int n_pyr = 0;
   for (int i = 0; i < n; ++i) n_pyr += std::isfinite(mu_of(i)) ? 1 : 0;
-  const int ni = n + n_pyr;
-  {
+  // id_impulse_bound's factor on the normal impulses: 1 / min(1, mu_min) (the squeeze friction needs)
+  double mu_min = 1;
+  for (int i = 0; i < n; ++i) mu_min = std::min(mu_min, mu_of(i));
+  const double squeeze = 1 / std::max(mu_min, 1e-300);
+  // Stage I QP; bound > 0 adds the rows sum f_N <= squeeze bound, sum f_F <= bound
+  // (id_impulse_bound, ID_IMPULSE_BOUND)
+  auto stage1 = [&](double bound) -> QpStatus {
+    const int ni = n + n_pyr + (bound > 0 ? 2 : 0);
     auto Hh = ws.Hq.topLeftCorner(nz, nz);
     Hh.noalias() = Gc.transpose() * Gc;
     if (p.vb_des.empty()) {
@@ -125,19 +132,43 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
       for (int d = 1; d <= 4; ++d) A(row, d * n + i) = 1;
       ws.bq[row++] = 0;
     }
+    if (bound > 0) {
+      A.row(row).setZero();
+      A.row(row).head(n).setOnes();
+      ws.bq[row++] = squeeze * bound;
+      A.row(row).setZero();
+      A.row(row).tail(4 * n).setOnes();
+      ws.bq[row++] = bound;
+    }
     ws.lbq.head(nz).setZero();
     ws.ubq.head(nz).setConstant(std::numeric_limits<double>::infinity());
     const QpStatus st = ws.qp.solve(qp_view(ws, nz, ni), ws.qres, nullptr, 5000);
-    r.iterations = ws.qres.iterations;
-    if (st != QpStatus::Solved) {
-      r.status |= ID_INFEASIBLE;
-      if (!ws.repair(p, true, bounded, r)) {
-        ws.fail(p, r);
-      }
-      return;
-    }
-    z = ws.qres.x.head(nz);
+    r.iterations += ws.qres.iterations;
+    return st;
+  };
+  // ---- Stage I ----
+  r.iterations = 0;
+  QpStatus st = stage1(0);
+  // Impulses beyond the physical bound (id_impulse_bound) [ours, I14]: Stage I's Hessian G^T G has
+  // rank <= nb, so impulses along null(G) (squeezes, opposite feet pushing apart) cost nothing and
+  // the QP may return them at any size; closed loop (the arm holding a free box at mu = 1, no plan
+  // for the box) that fed 6e8 N m back into the simulator. Re-solve with the bound as rows;
+  // if that is infeasible (the plan needs more), the slack repair below. With friction tied to load
+  // only (IdProblem::friction_needs_load, the controllers): QP,inf without it is the paper's
+  // unbounded friction, left as stated.
+  const double bound = st == QpStatus::Solved && p.friction_needs_load ? id_impulse_bound(p, ws) : 0;
+  if (bound > 0 && id_exceeds_impulse_bound(ws, ws.qres.x.head(nz), squeeze * bound, bound)) {
+    r.status |= ID_IMPULSE_BOUND;
+    st = stage1(bound);
   }
+  if (st != QpStatus::Solved) {
+    r.status |= ID_INFEASIBLE;
+    if (!ws.repair(p, true, bounded, r)) {
+      ws.fail(p, r);
+    }
+    return;
+  }
+  z = ws.qres.x.head(nz);
   ws.finish(p, z, ws.vq, r);
   if (!stage2) return;
   // ---- Stage II: minimum-norm torques along null(G) ----
@@ -175,13 +206,18 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
   }
   ws.lbq.head(d).setConstant(-std::numeric_limits<double>::infinity());
   ws.ubq.head(d).setConstant(std::numeric_limits<double>::infinity());
-  const QpStatus st = ws.qp.solve(qp_view(ws, d, ni2), ws.qres, nullptr, 5000);
+  const QpStatus st2 = ws.qp.solve(qp_view(ws, d, ni2), ws.qres, nullptr, 5000);
   r.iterations += ws.qres.iterations;
-  if (st != QpStatus::Solved) return;  // Stage I result stands
+  if (st2 != QpStatus::Solved) return;  // Stage I result stands
   auto zz = ws.hv.head(nz);
   zz = z;
   zz.noalias() += W * ws.qres.x.head(d);
   zz = zz.cwiseMax(0.0);  // round-off of the nullspace step
+  // (v+ is Stage I's, but the squeeze along null(G) could exceed the bound: Stage I stands then)
+  if (bound > 0 && id_exceeds_impulse_bound(ws, zz, squeeze * bound, bound)) {
+    r.status |= ID_IMPULSE_BOUND;
+    return;
+  }
   z = zz;
   ws.finish(p, z, ws.vq, r);
 }

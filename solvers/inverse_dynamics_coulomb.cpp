@@ -19,7 +19,7 @@
 // has a second cause this does not remove: the joint-space plan is not compatible with every
 // stance foot sticking, so feet must really slide (mm/s) and pull with mu f_N (bench/README.md).
 // Also departs (I14 for model B): a solution whose impulses exceed a physical bound of the problem
-// (id_coulomb_impulse_bound) is ill-posed, not only a Lemke ray: it is replaced by model C's convex
+// (id_impulse_bound, inverse_dynamics.cpp) is ill-posed, not only a Lemke ray: it is replaced by model C's convex
 // solve and flagged ID_IMPULSE_BOUND.
 #include "solvers/inverse_dynamics_coulomb.h"
 
@@ -125,27 +125,6 @@ void coulomb_min_torque(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
 
 }  // namespace
 
-// The physical bound (ID_IMPULSE_BOUND). With the joints prescribed (P v+ = qdot_des) the contact
-// impulses act on the unactuated block only, as on one rigid body of mass m_b (the largest diagonal
-// entry of M_bb: the whole robot for a floating base, the object for a grasp): bringing it to rest
-// (or out of penetration) from the contacts' no-impulse speeds r_B takes at most m_b max|r_B| per
-// contact, n m_b max|r_B| in all; the weight's impulse m_b g dt is inside (r_B holds g dt).
-// kIdImpulseBound = 1 on the normal impulses, kIdFrictionBound = 0.25 on the friction: standing on
-// 4 / 2 feet (id_lcp_mu) the normal impulses sum to 0.25 / 0.5 of n m_b u and the friction to
-// ~0.1; on the joint-space trot at mu = 100 the incompatible stance steps reach 2-20 in friction
-// (1 let a step with 1.5 through that threw the robot and it blew up as before). Why:
-// on the joint-space trot at mu = 100 the plan makes stance feet slide against prescribed joint
-// motion, and the Coulomb LCP's solution (correct for that model, the simulator agreed) pulls them
-// with 100 f_N: 1e4-1e5 N of friction and |tau| up to 7e5 N m, which threw the robot and fed back
-// into 1e135 N m (issue 16).
-double id_coulomb_impulse_bound(const IdWorkspace& ws) {
-  const int n = ws.n, nb = ws.nb();
-  double mb = 0;
-  for (int i = 0; i < nb; ++i) mb = std::max(mb, ws.L.row(i).head(i + 1).squaredNorm());  // M_bb(i, i)
-  const double u = ws.r.head(5 * n).cwiseAbs().maxCoeff();
-  return kIdImpulseBound * n * mb * u;
-}
-
 void id_coulomb_lcp(const IdProblem& p, IdWorkspace& ws) {
   const int n = ws.n, nr = 5 * n, nz = 6 * n;
   auto Q = ws.Q.topLeftCorner(nz, nz);
@@ -203,8 +182,8 @@ void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool min_torqu
     ws.finish(p, z, ws.vq, r);
     if (n > 0 && min_torque) coulomb_min_torque(p, ws, r);
     // an ill-posed LCP (impulses beyond the physical bound): model C's convex solve instead
-    const double bound = n > 0 ? id_coulomb_impulse_bound(ws) : 0;
-    if (n > 0 && (z.head(n).sum() > bound || z.segment(n, 4 * n).sum() > kIdFrictionBound / kIdImpulseBound * bound)) {
+    const double bound = n > 0 ? id_impulse_bound(p, ws) : 0;
+    if (n > 0 && id_exceeds_impulse_bound(ws, z.head(nr), kIdImpulseBound * bound, kIdFrictionBound * bound)) {
       const uint32_t st = r.status | ID_IMPULSE_BOUND;
       const int it = r.iterations;
       id_convex(p, ws, r, true);

@@ -14,15 +14,6 @@ inline constexpr double kIdCoulombMuInf = 1e3;
 /// Slip speeds and separating velocities below kIdSlipTol (1 + max |r_B|) [m/s] count as 0 when
 /// model B picks its minimum-torque solution (the LCP solver's acceptance tolerance, lcp_lemke.h).
 inline constexpr double kIdSlipTol = 1e-6;
-/// Physical bound of model B's impulses (ID_IMPULSE_BOUND, see the .cpp): a solution whose summed
-/// normal impulse exceeds kIdImpulseBound n m_b u, or whose summed friction impulse exceeds
-/// kIdFrictionBound n m_b u, is ill-posed (m_b: the largest diagonal entry of M_bb, u: the largest
-/// contact speed of the LCP's offset r_B).
-inline constexpr double kIdImpulseBound = 1;
-inline constexpr double kIdFrictionBound = 0.25;
-/// The bound of the problem in ws (id_coulomb_lcp done): kIdImpulseBound n m_b u [N s].
-double id_coulomb_impulse_bound(const IdWorkspace& ws);
-
 /// Forms the LCP (Q_B, r_B) of §5.2 into ws.Q, ws.r (leading 6n entries) for p; requires
 /// ws.factor(p) and ws.contact_rows(p, true) done. Exposed for the copositivity oracle (§10.13).
 void id_coulomb_lcp(const IdProblem& p, IdWorkspace& ws);

@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "solvers/dense_small.h"
+#include "solvers/inverse_dynamics_convex.h"
 
 namespace bigstep {
 
@@ -328,7 +329,22 @@ void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
     for (int i = 0; i < n; ++i) ws.tmask[size_t(i)] = fN[i] > 0 ? 1 : 0;
     ws.warm.assign(ws.S_set.begin(), ws.S_set.end());
   }
-  if (ok) {
+  // (the paper's rows, friction_needs_load = false, are unbounded friction by definition: the §10
+  // oracles' moving instances carry 200-3500 N s of friction at f_N < 4 N s, and are left as stated)
+  const double bound = ok && p.friction_needs_load ? id_impulse_bound(p, ws) : 0;
+  if (bound > 0 && id_exceeds_impulse_bound(ws, ws.z.head(3 * n), bound, bound)) {
+    // ---- impulses beyond the physical bound (id_impulse_bound): model C at mu = inf instead ----
+    // Why: where the plan asks the feet for more than sticking can give (mu = 0.1, a landing),
+    // the no-slip LCP answers with impulses no contact delivers (closed loop at mu = 0.1: 1e15 N m
+    // and more before the run aborted, issue 16). Model C's Stage I with the cone at mu = inf
+    // (IdProblem::friction_needs_load: mu_inf) is the same no-slip limit without complementarity,
+    // minimises the kinetic energy (impulses that do no positive work) and bounds its own impulses.
+    const uint32_t st = r.status | ID_IMPULSE_BOUND;
+    const int it = r.iterations;
+    id_convex(p, ws, r, false);
+    r.status |= st;
+    r.iterations += it;
+  } else if (ok) {
     ws.vq = p.qdot_des;
     ws.finish(p, ws.z.head(3 * n), ws.vq, r);
   } else {

@@ -2,7 +2,8 @@
 // MLCP (42)-(43) with §2 signs -> PSD LCP in the normal impulses after the corrected row selection
 // (Algorithm 1 FIND-INDICES, §4.2, I5), solved by warm-started contact-space principal pivoting
 // (Algorithm 2 as cleaned in §4.6, I6) with cycle detection, Lemke fallback and Tikhonov retries;
-// an incompatible plan (I14) is repaired by the slack QP of §4.3 and flagged.
+// an incompatible plan (I14) is repaired by the slack QP of §4.3 and flagged; impulses beyond the
+// physical bound (id_impulse_bound) are replaced by model C's solve at mu = inf (ID_IMPULSE_BOUND).
 #pragma once
 #include <span>
 

@@ -216,6 +216,7 @@ std::map<std::string, Probe> probes() {
       {"control.reference.move.frequency", {move, [](const Scene& s) { return Value(s.reference.move_frequency); }}},
       {"controller.base_kp", {{}, [](const Scene& s) { return Value(s.controller.base_kp); }}},
       {"controller.base_kd", {{}, [](const Scene& s) { return Value(s.controller.base_kd); }}},
+      {"controller.tau_max", {{}, [](const Scene& s) { return Value(s.controller.tau_max); }}},
   };
   // keyframe offsets {abduction, hip, knee, ankle}: all 0
   const std::vector<std::pair<std::string, std::vector<std::string>>> frames = {
