@@ -40,6 +40,11 @@ struct IdControllerSpec {
   double mu_inf = 0;  ///< IdProblem::mu_inf (0 = kIdQpMuInf): mu = inf of id_qp_inf / id_lcp_inf's cone
   double base_kp = 0;          ///< operational-space PD on the floating base (id_base_feedback.h) [1/s^2]; 0 and
   double base_kd = 0;          ///< base_kd = 0 [1/s]: off (the joint PID alone)
+  /// The plan at the rollout's state (t, t_mode, theta, v) -> theta_bar, theta_dot_bar, used instead
+  /// of id_control's `reference` when set; t_mode: the time whose gait phase applies (id_control
+  /// passes t for both t and t + dt). The scene loader sets it for the foot-space trot with
+  /// control.reference.walk.world_swing (IK at the actual torso pose each step, envs/foot_trot.h).
+  std::function<void(double, double, const VecX&, const VecX&, VecX&, VecX&)> reference_state;
   bool inverse_dynamics() const { return type != ControllerType::Pd; }
 };
 
