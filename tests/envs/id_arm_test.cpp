@@ -3,6 +3,7 @@
 // contacts) under NE-LCP at 1 ms, with the ID controllers of solvers/id_controller.h.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
