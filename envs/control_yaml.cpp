@@ -105,6 +105,7 @@ ReferenceSpec parse_walk(Cfg& ref, ReferenceSpec rs) {
   rs.lift = parse_offsets(w, "lift");
   rs.foot_space = w.flag("foot_space");
   rs.step_height = w.num("step_height");
+  rs.world_swing = w.flag("world_swing");
   w.finish();
   return rs;
 }
@@ -163,6 +164,12 @@ void parse_pd(Cfg& ctrl, Scene& sc) {
       ReferenceMotion check_jump(jump_spec), check_walk(walk_spec);
     }
     sc.pd.reference = ReferenceMotion(rs);
+    // walk.world_swing: the ID controllers solve the foot-space trot's swing IK at the rollout's
+    // torso pose (envs/foot_trot.h)
+    sc.controller.reference_state = nullptr;
+    if (rs.kind == ReferenceKind::Walk && rs.foot_space && rs.world_swing)
+      sc.controller.reference_state = [rm = ReferenceMotion(rs)](double t, double t_mode, const VecX& th, const VecX& v,
+                                                                 VecX& tb, VecX& tdb) { rm.at_state(t, t_mode, th, v, tb, tdb); };
     validate_pd_servo(sc.pd, n, "control.pd");
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(ctrl.file() + ": " + e.what());

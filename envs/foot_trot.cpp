@@ -14,6 +14,7 @@ namespace {
 
 const char* kKey = "control.reference.walk.foot_space";
 
+
 // rotation by angle about the unit axis w
 Mat3 rot(const Vec3& w, double angle) { return Eigen::AngleAxisd(angle, w).toRotationMatrix(); }
 
@@ -103,6 +104,8 @@ FootTrot foot_trot_setup(const Model& m, const VecX& stand, const std::vector<st
   const Vec3 u = kin.w[size_t(ft.base)];
   const Vec3 g = m.gravity.norm() > 0 ? Vec3(-m.gravity.normalized()) : Vec3::UnitZ();
   ft.e = R0.transpose() * u;
+  ft.R0 = R0;
+  for (int k = 0; k < 3; ++k) ft.w_t[size_t(k)] = kin.w[size_t(ft.base + k)];
   ft.up = R0.transpose() * g;
   // zero base: the world frame is the torso frame
   VecX th = stand;
@@ -201,6 +204,63 @@ void foot_trot_foot(const FootTrot& ft, const FootTrotGait& gait, int l, double 
   pd = ft.e * ((F1 - F0) * hd - Xd) + ft.up * (gait.step_height * bd);
 }
 
+namespace {
+
+// the floating base's Euler rotation E = Rz(a) Ry(b) Rx(c) (rz, ry, rx, parent side first) and, for
+// rates (ad, bd, cd), its body-frame angular velocity: E^T dE/dt = skew(om)
+Mat3 euler(double a, double b, double c) {
+  return (Eigen::AngleAxisd(a, Vec3::UnitZ()) * Eigen::AngleAxisd(b, Vec3::UnitY()) * Eigen::AngleAxisd(c, Vec3::UnitX()))
+      .toRotationMatrix();
+}
+
+Vec3 euler_body_rate(double b, double c, double ad, double bd, double cd) {
+  const Mat3 Rx = Eigen::AngleAxisd(c, Vec3::UnitX()).toRotationMatrix();
+  const Mat3 Ry = Eigen::AngleAxisd(b, Vec3::UnitY()).toRotationMatrix();
+  return Rx.transpose() * (Ry.transpose() * Vec3::UnitZ() * ad + Vec3::UnitY() * bd) + Vec3::UnitX() * cd;
+}
+
+// one leg's angles and rates for a foot at p with velocity pd (torso frame) into th, thd
+void leg_to_joints(const FootLeg& L, const Vec3& p, const Vec3& pd, VecX& th, VecX& thd) {
+  std::array<double, 3> q;
+  foot_leg_ik(L, p, q);
+  Mat3 J;
+  foot_leg_position(L, q, &J);
+  const Vec3 qd = J.partialPivLu().solve(pd);
+  for (int r = 0; r < 3; ++r) {
+    th[L.dof[size_t(r)]] = q[size_t(r)];
+    thd[L.dof[size_t(r)]] = qd[r];
+  }
+}
+
+}  // namespace
+
+void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t, double t_mode, const VecX& theta,
+                          const VecX& v, VecX& th, VecX& thd) {
+  foot_trot_eval(ft, gait, t, th, thd);
+  // actual torso relative to the planned one (the plan keeps the stand orientation R0):
+  // R0^T R = E(stand)^T E(theta); body rate om; d = o_plan - o, dd its rate (world)
+  const int b = ft.base;
+  const Mat3 Rrel = euler(th[b + 3], th[b + 4], th[b + 5]).transpose() * euler(theta[b + 3], theta[b + 4], theta[b + 5]);
+  const Mat3 R = ft.R0 * Rrel;
+  const Vec3 om = euler_body_rate(theta[b + 4], theta[b + 5], v[b + 3], v[b + 4], v[b + 5]);
+  Vec3 d = Vec3::Zero(), dd = Vec3::Zero();
+  for (int k = 0; k < 3; ++k) {
+    d += ft.w_t[size_t(k)] * (th[b + k] - theta[b + k]);
+    dd += ft.w_t[size_t(k)] * (thd[b + k] - v[b + k]);
+  }
+  for (int l = 0; l < int(ft.legs.size()); ++l) {
+    Vec3 p, pd;
+    bool stance;
+    foot_trot_foot(ft, gait, l, t_mode, p, pd, stance);
+    if (stance) continue;
+    foot_trot_foot(ft, gait, l, t, p, pd, stance);
+    // p_A = R^T (d + R0 p), p_A_dot = R^T (dd + R0 pd) - om x p_A
+    const Vec3 pa = R.transpose() * (d + ft.R0 * p);
+    const Vec3 pad = R.transpose() * (dd + ft.R0 * pd) - om.cross(pa);
+    leg_to_joints(ft.legs[size_t(l)], pa, pad, th, thd);
+  }
+}
+
 void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX& th, VecX& thd) {
   double X, Xd;
   foot_trot_base(t - gait.start(), gait.speed(), gait.ramp, X, Xd);
@@ -211,15 +271,7 @@ void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX
     Vec3 p, pd;
     bool stance;
     foot_trot_foot(ft, gait, l, t, p, pd, stance);
-    std::array<double, 3> q;
-    foot_leg_ik(L, p, q);
-    Mat3 J;
-    foot_leg_position(L, q, &J);
-    const Vec3 qd = J.partialPivLu().solve(pd);
-    for (int r = 0; r < 3; ++r) {
-      th[L.dof[size_t(r)]] = q[size_t(r)];
-      thd[L.dof[size_t(r)]] = qd[r];
-    }
+    leg_to_joints(L, p, pd, th, thd);
   }
 }
 

@@ -18,6 +18,11 @@
 //   joints: analytic IK of each 3-DOF leg (abduction axis a, hip axis h perpendicular to a, knee
 //     axis parallel to h) for the foot position in the torso frame, p_T = R0^T (p_W - t0 - u X);
 //     theta_dot = J_leg^-1 p_T_dot (analytic), so the planned stance feet have zero world velocity.
+// At the rollout's state (foot_trot_eval_state, the ID controllers' reference): the paper's planner
+// solves the IK "at each controller cycle" (§7.2.1): a swing foot's world path is mapped into the
+// torso's actual pose, p_A = R^T (p_W - o), so a torso that rolled about the support diagonal (the
+// two-leg phase's unactuated DOF: neither stance leg's joints see it) does not drive the swing foot
+// into the ground early; stance legs keep the planned torso pose (their joint PID is the base PD).
 #pragma once
 #include <array>
 #include <vector>
@@ -47,6 +52,8 @@ struct FootTrot {
   int base = -1;              ///< first DOF of the floating base (translation along u)
   Vec3 e = Vec3::UnitX();     ///< u in the torso frame (R0^T u)
   Vec3 up = Vec3::UnitZ();    ///< world up (against gravity) in the torso frame
+  Mat3 R0 = Mat3::Identity();  ///< torso orientation at the stand pose (world)
+  std::array<Vec3, 3> w_t{};   ///< world axes of the base's translation DOFs (w_t[0] = u)
 };
 
 /// Leg geometry from the Model: each leg's abduction, hip and knee DOFs (legs[i], -1 = missing)
@@ -81,6 +88,14 @@ void foot_trot_foot(const FootTrot& ft, const FootTrotGait& gait, int l, double 
 /// The plan at time t: th, thd enter as the stand pose and zeros (n_q) and leave with the torso's
 /// travel on the base DOF and the legs' IK angles and rates (theta_dot = J_leg^-1 p_T_dot).
 void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX& th, VecX& thd);
+
+/// The plan at time t for a rollout at (theta, v) (n_q each): as foot_trot_eval, but each leg in
+/// swing at t_mode has angles and rates that put its foot on the planned world path seen from the
+/// actual torso pose (base DOFs of theta: translations along w_t, Euler angles rz, ry, rx) moving at
+/// v. t_mode (usually t) picks stance or swing, so that the plan at t and t + dt of one control step
+/// use the same mode (a switch between the two would put a step into their rate difference).
+void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t, double t_mode, const VecX& theta,
+                          const VecX& v, VecX& th, VecX& thd);
 
 /// Base travel X(t) and speed X_dot(t) along u of the plan (speed v reached `ramp` s after t = 0;
 /// foot_trot_foot / _eval shift t by gait.start()).

@@ -203,6 +203,13 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
   }
 }
 
+void ReferenceMotion::at_state(double t, double t_mode, const VecX& theta, const VecX& v, VecX& th, VecX& thd) const {
+  if (s_.kind != ReferenceKind::Walk || !s_.foot_space) return (*this)(t, th, thd);
+  th = s_.stand;
+  thd = VecX::Zero(s_.stand.size());
+  foot_trot_eval_state(s_.foot, gait_, t, t_mode, theta, v, th, thd);
+}
+
 void ReferenceMotion::operator()(double t, VecX& th, VecX& thd) const {
   th = s_.stand;
   thd = VecX::Zero(s_.stand.size());

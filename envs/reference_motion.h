@@ -69,6 +69,7 @@ struct ReferenceSpec {
   // holds the leg geometry, set by the scene loader from the Model (abduction, hip, knee per leg)
   bool foot_space = false;
   double step_height = 0.04;      ///< [m] swing apex above the ground (foot_space)
+  bool world_swing = false;       ///< foot_space: the ID controllers' plan maps swing feet into the actual torso pose
   FootTrot foot;
   // move: theta_bar = stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), u = (t -
   // start) / duration clamped to [0, 1], s the quintic smoothstep 10u^3 - 15u^4 + 6u^5 (zero
@@ -87,6 +88,9 @@ class ReferenceMotion {
   /// Validates the spec (throws InvalidArgument "control.reference.<key> = <value>: <why>").
   explicit ReferenceMotion(const ReferenceSpec& spec);
   void operator()(double t, VecX& theta_bar, VecX& theta_dot_bar) const;
+  /// The plan for a rollout at (theta, v): walk.foot_space maps the feet that swing at t_mode into
+  /// the actual torso pose (foot_trot_eval_state); every other motion ignores the state and t_mode.
+  void at_state(double t, double t_mode, const VecX& theta, const VecX& v, VecX& theta_bar, VecX& theta_dot_bar) const;
   const ReferenceSpec& spec() const { return s_; }
   double sweep_amplitude() const { return sweep_amp_; }  ///< walk: A [rad]
 

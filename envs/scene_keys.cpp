@@ -154,6 +154,9 @@ std::vector<SceneKey> build_table() {
       "swing arcs, joints by analytic IK of 3-DOF legs (abduction, hip, knee); ramp: the torso's speed ramp, "
       "lift and leg_length unused");
   key("control.reference.walk.step_height", "number", "0.04", "foot_space: swing apex above the ground [m]");
+  key("control.reference.walk.world_swing", "bool", "false",
+      "foot_space, ID controllers: each step the swing legs' IK puts the feet on their planned world path "
+      "from the torso's actual pose (envs/foot_trot.h foot_trot_eval_state); stance legs keep the planned pose");
   key("control.reference.move", "map", "(defaults)",
       "move: stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), s the quintic smoothstep of "
       "u = (t - start) / duration in [0, 1]");

@@ -61,8 +61,13 @@ void id_control(const Model& m, const IdControllerSpec& s,
     for (int i = 0; i < st.terms.n; ++i) st.terms.phi[i] += kGraspSlop;
   }
   // PID on the planned motion: qdd_des = qdd_ref + kp e + kd e_dot + ki int e
-  reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
-  reference(t, st.theta_bar, st.theta_dot_bar);
+  if (s.reference_state) {  // the plan seen from the rollout's state (IK at the actual torso pose)
+    s.reference_state(t + dt, t, theta, st.v, st.theta_bar, st.theta_dot_bar_next);
+    s.reference_state(t, t, theta, st.v, st.theta_bar, st.theta_dot_bar);
+  } else {
+    reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
+    reference(t, st.theta_bar, st.theta_dot_bar);
+  }
   st.qdd_bar = (st.theta_dot_bar_next - st.theta_dot_bar) / dt;
   st.e_int += dt * (st.theta_bar - theta);
   st.qdd = st.qdd_bar;

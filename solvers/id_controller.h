@@ -44,6 +44,11 @@ struct IdControllerSpec {
   /// solvers/actuation.h): the torques of every controller (pd's servo too, envs/pd_limit.h) are
   /// clamped to +-tau_max and the step flagged ID_TORQUE_CLAMPED. 0: unlimited.
   double tau_max = 0;
+  /// The plan at the rollout's state (t, t_mode, theta, v) -> theta_bar, theta_dot_bar, used instead
+  /// of id_control's `reference` when set; t_mode: the time whose gait phase applies (id_control
+  /// passes t for both t and t + dt). The scene loader sets it for the foot-space trot with
+  /// control.reference.walk.world_swing (IK at the actual torso pose each step, envs/foot_trot.h).
+  std::function<void(double, double, const VecX&, const VecX&, VecX&, VecX&)> reference_state;
   bool inverse_dynamics() const { return type != ControllerType::Pd; }
 };
 

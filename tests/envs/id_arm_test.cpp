@@ -3,6 +3,7 @@
 // contacts) under NE-LCP at 1 ms, with the ID controllers of solvers/id_controller.h.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -176,7 +177,8 @@ TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "
   // unactuated block) minimizes the box's world kinetic energy: it keeps the box still while the
   // hand shakes, the box slips out and stays between the fingers, so its tracking error does not
   // return to ~0 (not reproduced). ID(t_{i-1}) re-applies the simulator's squeeze of the step before
-  // and holds the box longest, but drops it too (not reproduced: "keeps").
+  // and holds the box longest, but drops it too after the least-squeeze grasp; after a grasp with a
+  // squeeze margin it keeps it (reproduced, below).
   const std::vector<std::string> ov{"control.reference.move.offset=[0,0,0,0,0,0,0,0,0,0,0,0,0,0]",
                                     "control.reference.move.amplitude=[0,0.05,-0.05,0,0,0,0,0,0,0,-0.015,0,0,0]",
                                     "control.reference.move.frequency=3", "control.reference.move.start=0.1",
@@ -184,8 +186,18 @@ TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "
   struct Out {
     int drop_step = -1;
     double late_err = 0;
+    double friction_use = 0;  ///< max |f_t| / (mu f_N) over the contacts at the grasp's last step (mu = 1)
   };
-  auto run = [&](const std::string& t, bool plan) {
+  // the grasp's largest ratio of friction impulse to the simulator's cone, |(f_s, f_t)| / (1 f_N)
+  auto friction_use = [](const IdResult& r) {
+    double u = 0;
+    for (int i = 0; i < r.n; ++i)
+      if (r.f_n[i] > 0) u = std::max(u, std::hypot(r.f_s[i], r.f_t[i]) / r.f_n[i]);
+    return u;
+  };
+  // grasp_mu: the friction coefficient the grasping ID_{QP,mu} assumes (the simulator's is 1); the
+  // least squeeze that holds the box under it is 1 / grasp_mu times the least one on mu = 1
+  auto run = [&](const std::string& t, bool plan, double grasp_mu = 1.0) {
     Scene sc = load_scene(kArm, ov);
     const Model& m = sc.model;
     const auto integ = make_integrator(sc);
@@ -206,7 +218,9 @@ TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "
       if (shake && t == "pd") {
         u.pd = &sc.pd;  // the stable-PD servo on the same plan
       } else {
-        id_control(m, shake ? ctl : grasp, sc.pd.reference, n * dt, th, thp, dt, sc.controller.mu, st, tau);
+        id_control(m, shake ? ctl : grasp, sc.pd.reference, n * dt, th, thp, dt, shake ? sc.controller.mu : grasp_mu, st,
+                   tau);
+        if (n == 99) o.friction_use = friction_use(st.res);
         u.tau = tau;
       }
       integ->step_controlled(th, thp, u, nx);
@@ -237,4 +251,22 @@ TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "
   // and tracks the plan to a few mrad
   CHECK(qp_plan.drop_step < 0);
   CHECK(qp_plan.late_err < 5e-3);
+  // Why ID(t_{i-1}) drops it: it re-applies the squeeze it inherits and adds none. The grasp's least
+  // squeeze (Stage II's minimum-norm torques) leaves the friction on the cone (friction use ~1 at the
+  // switch), and the shake's upward hand accelerations (up to 5.3 m/s^2) ask up to 1.5x the box's
+  // weight of friction. A grasp that assumes mu = 0.5 squeezes twice as hard (friction use ~0.5 of
+  // the simulator's mu = 1): then ID(t_{i-1}) keeps the box through the shake, as in the paper (whose
+  // fingers "close further if not contacting" [§7.2.2], a PID squeeze with a margin).
+  const Out prev1_margin = run("id_prev1", true, 0.5), pd_margin = run("pd", true, 0.5), qp_margin = run("id_qp_mu", false, 0.5);
+  INFO("friction use at the switch: least squeeze " << prev1.friction_use << ", grasp assuming mu = 0.5 "
+                                                    << prev1_margin.friction_use << "; then the box leaves at step: pd "
+                                                    << pd_margin.drop_step << ", id_qp_mu (free box) " << qp_margin.drop_step
+                                                    << ", id_prev1 " << prev1_margin.drop_step);
+  CHECK(prev1.friction_use > 0.95);
+  CHECK(prev1_margin.friction_use < 0.55);
+  // oracle 11's three outcomes: the PID and the free-box ID_{QP,mu} drop the box (steps 165, 114),
+  // ID(t_{i-1}) keeps it
+  CHECK(pd_margin.drop_step > 0);
+  CHECK(qp_margin.drop_step > 0);
+  CHECK(prev1_margin.drop_step < 0);
 }

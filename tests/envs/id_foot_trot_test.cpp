@@ -25,6 +25,13 @@ Scene trot(const std::vector<std::string>& sets) {
   return load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_quadruped_trot.yaml", sets);
 }
 
+// the first sphere geom (the foot's contact point) on link
+int foot_geom(const Model& m, int link) {
+  for (int k = 0; k < int(m.geom_type.size()); ++k)
+    if (m.geom_link[size_t(k)] == link && m.geom_type[size_t(k)] == GeomType::Sphere) return k;
+  return -1;
+}
+
 }  // namespace
 
 TEST_CASE("id_lcp_mu: bounded torques on the joint-space trot at mu = 100", "[id_foot_trot]") {
@@ -66,9 +73,7 @@ TEST_CASE("foot_trot: the analytic leg IK inverts the Model's kinematics", "[id_
   std::uniform_real_distribution<double> U(-0.4, 0.4);
   for (const FootLeg& L : ft.legs) {
     const int knee_link = m.dof_link[size_t(L.dof[2])];
-    int geom = -1;
-    for (int k = 0; k < int(m.geom_type.size()); ++k)
-      if (geom < 0 && m.geom_link[size_t(k)] == knee_link && m.geom_type[size_t(k)] == GeomType::Sphere) geom = k;
+    const int geom = foot_geom(m, knee_link);
     REQUIRE(geom >= 0);
     for (int trial = 0; trial < 50; ++trial) {
       std::array<double, 3> q;
@@ -120,9 +125,7 @@ TEST_CASE("foot_trot: planned stance feet stand still in the world, rates are th
       foot_trot_foot(rs.foot, gait, int(l), t, p, pd, stance);
       const int link = m.dof_link[size_t(L.dof[2])];
       // the foot point in the knee link's frame: the contact sphere
-      int geom = -1;
-      for (int k = 0; k < int(m.geom_type.size()); ++k)
-        if (geom < 0 && m.geom_link[size_t(k)] == link && m.geom_type[size_t(k)] == GeomType::Sphere) geom = k;
+      const int geom = foot_geom(m, link);
       const Vec3 foot = point_position(kin, link, m.geom_pos[size_t(geom)]);
       point_jacobian(m, kin, link, foot, J);
       const Vec3 v = J * thd;  // world foot velocity of the planned motion (FK of the planned joints)
@@ -188,4 +191,69 @@ TEST_CASE("foot_trot: the no-slip and Coulomb ID controllers find the plan feasi
     CHECK(dz < 0.01);
     for (const VecX& t : r.tau) CHECK(t.allFinite());
   }
+}
+
+TEST_CASE("foot_trot: world_swing puts swing feet on the planned world path from any torso pose", "[id_foot_trot]") {
+  // foot_trot_eval_state at a torso pose and velocity off the plan: FK of the actual base with the
+  // returned swing-leg angles puts each swing foot where the plan's FK puts it in the world, with
+  // the plan's world velocity (J theta_dot of the returned rates and the actual base rates); the
+  // stance legs and every leg at the plan's own state are foot_trot_eval's.
+  const Scene sc = trot({"control.reference.type=walk", "control.reference.walk.foot_space=true",
+                         "control.reference.walk.world_swing=true"});
+  REQUIRE(sc.controller.reference_state);
+  const Model& m = sc.model;
+  const ReferenceSpec& rs = sc.reference;
+  FootTrotGait gait{rs.period, rs.duty, rs.stride, rs.step_height, rs.ramp, {}};
+  for (const LegJoints& l : rs.legs) gait.phase.push_back(l.phase);
+  const int b = rs.foot.base;
+  Kinematics kp(m), ka(m);
+  MatX Jp(3, m.n_q), Ja(3, m.n_q);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> U(-1, 1);
+  int n_swing = 0;
+  for (double t = 0.16; t < 1.2; t += 0.0371) {
+    VecX th, thd, ths, thds;
+    sc.pd.reference(t, th, thd);
+    // on the plan: the same plan
+    sc.controller.reference_state(t, t, th, thd, ths, thds);
+    CHECK((ths - th).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((thds - thd).cwiseAbs().maxCoeff() < 1e-9);
+    // off the plan: base moved by ~1 cm, tilted by ~0.05 rad, moving at ~0.1 m/s, 0.3 rad/s
+    VecX theta = th, v = thd;
+    for (int k = 0; k < 3; ++k) {
+      theta[b + k] += 0.01 * U(rng);
+      theta[b + 3 + k] += 0.05 * U(rng);
+      v[b + k] += 0.1 * U(rng);
+      v[b + 3 + k] += 0.3 * U(rng);
+    }
+    sc.controller.reference_state(t, t, theta, v, ths, thds);
+    VecX tha = theta, va = v;  // the actual base with the returned leg plan
+    for (int k = 0; k < m.n_q; ++k)
+      if (k < b || k >= b + 6) {
+        tha[k] = ths[k];
+        va[k] = thds[k];
+      }
+    forward_kinematics(m, th, kp);
+    forward_kinematics(m, tha, ka);
+    for (size_t l = 0; l < rs.legs.size(); ++l) {
+      const FootLeg& L = rs.foot.legs[l];
+      Vec3 p, pd;
+      bool stance;
+      foot_trot_foot(rs.foot, gait, int(l), t, p, pd, stance);
+      if (stance) {
+        for (int r = 0; r < 3; ++r) CHECK(ths[L.dof[size_t(r)]] == th[L.dof[size_t(r)]]);
+        continue;
+      }
+      ++n_swing;
+      const int link = m.dof_link[size_t(L.dof[2])];
+      const int geom = foot_geom(m, link);
+      const Vec3 fp = point_position(kp, link, m.geom_pos[size_t(geom)]), fa = point_position(ka, link, m.geom_pos[size_t(geom)]);
+      point_jacobian(m, kp, link, fp, Jp);
+      point_jacobian(m, ka, link, fa, Ja);
+      INFO("t " << t << " leg " << l);
+      CHECK((fa - fp).norm() < 1e-10);
+      CHECK((Ja * va - Jp * thd).norm() < 1e-9);
+    }
+  }
+  CHECK(n_swing > 5);
 }
