@@ -8,7 +8,7 @@ slip: small = sticky), with model.limit_stiffness. Per row: the first hop's apex
 0.5-1.0 s), the torso pitch there, and the deepest floor penetration (MuJoCo's collision on the
 replayed states), as hopper_gap.py measures them.
 
-    PYTHONPATH=build/python nice -n 10 python3 bench/hopper_bracket.py    # ~1 min
+    PYTHONPATH=build/python nice -n 10 python3 bench/hopper_bracket.py    # ~2 min per --limit-stiffness value (loaded box)
     # -> bench/results/hopper_bracket.csv, .meta.json
 """
 from __future__ import annotations
