@@ -48,11 +48,14 @@ def model_overrides(policy) -> list[str]:
     return [o for o in policy.config.get("overrides", []) if o.split("=")[0].split(".")[0] in ("model", "contact")]
 
 
-def run_bigstep(policy, task: str, integrator: str, dt: float, k: int, episodes: int, seed: int, steps: int):
-    """The first episode of each of `episodes` envs (reset(seed)): returns, lengths in control steps."""
+def run_bigstep(policy, task: str, integrator: str, dt: float, k: int, episodes: int, seed: int, steps: int,
+                overrides: list[str] | None = None):
+    """The first episode of each of `episodes` envs (reset(seed)): returns, lengths in control steps.
+    overrides: the --set keys (None: the policy's nominal model, model_overrides)."""
     import bigstep
+    keys = model_overrides(policy) if overrides is None else overrides
     venv = bigstep.make_vec(task, num_envs=episodes, backend="cpu", integrator=integrator, dt=dt, seed=seed,
-                            episode_steps=steps * k, overrides=["batch.threads=1", *model_overrides(policy)])
+                            episode_steps=steps * k, overrides=["batch.threads=1", *keys])
     obs, _ = venv.reset(seed=seed)
     ret, length = np.zeros(episodes), np.zeros(episodes, dtype=int)
     live = np.ones(episodes, bool)

@@ -53,7 +53,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   const double dt = sc.settings.dt;
   check_batch_memory(sc);
   BatchOptions opt{K, sc.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction,
-                   sc.randomize_stiffness, sc.randomize_mass, sc.contact_mu_min, sc.contact_mu_max};
+                   sc.randomize_stiffness, sc.randomize_mass, sc.contact_mu_min, sc.contact_mu_max,
+                   sc.randomize_limit_stiffness};
   StateBatch b(K, n);
   RolloutParamTable p;
   init_batch(sc, opt, b, p);

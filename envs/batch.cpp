@@ -110,6 +110,10 @@ void draw_params(const Scene& sc, const BatchOptions& opt, int k, std::mt19937_6
   if (!p.geom_mu.empty())
     draw_geom_mu(sc.model, opt.contact_mu_min, opt.contact_mu_max, rng,
                  p.geom_mu.data() + size_t(k) * size_t(sc.model.n_geom));
+  if (opt.randomize_limit_stiffness > 0) {  // last: the earlier options keep their streams
+    std::uniform_real_distribution<double> U(-opt.randomize_limit_stiffness, opt.randomize_limit_stiffness);
+    p.contact[k].limit_scale = std::exp(U(rng));
+  }
 }
 }  // namespace
 
@@ -145,12 +149,15 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
   BIGSTEP_CHECK_ARG(opt.randomize_stiffness >= 0 && opt.randomize_mass >= 0,
                     "batch.randomize_stiffness / randomize_mass",
                     detail::concat(opt.randomize_stiffness, " / ", opt.randomize_mass), "must be >= 0");
+  BIGSTEP_CHECK_ARG(opt.randomize_limit_stiffness >= 0 && std::isfinite(opt.randomize_limit_stiffness),
+                    "batch.randomize_limit_stiffness", opt.randomize_limit_stiffness, "must be finite and >= 0");
   BIGSTEP_CHECK_ARG(opt.perturb_theta >= 0 && opt.perturb_theta_dot >= 0 && opt.randomize_friction >= 0,
                     "batch.perturb_theta / perturb_theta_dot / randomize_friction",
                     detail::concat(opt.perturb_theta, " / ", opt.perturb_theta_dot, " / ", opt.randomize_friction),
                     "must be >= 0");
   p.contact.clear();
-  if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0) p.contact.resize(opt.rollouts, sc.settings.contact);
+  if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0 || opt.randomize_limit_stiffness > 0)
+    p.contact.resize(opt.rollouts, sc.settings.contact);
   p.stiffness_scale.assign(opt.randomize_stiffness > 0 ? size_t(opt.rollouts) : 0, 1.0);
   p.link_mass_scale.assign(opt.randomize_mass > 0 ? size_t(opt.rollouts) * sc.model.n_link : 0, 1.0);
   BIGSTEP_CHECK_ARG(opt.contact_mu_min >= 0 && (opt.contact_mu_max == 0 || opt.contact_mu_max >= opt.contact_mu_min),

@@ -62,6 +62,7 @@ struct BatchOptions {
   double randomize_stiffness = 0;  ///< c_perp scaled by exp(U(-r, r)) per rollout (0 = off)
   double randomize_mass = 0;       ///< each link's mass and inertia scaled by its own exp(U(-r, r)) (0 = off)
   double contact_mu_min = 0, contact_mu_max = 0;  ///< per-geom mu ~ U(min, max) (max > 0 = on)
+  double randomize_limit_stiffness = 0;  ///< joint stops' own C scaled by exp(U(-r, r)) per rollout (0 = off)
 };
 
 /// Per-contact friction (issue 16's random terrain, inverse-dynamics-contact.md §9): one
@@ -81,7 +82,7 @@ Model scale_mass(const Model& m, const double* link_scale);
 /// Initial states and per-rollout parameters for K rollouts. Rollout k draws from its own stream
 /// (seed, k), so it is the same whatever K is: theta(0), theta_dot(0), then (when enabled) friction
 /// c_par and mu, stiffness c_perp, then one mass factor exp(U(-r, r)) per link, link 0 first (each
-/// link its own draw), then one mu per geom (contact_mu_*).
+/// link its own draw), then one mu per geom (contact_mu_*), then the limit-stiffness factor.
 void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, RolloutParamTable& p);
 
 /// Starts a new episode for the listed rollouts: fresh initial states from the stream

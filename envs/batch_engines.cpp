@@ -236,6 +236,9 @@ void check_team_supported(const Scene& sc, const std::string& who) {
   BIGSTEP_CHECK_ARG(sc.tau.size() == 0 || sc.tau.size() == sc.model.n_q, "control.tau", sc.tau.size(),
                     detail::concat("expected n_q = ", sc.model.n_q, " entries"));
   validate_pd_servo(sc.pd, sc.model.n_q, "control.pd");
+  // why: the team engines' per-rollout parameters are c_perp, c_par and the mass scales only
+  BIGSTEP_CHECK_ARG(sc.randomize_limit_stiffness == 0, "batch.randomize_limit_stiffness", sc.randomize_limit_stiffness,
+                    "the team (GPU-form) engine does not randomise the joint stops: use batch.engine=reference");
   BIGSTEP_CHECK_ARG(!(sc.pd.active() && sc.schedule == "rollout"), "batch.schedule", sc.schedule,
                     "the PD servo's targets are set between steps: use batch.schedule=lockstep");
 }

@@ -57,6 +57,7 @@ struct Scene {
   double randomize_friction = 0;    ///< batch.randomize_friction: c_par, mu scaled by exp(U(-r, r))
   double randomize_stiffness = 0;   ///< batch.randomize_stiffness: c_perp scaled by exp(U(-r, r))
   double randomize_mass = 0;        ///< batch.randomize_mass: each link's mass/inertia times its own exp(U(-r, r))
+  double randomize_limit_stiffness = 0;  ///< batch.randomize_limit_stiffness: joint stops' own C times exp(U(-r, r))
   double push_speed = 0;            ///< batch.push_speed: std. dev. of a push's kick on every theta_dot coordinate (VecEnv)
   double push_prob = 0;             ///< batch.push_prob: probability of a push per env and step (VecEnv)
   double contact_mu_min = 0;        ///< batch.contact_mu_min / max: per-contact mu ~ U(min, max) (max > 0 = on)

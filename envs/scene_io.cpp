@@ -239,10 +239,11 @@ void parse_batch(Cfg& top, Scene& sc) {
   sc.randomize_friction = batch.num("randomize_friction");
   sc.randomize_stiffness = batch.num("randomize_stiffness");
   sc.randomize_mass = batch.num("randomize_mass");
+  sc.randomize_limit_stiffness = batch.num("randomize_limit_stiffness");
   sc.push_speed = batch.num("push_speed");
   sc.push_prob = batch.num("push_prob");
   for (const char* k : {"perturb_theta", "perturb_theta_dot", "randomize_friction", "randomize_stiffness", "randomize_mass",
-                        "push_speed"})
+                        "push_speed", "randomize_limit_stiffness"})
     if (!(batch.num(k) >= 0)) batch.fail(batch.key(k), batch.num(k), "must be >= 0");
   if (!(sc.push_prob >= 0 && sc.push_prob <= 1)) batch.fail(batch.key("push_prob"), sc.push_prob, "must be in [0, 1]");
   sc.contact_mu_min = batch.num("contact_mu_min");

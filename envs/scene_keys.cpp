@@ -258,6 +258,8 @@ std::vector<SceneKey> build_table() {
   key("batch.randomize_friction", "number", "0", "c_par and mu scaled by exp(U(-r, r)) per rollout");
   key("batch.randomize_stiffness", "number", "0", "c_perp scaled by exp(U(-r, r)) per rollout");
   key("batch.randomize_mass", "number", "0", "each link's mass and inertia scaled by its own exp(U(-r, r)) per rollout");
+  key("batch.randomize_limit_stiffness", "number", "0",
+      "PBD/PBFD reference engine: the C of joint stops with their own limit_stiffness scaled by exp(U(-r, r)) per rollout");
   key("batch.push_speed", "number", "0", "RL envs: std. dev. of a random kick added to every theta_dot coordinate, >= 0");
   key("batch.push_prob", "number", "0", "RL envs: probability of a kick per env and step, in [0, 1]");
   key("batch.contact_mu_min", "number", "0", "per-contact Coulomb mu ~ U(contact_mu_min, contact_mu_max)");

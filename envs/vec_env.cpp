@@ -84,7 +84,9 @@ VecEnv::VecEnv(TaskFile tf, const VecEnvOptions& opt)
   }
   bopt_ = BatchOptions{K_, opt.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction,
                        sc.randomize_stiffness, sc.randomize_mass};
-  randomized_ = sc.randomize_friction > 0 || sc.randomize_stiffness > 0 || sc.randomize_mass > 0;
+  bopt_.randomize_limit_stiffness = sc.randomize_limit_stiffness;
+  randomized_ = sc.randomize_friction > 0 || sc.randomize_stiffness > 0 || sc.randomize_mass > 0 ||
+                sc.randomize_limit_stiffness > 0;
   build(int64_t(opt.seed));
 }
 

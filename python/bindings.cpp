@@ -64,6 +64,7 @@ class BatchEnv {
                       detail::concat("must be in [1, ", kMaxRollouts, "] (2^24)"));
     opt_ = BatchOptions{rollouts, seed, sc_.threads, sc_.perturb_theta, sc_.perturb_theta_dot, sc_.randomize_friction,
                         sc_.randomize_stiffness, sc_.randomize_mass};
+    opt_.randomize_limit_stiffness = sc_.randomize_limit_stiffness;
     reset(std::nullopt);
   }
   // All rollouts: back to the seeded initial states (as at construction). A list of rollouts:

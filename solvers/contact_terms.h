@@ -16,6 +16,9 @@ struct ContactParams {
   double beta = 1;      ///< slip exponent (>= 1: the force is not differentiable at zero slip below)
   double gamma = 1;     ///< depth exponent of the tangential terms (>= 1)
   double mu = 0.5;      ///< Coulomb coefficient for the Newton-Euler baselines (unused by PBD/PBFD)
+  /// factor on the joint stops' own C (Model dof_limit_k > 0; a stop with 0 takes c_perp above):
+  /// batch.randomize_limit_stiffness's per-rollout draw. PBD/PBFD reference engine only.
+  double limit_scale = 1;
 };
 
 /// x^e with the default exponents (0, 1, 2: alpha = 2, beta = gamma = 1 and their +-1) as

@@ -6,10 +6,11 @@
 namespace bigstep {
 
 namespace {
-// C of DOF k's stops: its own limit_stiffness, or the contact's C_perp when that is 0
+// C of DOF k's stops: its own limit_stiffness (times the rollout's limit_scale), or the contact's C_perp when
+// that is 0
 double limit_coefficient(const Model& m, int k, const ContactParams& cp) {
   const double ck = m.dof_limit_k[size_t(k)];
-  return ck > 0 ? ck : cp.c_perp;
+  return ck > 0 ? ck * cp.limit_scale : cp.c_perp;
 }
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "envs/batch.h"
+#include "envs/batch_engines.h"
 
 using namespace bigstep;
 
@@ -25,6 +26,20 @@ StateBatch run(const Scene& sc, const BatchOptions& opt, int threads, int steps,
   CpuBatchStepper st(sc, threads);
   for (int s = 0; s < steps; ++s) st.step(b, p);
   return b;
+}
+
+// A lone rollout of scene `lone` from (th, thp): its own Data, `steps` steps with the scene's torques
+// and parameters `rp` (default: the integrator's own); the final theta.
+VecX lone_run(const Scene& lone, const VecX& th, const VecX& thp, int steps, const RolloutParams* rp = nullptr) {
+  auto integ = make_integrator(lone);
+  Data d = integ->make_data();
+  d.theta = th;
+  d.theta_prev = thp;
+  StepControl u;
+  u.tau = lone.tau;
+  const RolloutParams par = rp ? *rp : integ->default_params();
+  for (int s = 0; s < steps; ++s) integ->step(d, u, par);
+  return d.theta;
 }
 
 }  // namespace
@@ -148,14 +163,8 @@ TEST_CASE("batch: per-link mass scales equal a lone run on the scaled model", "[
   lone.model = scale_mass(sc.model, p.mass_scale_row(k, L));
   CHECK(lone.model.total_mass == total_mass(sc.model, p.mass_scale_row(k, L)));
   CHECK(p.mass_ratio(sc.model, k) == Approx(lone.model.total_mass / sc.model.total_mass).epsilon(1e-14));
-  auto integ = make_integrator(lone);
-  Data d = integ->make_data();
-  d.theta = th;
-  d.theta_prev = thp;
-  StepControl u;
-  u.tau = sc.tau;
-  for (int s = 0; s < 15; ++s) integ->step(d, u, RolloutParams{p.contact[k]});
-  CHECK((VecX(b.row(b.theta, k)) - d.theta).lpNorm<Eigen::Infinity>() <= 1e-12);
+  const RolloutParams rp{p.contact[k]};
+  CHECK((VecX(b.row(b.theta, k)) - lone_run(lone, th, thp, 15, &rp)).lpNorm<Eigen::Infinity>() <= 1e-12);
 }
 
 TEST_CASE("batch: rigid dry friction slides v0^2/(2 mu g) whatever the mass scale", "[batch]") {
@@ -211,4 +220,43 @@ TEST_CASE("batch: the scene's PD servo drives every rollout as in the single-rol
   CHECK(VecX(b.row(b.theta, k)) == th);
   // the servo matters over 0.2 s: without it the legs fold under gravity
   CHECK((th - th_free).lpNorm<Eigen::Infinity>() > 1e-2);
+}
+
+TEST_CASE("batch: randomised limit stiffness equals a lone run on the model with scaled stops", "[batch]") {
+  // two_link.xml's elbow falls under gravity onto its 10-degree stop (C = model.limit_stiffness)
+  const std::string xml = "model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}";
+  const Scene sc = load_scene_text("scene: lim\nintegrator: {type: pbfd, dt: 0.01}\n", "lim.yaml",
+                                   {xml, "control={}", "model.limit_stiffness=2.5e3", "batch.randomize_limit_stiffness=1.5"});
+  REQUIRE(sc.randomize_limit_stiffness == 1.5);
+  BatchOptions opt;
+  opt.rollouts = 3;
+  opt.seed = 5;
+  opt.perturb_theta = opt.perturb_theta_dot = 0;
+  opt.randomize_limit_stiffness = sc.randomize_limit_stiffness;
+  StateBatch b(3, sc.model.n_q);
+  RolloutParamTable p;
+  init_batch(sc, opt, b, p);
+  REQUIRE(p.contact.size() == 3);
+  for (const ContactParams& c : p.contact) {
+    CHECK((c.limit_scale >= std::exp(-1.5) && c.limit_scale <= std::exp(1.5)));
+    CHECK(c.c_perp == sc.settings.contact.c_perp);  // only the stops are drawn
+    CHECK(c.c_par == sc.settings.contact.c_par);
+  }
+  CHECK(p.contact[0].limit_scale != p.contact[1].limit_scale);
+  const int steps = 60;
+  const VecX th0 = b.row(b.theta, 0), thp0 = b.row(b.theta_prev, 0);
+  CpuBatchStepper st(sc, 2);
+  for (int s = 0; s < steps; ++s) st.step(b, p);
+  // the stops act: identical starts end apart
+  CHECK((VecX(b.row(b.theta, 0)) - VecX(b.row(b.theta, 1))).lpNorm<Eigen::Infinity>() > 1e-6);
+  for (int k = 0; k < 3; ++k) {
+    // oracle: the scene's model with every stop's C multiplied by rollout k's factor, default parameters
+    Scene lone = sc;
+    for (double& c : lone.model.dof_limit_k) c *= p.contact[k].limit_scale;
+    CHECK((VecX(b.row(b.theta, k)) - lone_run(lone, th0, thp0, steps)).lpNorm<Eigen::Infinity>() <= 1e-12);
+  }
+  // the team engine has no per-rollout stop factor: refused, not ignored
+  Scene team = sc;
+  team.engine = "team";
+  CHECK_THROWS_AS(make_batch_engine(team, BackendChoice{Backend::Cpu, "cpu"}, b, p), InvalidArgument);
 }

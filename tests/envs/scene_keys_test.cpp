@@ -195,6 +195,7 @@ std::map<std::string, Probe> probes() {
       {"batch.randomize_friction", {{}, [](const Scene& s) { return Value(s.randomize_friction); }}},
       {"batch.randomize_stiffness", {{}, [](const Scene& s) { return Value(s.randomize_stiffness); }}},
       {"batch.randomize_mass", {{}, [](const Scene& s) { return Value(s.randomize_mass); }}},
+      {"batch.randomize_limit_stiffness", {{}, [](const Scene& s) { return Value(s.randomize_limit_stiffness); }}},
       {"batch.push_speed", {{}, [](const Scene& s) { return Value(s.push_speed); }}},
       {"batch.push_prob", {{}, [](const Scene& s) { return Value(s.push_prob); }}},
       {"batch.contact_mu_min", {{}, [](const Scene& s) { return Value(s.contact_mu_min); }}},
