@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "envs/pd_limit.h"
 #include "envs/vec_env.h"
 
 using namespace bigstep;
@@ -119,6 +120,8 @@ TEST_CASE("vec_env_position: the reference engine's rollouts equal single-rollou
                th_dot_bar.setZero(bar.size());
              }};
   std::vector<double> a(size_t(K) * A);
+  PdLimit limit(sc.model, sc.controller.tau_max);
+  REQUIRE(limit.active());
   for (int s = 0; s < steps; ++s) {
     // targets that move: a sweep inside the ranges, different per env
     for (int k = 0; k < K; ++k)
@@ -134,7 +137,15 @@ TEST_CASE("vec_env_position: the reference engine's rollouts equal single-rollou
       u.tau = VecX::Zero(n);
       u.pd = &pd;
       u.t = s * sc.settings.dt;
+      // the servo within the hopper's actuator limits (gear x ctrlrange), as the batch applies it
+      const VecX th_n = d[k].theta, th_prev = d[k].theta_prev;
       integ->step(d[k], u, integ->default_params());
+      limit.begin(u);
+      while (limit.saturate(th_n, d[k].theta, sc.settings.dt)) {
+        d[k].theta = th_n;
+        d[k].theta_prev = th_prev;
+        integ->step(d[k], limit.control(), integ->default_params());
+      }
       const VecX got = env.batch().row(env.batch().theta, k);
       INFO("step " << s << ", env " << k);
       REQUIRE(env.flags()[k] == 0u);
