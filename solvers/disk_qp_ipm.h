@@ -78,7 +78,7 @@ BIGSTEP_HD DiskQpIpmResult disk_qp_ipm_solve(const ConeQpProblem<S>& p, const Di
     return res;
   S* K = work;                 // (n x n) Newton matrix, then its Cholesky factor (lower)
   S* rd = K + long(n) * n;     // (n) dual residual
-  S* dx = rd + n;              // (n) right-hand side, then the step
+  S* dx = rd + n;              // (n) Newton step
   S* hx = dx + n;              // (n) H x
   S* lam = hx + n;             // (nd) multipliers
   S* sl = lam + nd;            // (nd) slacks s_i
