@@ -638,13 +638,19 @@ StepStats CompliantIntegrator::advance(const VecX& th, const VecX& th_prev, cons
         for (int i = 0; i < Rn; ++i) prev[i] = ws.lam[i];
         ok = n_step(ws, ny, nx, W, x, y, ws.qp_iterations, d.qp_active) && t_step(ws, R, W, mu, fs, y, x, k > 1, ws.qp_iterations);
         ws.iterations = k;
-        double dy = 0, dx = 0, ny2 = 0;
+        double dy = 0, ny2 = 0;
         for (int i = 0; i < ny; ++i) {
           dy += (y[i] - prev[i]) * (y[i] - prev[i]);
           ny2 += y[i] * y[i];
         }
-        for (int i = ny; i < Rn; ++i) dx += (ws.lam[i] - prev[i]) * (ws.lam[i] - prev[i]);
-        const double change = (std::sqrt(dy) + std::sqrt(dx)) / (1 + std::sqrt(ny2));
+        // why friction is measured as G_x^T dx, the generalised force it exerts, and not dx: the next
+        // N-step and the motion see x only through G_x^T x. On a tilted box x has directions that
+        // exert nothing (corners squeezing each other, where H = I / wmax^2 + Qs^T Qs is flat to
+        // 1e-12); the T-step leaves ~1e-7 of solver noise along them every sweep, so |dx| stalled at
+        // 1e-7 while G_x^T dx kept falling geometrically, and the loop ran to its cap of 200
+        ws.tmp_n.setZero();
+        for (int i = ny; i < Rn; ++i) ws.tmp_n += (ws.lam[i] - prev[i]) * G.row(i).transpose();
+        const double change = (std::sqrt(dy) + ws.tmp_n.norm()) / (1 + std::sqrt(ny2));
         if (change <= s_.eps) {
           converged = true;
           break;
