@@ -228,7 +228,7 @@ std::vector<SceneKey> build_table() {
          "3-D second-order cone, 2-D |lambda_r| <= mu lambda_n (x-z models), or cone_edges facets");
   key("compliant.cone_edges", "integer", "8", "polyhedral cone: facets k in [3, 64]");
   key("compliant.cone_inscribed", "bool", "true", "polyhedral cone: mu cos(pi/k) (inside the cone), else mu");
-  key("compliant.eps", "number", "1e-8", "staggered stop: |dy| + |dx| <= eps (1 + |y|)");
+  key("compliant.eps", "number", "1e-8", "staggered stop: |dy| + |G_x^T dx| <= eps (1 + |y|)");
   key("compliant.max_iterations", "integer", "200", "staggered sweeps per step, >= 1");
   key("compliant.max_contacts", "integer", "(the model's, at most 128)", "contacts one step holds (dense buffers)");
   key("compliant.loops", "list", "(none)", "bilateral point-to-point loop closures (3 rows each)");
