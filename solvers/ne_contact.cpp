@@ -55,6 +55,15 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
     th_next = th;
     return false;
   }
+  // a middle Euler angle at |cos| < 1e-6 (pbfd.md §2.1): flagged and held, as the PBD / PBFD step
+  // does. Unchecked, a cube that came to rest on a side face (ry = pi/2 to 1e-9) was stepped with
+  // H singular to 1e-18: the Euler rates of the other two angles took the orientation's slack and
+  // the state reached 1e61 m in four steps, each reported ok
+  if (gimbal_locked(m, th)) {
+    status |= STATUS_GIMBAL_LOCK;
+    th_next = th;
+    return false;
+  }
   VecX& v = out.v;
   VecX& f = out.f;
   v = (th - th_prev) / dt;
