@@ -170,6 +170,12 @@ void parse_pd(Cfg& ctrl, Scene& sc) {
     if (rs.kind == ReferenceKind::Walk && rs.foot_space && rs.world_swing)
       sc.controller.reference_state = [rm = ReferenceMotion(rs)](double t, double t_mode, const VecX& th, const VecX& v,
                                                                  VecX& tb, VecX& tdb) { rm.at_state(t, t_mode, th, v, tb, tdb); };
+    // walk.foot_space: the ID controllers model the plan's contacts only (swing feet left out)
+    sc.controller.planned_contact = nullptr;
+    if (rs.kind == ReferenceKind::Walk && rs.foot_space)
+      sc.controller.planned_contact = [rm = ReferenceMotion(rs)](double t, int a, int b) {
+        return rm.planned_contact(t, a, b);
+      };
     validate_pd_servo(sc.pd, n, "control.pd");
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(ctrl.file() + ": " + e.what());

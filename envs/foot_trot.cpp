@@ -135,6 +135,7 @@ FootTrot foot_trot_setup(const Model& m, const VecX& stand, const std::vector<st
     L.o_k = kin.o[size_t(L.dof[2])];
     const Vec3 hk = kin.w[size_t(L.dof[2])];
     L.f = point_position(kin, knee_link, m.geom_pos[size_t(geom)]);
+    L.geom = geom;
     for (int r = 0; r < 3; ++r)
       BIGSTEP_CHECK_ARG(m.dof_revolute[size_t(L.dof[size_t(r)])], lk, m.dof_name[size_t(L.dof[size_t(r)])],
                         "foot_space needs hinge joints");
@@ -259,6 +260,17 @@ void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t
     const Vec3 pad = R.transpose() * (dd + ft.R0 * pd) - om.cross(pa);
     leg_to_joints(ft.legs[size_t(l)], pa, pad, th, thd);
   }
+}
+
+bool foot_trot_planned_contact(const FootTrot& ft, const FootTrotGait& gait, double t, int geom_a, int geom_b) {
+  for (size_t l = 0; l < ft.legs.size(); ++l) {
+    const int g = ft.legs[l].geom;
+    if (g != geom_a && g != geom_b) continue;
+    // stance: gait phase s = frac(t / P + phase) in [0, duty) (foot_trot_foot)
+    const double ph = t / gait.period + gait.phase[l];
+    return ph - std::floor(ph) < gait.duty;
+  }
+  return true;
 }
 
 void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX& th, VecX& thd) {

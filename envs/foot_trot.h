@@ -44,6 +44,7 @@ struct FootLeg {
   Vec3 p_stand;                        ///< foot at the stand angles, torso frame
   std::array<double, 3> q_stand{};     ///< stand angles (IK branch and 2 pi wrap)
   double sign_e = 1, sign_k = 1;       ///< IK branches of the stand pose (leg below / knee bend side)
+  int geom = -1;                       ///< the foot's contact geom (sphere on the knee's link)
 };
 
 /// The plan's constants, filled from a Model by foot_trot_setup.
@@ -96,6 +97,16 @@ void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX
 /// use the same mode (a switch between the two would put a step into their rate difference).
 void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t, double t_mode, const VecX& theta,
                           const VecX& v, VecX& th, VecX& thd);
+
+/// The plan's contact set at time t (the ID controllers' contacts with walk.foot_space): false for
+/// a contact of geoms (a, b) that involves the foot of a leg planned in swing at t, true otherwise.
+/// Why (issue 16): a swing foot that touches down a few ms early arrives at the plan's descent
+/// speed (0.1-0.3 m/s over the last mm of b(sigma)); in the rigid model with every joint acceleration
+/// prescribed, stopping it in one step takes an impulse through the whole robot (4-7 kN predicted,
+/// the robot lifted off its stance feet). Left out of the ID's model, the touch is what it is for a
+/// torque-controlled leg: the simulator stops the foot against the leg's actual torques. The paper's
+/// planner makes a foot stance at touchdown (§7.2.1); this one waits for the planned touchdown.
+bool foot_trot_planned_contact(const FootTrot& ft, const FootTrotGait& gait, double t, int geom_a, int geom_b);
 
 /// Base travel X(t) and speed X_dot(t) along u of the plan (speed v reached `ramp` s after t = 0;
 /// foot_trot_foot / _eval shift t by gait.start()).

@@ -210,6 +210,11 @@ void ReferenceMotion::at_state(double t, double t_mode, const VecX& theta, const
   foot_trot_eval_state(s_.foot, gait_, t, t_mode, theta, v, th, thd);
 }
 
+bool ReferenceMotion::planned_contact(double t, int geom_a, int geom_b) const {
+  if (s_.kind != ReferenceKind::Walk || !s_.foot_space) return true;
+  return foot_trot_planned_contact(s_.foot, gait_, t, geom_a, geom_b);
+}
+
 void ReferenceMotion::operator()(double t, VecX& th, VecX& thd) const {
   th = s_.stand;
   thd = VecX::Zero(s_.stand.size());

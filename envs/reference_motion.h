@@ -91,6 +91,9 @@ class ReferenceMotion {
   /// The plan for a rollout at (theta, v): walk.foot_space maps the feet that swing at t_mode into
   /// the actual torso pose (foot_trot_eval_state); every other motion ignores the state and t_mode.
   void at_state(double t, double t_mode, const VecX& theta, const VecX& v, VecX& theta_bar, VecX& theta_dot_bar) const;
+  /// walk.foot_space: whether a contact of geoms (a, b) belongs to the plan at t (false for a foot
+  /// planned in swing, foot_trot_planned_contact); every other motion: true.
+  bool planned_contact(double t, int geom_a, int geom_b) const;
   const ReferenceSpec& spec() const { return s_; }
   double sweep_amplitude() const { return sweep_amp_; }  ///< walk: A [rad]
 

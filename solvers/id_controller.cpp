@@ -52,6 +52,34 @@ void id_control(const Model& m, const IdControllerSpec& s,
   }
   // problem terms at (theta, v)
   st.terms.update(m, theta, st.v, dt, mu, s.contact_distance, nullptr, geom_mu);
+  // The plan's contact set (controller.planned_contact, the foot-space trot): the ID models the
+  // contacts of planned stance feet that are down, not those arriving. Departs from §9's "every
+  // contact" [ours, issue 16]: with every joint acceleration prescribed, a foot that meets the
+  // ground at speed u can only be stopped within the step through the whole robot (4-7 kN predicted
+  // for u = 0.1-0.3 m/s, the stance feet unloaded and the robot lifted). An arriving contact, one
+  // that at its present normal speed would close its gap phi within the step (phi + dt N v < -slop),
+  // is left to the simulator, which stops the foot against the leg's actual torques; the step
+  // after, the foot is down and in the model. A foot planned in swing is never in it.
+  constexpr double kImpactSlop = 1e-6;  // [m] resting feet: |phi + dt N v| ~ 1e-8 m
+  if (s.planned_contact) {
+    IdTerms& c = st.terms;
+    int k = 0;
+    for (int i = 0; i < c.n; ++i) {
+      const int id = c.ids[size_t(i)];
+      if (!s.planned_contact(t, id / m.n_geom, id % m.n_geom)) continue;
+      if (c.phi[i] + dt * c.N.row(i).dot(st.v) < -kImpactSlop) continue;
+      if (k != i) {
+        c.N.row(k) = c.N.row(i);
+        c.S.row(k) = c.S.row(i);
+        c.T.row(k) = c.T.row(i);
+        c.phi[k] = c.phi[i];
+        c.mu[k] = c.mu[i];
+        c.ids[size_t(k)] = id;
+      }
+      ++k;
+    }
+    c.n = k;
+  }
   if (s.plan_unactuated) {
     // A held object cannot leave (or let in) fingers on opposite sides at once: the -phi/dt push-out
     // of the simulator's round-off penetration (~1e-12 m) and the PID's round-off closing of the

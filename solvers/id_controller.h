@@ -49,6 +49,10 @@ struct IdControllerSpec {
   /// passes t for both t and t + dt). The scene loader sets it for the foot-space trot with
   /// control.reference.walk.world_swing (IK at the actual torso pose each step, envs/foot_trot.h).
   std::function<void(double, double, const VecX&, const VecX&, VecX&, VecX&)> reference_state;
+  /// The plan's contact set (t, geom_a, geom_b) -> whether the contact enters the ID's model; unset:
+  /// every contact within contact_distance. The scene loader sets it for the foot-space trot (a foot
+  /// planned in swing is left to the simulator, envs/foot_trot.h foot_trot_planned_contact).
+  std::function<bool(double, int, int)> planned_contact;
   bool inverse_dynamics() const { return type != ControllerType::Pd; }
 };
 

@@ -19,14 +19,16 @@
 // has a second cause this does not remove: the joint-space plan is not compatible with every
 // stance foot sticking, so feet must really slide (mm/s) and pull with mu f_N (bench/README.md).
 // Also departs (I14 for model B): a solution whose impulses exceed a physical bound of the problem
-// (id_impulse_bound, inverse_dynamics.cpp) is ill-posed, not only a Lemke ray: it is replaced by model C's convex
-// solve and flagged ID_IMPULSE_BOUND.
+// (id_impulse_bound, inverse_dynamics.cpp) is ill-posed, not only a Lemke ray: it is replaced by model A's
+// no-slip solution where that keeps every friction inside its pyramid, else by model C's convex solve,
+// and flagged ID_IMPULSE_BOUND.
 #include "solvers/inverse_dynamics_coulomb.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "solvers/inverse_dynamics_convex.h"
+#include "solvers/inverse_dynamics_nslip.h"
 
 namespace bigstep {
 
@@ -123,6 +125,18 @@ void coulomb_min_torque(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
   ws.finish(p, z, ws.vq, r);
 }
 
+// Whether model A's result r can stand for model B's: solved without repair (ID_SLIP, A's check of
+// a row after its solve, may be set and stays in the status) and every contact's friction inside
+// its pyramid, |f_s| + |f_t| <= mu f_N (to round-off).
+bool coulomb_admits(const IdProblem& p, const IdResult& r) {
+  if (r.status & (ID_INFEASIBLE | ID_FAILED | ID_NONFINITE | ID_IMPULSE_BOUND)) return false;
+  for (int i = 0; i < r.n; ++i) {
+    const double mu = std::isfinite(p.mu[i]) ? p.mu[i] : kIdCoulombMuInf;
+    if (std::abs(r.f_s[i]) + std::abs(r.f_t[i]) > mu * r.f_n[i] * (1 + 1e-9) + 1e-12) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void id_coulomb_lcp(const IdProblem& p, IdWorkspace& ws) {
@@ -181,11 +195,23 @@ void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool min_torqu
     ws.vq = p.qdot_des;
     ws.finish(p, z, ws.vq, r);
     if (n > 0 && min_torque) coulomb_min_torque(p, ws, r);
-    // an ill-posed LCP (impulses beyond the physical bound): model C's convex solve instead
+    // an ill-posed LCP (impulses beyond the physical bound): model A's or C's solve instead
     const double bound = n > 0 ? id_impulse_bound(p, ws) : 0;
     if (n > 0 && id_exceeds_impulse_bound(ws, z.head(nr), kIdImpulseBound * bound, kIdFrictionBound * bound)) {
       const uint32_t st = r.status | ID_IMPULSE_BOUND;
       const int it = r.iterations;
+      // The repair: first the no-slip model A, B's mu -> inf limit. Where its friction lies inside
+      // every contact's pyramid its sticking solution (lambda = 0, the same normal complementarity)
+      // is one of this LCP's, less Lemke's internal friction (with A's ID_SLIP, a repair as C's is): on the foot-space trot at mu = 100 the
+      // vertices carried 6-11 N s of squeeze between two feet (50 f_N) on 2/3 of the steps, and
+      // model C's Stage I, which lets stance feet slide whenever the joints move (bench/README.md
+      // "Oracle 12"), threw the robot over (issue 16). Otherwise model C, as before.
+      id_no_slip(p, ws, r);
+      if (coulomb_admits(p, r)) {
+        r.status |= st;
+        r.iterations += it;
+        return;
+      }
       id_convex(p, ws, r, true);
       r.status |= st;
       r.iterations += it;

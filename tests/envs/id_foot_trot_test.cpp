@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/kinematics.h"
@@ -256,4 +257,57 @@ TEST_CASE("foot_trot: world_swing puts swing feet on the planned world path from
     }
   }
   CHECK(n_swing > 5);
+}
+
+TEST_CASE("foot_trot: the ID(t_i) LCP controllers walk through the touchdowns on the plan's contact set",
+          "[id_foot_trot]") {
+  // Issue 16: with every contact in the ID's model the arriving swing foot (0.1-0.3 m/s over the
+  // last mm) was stopped through the whole robot at the first touchdown (t = 0.29 s: 4-7 kN
+  // predicted, the stance feet unloaded, the robot lifted and thrown). With the plan's contact set
+  // (controller.planned_contact: planned stance feet that are down; id_controller.cpp) and model B's
+  // repair by model A (inverse_dynamics_coulomb.cpp) both LCP controllers walk at mu = 100 under the
+  // config's 288 N m limit. 1.2 s: touchdowns at 0.3, 0.6, 0.9 s. Not yet clean: by 0.9 s the
+  // torso has rolled 0.05 rad in two-leg support (the unactuated rotation about the support
+  // diagonal), and the landing pair's stance targets (the planned torso pose) jump by ~2 cm: 3-12 kN
+  // predicted for a few steps, clamped (bench/README.md).
+  const Scene probe = trot({"control.reference.walk.foot_space=true"});
+  REQUIRE(probe.controller.planned_contact);
+  // the plan's contact set: FL (phase 0) swings over t in [0.45, 0.6), FR (phase 0.5) over [0.15, 0.3)
+  const Model& m = probe.model;
+  auto link = [&](const std::string& name) {
+    return int(std::find(m.link_name.begin(), m.link_name.end(), name) - m.link_name.begin());
+  };
+  const int fl = foot_geom(m, link("fl_shank")), fr = foot_geom(m, link("fr_shank"));
+  int ground = -1;
+  for (int k = 0; k < int(m.geom_type.size()); ++k)
+    if (m.geom_type[size_t(k)] == GeomType::Plane) ground = k;
+  REQUIRE(fl >= 0);
+  REQUIRE(fr >= 0);
+  REQUIRE(ground >= 0);
+  for (const auto& [t, fl_down, fr_down] : {std::tuple{0.1, true, true}, std::tuple{0.2, true, false},
+                                            std::tuple{0.5, false, true}, std::tuple{0.65, true, true}}) {
+    INFO("t = " << t);
+    CHECK(probe.controller.planned_contact(t, fl, ground) == fl_down);
+    CHECK(probe.controller.planned_contact(t, ground, fr) == fr_down);
+  }
+  const double weight = m.total_mass * m.gravity.norm();
+  for (const char* type : {"id_lcp_inf", "id_lcp_mu"}) {
+    const Scene sc = trot({std::string("controller.type=") + type, "contact.mu=100", "integrator.duration=1.2",
+                           "control.reference.walk.foot_space=true", "control.reference.walk.world_swing=true"});
+    const Rollout r = simulate(sc);
+    REQUIRE(r.steps_run == sc.steps());
+    const Metrics mt = compute_metrics(sc, r);
+    // the first two touchdowns (0.3, 0.6 s) without an impulse through the robot
+    double fmax = 0;
+    for (size_t n = 0; n < r.force_pred.size() && double(n) * sc.settings.dt < 0.85; ++n) fmax = std::max(fmax, r.force_pred[n]);
+    INFO(type << ": tilt max " << mt.tilt_max_rad << " rad, height " << mt.height_min_m << "-" << mt.height_max_m
+              << " m, distance " << mt.distance_final_m << " m, |e_q| " << mt.track_pos_rad << " rad, max predicted force "
+              << fmax << " N (weight " << weight << "), clamped steps " << mt.steps_clamped);
+    CHECK(mt.tilt_max_rad < 0.15);
+    CHECK(mt.height_min_m > 0.23);
+    CHECK(mt.height_max_m < 0.28);
+    CHECK(mt.distance_final_m > 0.2);
+    CHECK(mt.track_pos_rad < 0.05);
+    CHECK(fmax < 4 * weight);  // before: 4-7 kN at the first touchdown
+  }
 }
