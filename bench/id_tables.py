@@ -21,6 +21,7 @@ id_tables_T.* (e.g. the base feedback of solvers/id_base_feedback.h on every run
 --set controller.base_kp=100 --set controller.base_kd=20 --tag basefb).
 
     python3 bench/id_tables.py [--duration 3] [--workers 2] [--set key=value]... [--tag T]
+                               [--controllers id_qp_mu,id_qp_inf,...]
 
 --arm: the grasping arm instead (configs/id_arm_grasp.yaml: four sphere fingertips hold a free
 1.44 kg box, hold 0.2 s, lift 3 cm in 0.5 s, hold; 1 s) on mu = 100 ("inf") and mu = 1, every
@@ -79,7 +80,13 @@ def main() -> None:
     ap.add_argument("--arm", action="store_true", help="the grasping-arm rows (id_arm.*) instead")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra override on every run")
     ap.add_argument("--tag", default="", help="output stem suffix: id_tables_TAG.*")
+    ap.add_argument("--controllers", default=",".join(CONTROLLERS),
+                    help="comma-separated controller.type subset (default: all), e.g. id_qp_mu,id_qp_inf")
     args = ap.parse_args()
+    controllers = [c for c in args.controllers.split(",") if c]
+    for c in controllers:
+        if c not in CONTROLLERS:
+            ap.error(f"--controllers: unknown controller.type {c!r} (expected one of {', '.join(CONTROLLERS)})")
     if args.arm:
         return arm(args)
     extra = dict(kv.split("=", 1) for kv in args.set)
@@ -88,7 +95,7 @@ def main() -> None:
     info = common.machine_info()
     jobs = []
     for terrain, mu, seed in terrains():
-        for c in CONTROLLERS:
+        for c in controllers:
             ov = {"controller.type": c, "integrator.duration": args.duration, **extra}
             if mu is None:
                 ov.update({"batch.contact_mu_min": 0.1, "batch.contact_mu_max": 1.5, "batch.seed": seed})
@@ -112,16 +119,16 @@ def main() -> None:
             "script_wall_s": round(time.perf_counter() - t0, 1), "duration_s": args.duration,
             "scene": "configs/id_quadruped_trot.yaml (ne_lcp, dt 1 ms, walk reference, duty 0.75)",
             "fell_rule": "rc not in {0, 1}, aborted, tilt_max > 1 rad or torso height outside [0.1, 0.6] m",
-            "extra_overrides": extra}
+            "extra_overrides": extra, "controllers": controllers}
     csv_path = common.write_csv(args.out / f"{stem}.csv", rows, FIELDS, meta)
     common.print_table(rows, ["terrain", "mu", "controller", "fell", "rc", "track_pos_rad", "track_vel_rad_s",
                               "dtau_mean", "tau_mean", "force_err_rel", "distance_final_m", "steps_clamped",
                               "steps_impulse_bound"])
-    plot(rows, args.out / f"{stem}.png", meta)
+    plot(rows, args.out / f"{stem}.png", meta, controllers)
     print(f"wrote {csv_path}", file=sys.stderr)
 
 
-def plot(rows, png: Path, meta) -> None:
+def plot(rows, png: Path, meta, controllers=CONTROLLERS) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -129,17 +136,17 @@ def plot(rows, png: Path, meta) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     panels = [("track_pos_rad", "mean |joint error| [rad]"), ("dtau_mean", "E|dtau| [N m/s]"),
               ("force_err_rel", "normal force error vs simulator (rel.)")]
-    x = np.arange(len(CONTROLLERS))
+    x = np.arange(len(controllers))
     for ax, (key, label) in zip(axes, panels):
         for i, t in enumerate(terr):
             vals = []
-            for c in CONTROLLERS:
+            for c in controllers:
                 v = [r[key] for r in rows if r["terrain"] == t and r["controller"] == c and r[key] is not None
                      and not r["fell"]]
                 vals.append(np.mean(v) if v else np.nan)
             ax.bar(x + (i - 1) * 0.27, vals, 0.27, label=t)
         ax.set_xticks(x)
-        ax.set_xticklabels(CONTROLLERS, rotation=40, ha="right")
+        ax.set_xticklabels(controllers, rotation=40, ha="right")
         ax.set_ylabel(label)
         ax.set_yscale("log")
         ax.grid(alpha=0.3, axis="y")

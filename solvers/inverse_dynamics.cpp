@@ -33,7 +33,7 @@ double id_normal_force(const IdResult& r, double dt) { return r.f_n.head(r.n).su
 
 IdWorkspace::IdWorkspace(int m, std::span<const int> actuated, int n_max)
     : m_(m), nq_(int(actuated.size())), nb_(m - int(actuated.size())), n_max_(n_max), lcp(6 * n_max + 1),
-      qp(int(actuated.size()) + 6 * n_max + 1, 8 * n_max + 1) {
+      qp(int(actuated.size()) + 6 * n_max + 1, 13 * n_max + 1) {
   BIGSTEP_CHECK_ARG(m > 0, "inverse_dynamics.m", m, "expected > 0");
   BIGSTEP_CHECK_ARG(n_max >= 0, "inverse_dynamics.n_max", n_max, "expected >= 0");
   BIGSTEP_CHECK_ARG(nq_ > 0 && nq_ <= m, "inverse_dynamics.actuated (size)", nq_, "expected in [1, m]");
@@ -64,9 +64,11 @@ IdWorkspace::IdWorkspace(int m, std::span<const int> actuated, int n_max)
   r.setZero(nz);
   w.setZero(nz);
   qres.x.setZero(nx);
-  qres.u.setZero(mc);
+  // canonical inequalities of a QP: up to mc rows plus finite bounds (model C's Stage I: 5 n_max
+  // lower bounds and 5 n_max upper bounds of the contacts it holds at zero)
+  qres.u.setZero(13 * n_max + 1);
   qres.nu.setZero(1);
-  qres.active.reserve(size_t(mc));
+  qres.active.reserve(size_t(13 * n_max + 1));
   Hq.setZero(nx, nx);
   Aq.setZero(mc, nx);
   Eq.setZero(0, nx);
@@ -431,8 +433,8 @@ void id_solve(IdKind kind, const IdProblem& p, IdWorkspace& ws, IdResult& r) {
   switch (kind) {
     case IdKind::LcpInf: id_no_slip(p, ws, r); return;
     case IdKind::LcpMu: id_coulomb(p, ws, r); return;
-    case IdKind::QpMu: id_convex(p, ws, r, true); return;
-    case IdKind::QpInf: id_convex(p, ws, r, false); return;
+    case IdKind::QpMu: id_convex(p, ws, r, true, true, IdStage1::Rest); return;
+    case IdKind::QpInf: id_convex(p, ws, r, false, true, IdStage1::Rest); return;
   }
 }
 

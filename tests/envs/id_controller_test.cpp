@@ -112,11 +112,14 @@ TEST_CASE("id controllers: force prediction, smoothness and tracking on the trot
   const Metrics lcp_inf_hi = run("id_lcp_inf", high), qp_inf_hi = run("id_qp_inf", high),
                 prev1_hi = run("id_prev1", high), prev2_hi = run("id_prev2", high);
   // oracle 4 (Table 5): the LCP controllers predict the simulator's summed normal force within 2 %
-  // (the paper: 1.2-1.9 %), the QP ones (complementarity-free, not the simulator's model) worse
+  // (the paper: 1.2-1.9 %), the QP one on low friction (complementarity-free, not the simulator's
+  // model) worse. Departs on high friction: with Stage I's rest target (inverse_dynamics_convex.cpp,
+  // issue 16) the stance feet stick as in the simulator and ID_{QP,inf} predicts its force within
+  // 2 % too (0.8 %; the spec's momentum target: 5.3 %; the paper: 25 %)
   CHECK(lcp_mu.force_err_rel < 0.02);
   CHECK(lcp_inf_hi.force_err_rel < 0.02);
   CHECK(qp_mu.force_err_rel > lcp_mu.force_err_rel);
-  CHECK(qp_inf_hi.force_err_rel > lcp_inf_hi.force_err_rel);
+  CHECK(qp_inf_hi.force_err_rel < 0.02);
   // oracle 12 (Table 3), planar low-friction ground: ID(t_i) with the simulator's model tracks
   // the plan better than ID(t_{i-1}), ID(t_{i-2}) and the PID
   CHECK(lcp_mu.track_pos_rad < prev1.track_pos_rad);
@@ -152,5 +155,30 @@ TEST_CASE("id controllers: oracle 12 on random friction where the stance feet ca
     INFO("seed " << seed << ": |e_q| id_lcp_mu " << lcp_mu << ", id_prev1 " << prev1 << ", id_prev2 " << prev2);
     CHECK(lcp_mu < prev1);
     CHECK(prev1 < prev2);
+  }
+}
+
+TEST_CASE("id controllers: the convex (QP) controllers walk the trot on high friction", "[id_controller]") {
+  // Issue 16: with the spec's Stage I (kinetic energy of the base's momentum coordinate) model C
+  // predicted the stance feet slipping whenever the joints moved, and id_qp_mu / id_qp_inf trod in
+  // place (0.6 s at mu = 100: distance -0.002 / -0.001 m on the joint-space plan, 0.002 / 0.004 m on
+  // the foot-space plan). With the rest target (inverse_dynamics_convex.cpp) the stance feet stick
+  // and the torso moves forward: 0.142 / 0.141 m and 0.074 / 0.075 m (plan at 0.6 s: 0.15 m), the
+  // torso within 1 cm of its planned height and tilted less than 0.1 rad.
+  for (const bool foot_space : {false, true}) {
+    for (const char* type : {"id_qp_mu", "id_qp_inf"}) {
+      const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_quadruped_trot.yaml",
+                                  {std::string("controller.type=") + type, "contact.mu=100", "integrator.duration=0.6",
+                                   std::string("control.reference.walk.foot_space=") + (foot_space ? "true" : "false")});
+      const Rollout r = simulate(sc);
+      REQUIRE(r.steps_run == sc.steps());
+      const Metrics mt = compute_metrics(sc, r);
+      INFO(type << (foot_space ? " foot-space" : " joint-space") << ": distance " << mt.distance_final_m << " m, tilt "
+                << mt.tilt_max_rad << " rad, torso z in [" << mt.height_min_m << ", " << mt.height_max_m << "] m");
+      CHECK(mt.distance_final_m > 0.05);
+      CHECK(mt.tilt_max_rad < 0.1);
+      CHECK(mt.height_min_m > sc.theta0[2] - 0.015);
+      CHECK(mt.height_max_m < sc.theta0[2] + 0.015);
+    }
   }
 }
