@@ -163,8 +163,8 @@ TEST_CASE("id controllers: the convex (QP) controllers walk the trot on high fri
   // predicted the stance feet slipping whenever the joints moved, and id_qp_mu / id_qp_inf trod in
   // place (0.6 s at mu = 100: distance -0.002 / -0.001 m on the joint-space plan, 0.002 / 0.004 m on
   // the foot-space plan). With the rest target (inverse_dynamics_convex.cpp) the stance feet stick
-  // and the torso moves forward: 0.142 / 0.141 m and 0.074 / 0.075 m (plan at 0.6 s: 0.15 m), the
-  // torso within 1 cm of its planned height and tilted less than 0.1 rad.
+  // and the torso moves forward: 0.142 / 0.141 m and 0.074 / 0.075 m, the torso stays within 1.5 cm
+  // of its initial height (0.265-0.273 m) and tilts less than 0.1 rad (0.03-0.07).
   for (const bool foot_space : {false, true}) {
     for (const char* type : {"id_qp_mu", "id_qp_inf"}) {
       const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_quadruped_trot.yaml",
