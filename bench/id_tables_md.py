@@ -6,6 +6,7 @@ seeds), fell = runs that fell / runs, and the means over the runs that did not f
 E|dtau|, E|tau|, the relative force error, the torso's highest point and the distance.
 
   python3 bench/id_tables_md.py bench/results/id_tables_ws.csv
+  python3 bench/id_tables_md.py --arm bench/results/id_arm.csv
 """
 from __future__ import annotations
 
@@ -44,5 +45,27 @@ def table(path: str) -> str:
     return "\n".join(lines)
 
 
+def arm_table(path: str) -> str:
+    """id_arm*.csv: one row per run (mu, controller, box plan)."""
+    head = ("| mu | controller | box plan | rc | dropped | \\|e_q\\| rad | E\\|dtau\\| N m/s | E\\|tau\\| N m | force err | "
+            "slip max m | clamped | bound |")
+    lines = [head, "|" + "---|" * 12]
+
+    def g(x: str) -> str:
+        v = float(x)
+        return f"{v:.3g}" if 0.1 <= abs(v) < 1e3 else f"{v:.1e}" if abs(v) < 0.1 else f"{v:.3g}"
+    for r in csv.DictReader(open(path)):
+        plan = "–" if r["controller"] in ("pd", "id_prev1", "id_prev2") else ("yes" if r["plan"] == "1" else "no")
+        mu = r["mu"].rstrip("0").rstrip(".")
+        lines.append("| " + " | ".join([
+            mu, r["controller"], plan, r["rc"], "**yes**" if r["dropped"] == "1" else "no", f"{float(r['track_pos_rad']):.1e}",
+            g(r["dtau_mean"]), g(r["tau_mean"]), f"{float(r['force_err_rel']):.1e}" if r["force_err_rel"] else "–",
+            f"{float(r['hold_slip_max_m']):.1e}", r["steps_clamped"], r["steps_impulse_bound"]]) + " |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(table(sys.argv[1]))
+    if sys.argv[1:2] == ["--arm"]:
+        print(arm_table(sys.argv[2]))
+    else:
+        print(table(sys.argv[1]))
