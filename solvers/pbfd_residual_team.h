@@ -13,6 +13,15 @@
 #include "core/model_view.h"
 #include "solvers/team_reduce.h"
 
+// The body-pair code (team_detail::body_pair_*) is its own call on the device: why -- inlined into the
+// residual it raised the FP32 warp kernel's spills (0 -> 36 B) and the FP64 evaluate kernel's
+// registers (130 -> 244) for every model, with or without body pairs (bench/ptxas_plan.sh).
+#ifdef __CUDACC__
+#define BIGSTEP_BODY_PAIR_FN __host__ __device__ __noinline__
+#else
+#define BIGSTEP_BODY_PAIR_FN inline
+#endif
+
 namespace bigstep {
 
 /// Constants of one PBFD step for one rollout (see solvers/pbd_context.h for the reference form).
@@ -218,7 +227,8 @@ BIGSTEP_HD BodyCores<S> body_pair_cores(const ModelView<S>& m, int q, const S* R
       } else {
         c.xa[0] = p[0] + (s_mid > 0 ? ha : -ha) * ua;
       }
-      for (int i = 0; i < c.n; ++i) c.xb[i] = closest_on_segment(p[1], ub, hb, c.xa[i]);
+      c.xb[0] = closest_on_segment(p[1], ub, hb, c.xa[0]);
+      if (c.n == 2) c.xb[1] = closest_on_segment(p[1], ub, hb, c.xa[1]);
     } else {
       // general position (Ericson §5.1.9, as collide_capsule_capsule): s free, t from s, clamped,
       // then s again from t when t was clamped
@@ -259,8 +269,8 @@ BIGSTEP_HD int body_pair_slots(const ModelView<S>& m, int q) {
 // solvers/contact_terms.h add_normal_turning), K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha
 // kappa P_t - C_par df_par/dx. A slot not in contact (depth <= 0, or unused) gets flag 0.
 template <class S>
-BIGSTEP_HD void body_pair_contacts(const ModelView<S>& m, const PbfdStepConst<S>& in, const Scratch<S>& sh, int q,
-                                   bool jac) {
+BIGSTEP_BODY_PAIR_FN void body_pair_contacts(const ModelView<S>& m, const PbfdStepConst<S>& in, const Scratch<S>& sh,
+                                             int q, bool jac) {
   using V = hd::V3<S>;
   using std::pow;
   const int adr = m.body_pair_con_adr[q], n_slot = body_pair_slots(m, q);
@@ -268,18 +278,19 @@ BIGSTEP_HD void body_pair_contacts(const ModelView<S>& m, const PbfdStepConst<S>
   const S ra = m.body_pair_size[4 * q], rb = m.body_pair_size[4 * q + 2];
   const BodyCores<S> c = body_pair_cores(m, q, sh.R, sh.t);
   int found = 0;
-  for (int i = 0; i < n_slot; ++i) {
+  for (int i = 0; i < 2; ++i) {  // (a fixed count: the candidates' indices stay constants, no local copy)
+    if (i >= n_slot) break;
     S* b = sh.bc + kBodyCon * (adr + i);
     b[18] = S(0);
     if (i >= c.n || (i == 1 && c.one_point && found == 1)) continue;
-    const V xa = c.xa[i], xb = c.xb[i], dx = xa - xb;
+    const V xa = i == 0 ? c.xa[0] : c.xa[1], xb = i == 0 ? c.xb[0] : c.xb[1], dx = xa - xb;
     const S centres = hd::norm(dx), dist = centres - ra - rb;
     if (dist > 0) continue;  // not a contact of collide() (margin 0)
     ++found;
     const S d = -dist;
     if (!(d > 0)) continue;  // touching: no force
     const bool line = centres > S(1e-12);
-    const V n = line ? V{dx.x / centres, dx.y / centres, dx.z / centres} : c.nf[i];
+    const V n = line ? V{dx.x / centres, dx.y / centres, dx.z / centres} : (i == 0 ? c.nf[0] : c.nf[1]);
     const S kappa = line ? S(1) / centres : S(0);
     const S fn = in.c_perp * pow(d, in.alpha), kn = in.c_perp * in.alpha * pow(d, in.alpha - 1);
     V F = S(-1) * fn * n;
@@ -322,6 +333,22 @@ BIGSTEP_HD void body_pair_contacts(const ModelView<S>& m, const PbfdStepConst<S>
   }
 }
 
+// G += the body contacts' forces, entry e (< kMomG) of each link's block: F at x_a on link a, -F at
+// x_b on link b (G += [x; 1] F^T, the reference's add_contact_force)
+template <class S>
+BIGSTEP_BODY_PAIR_FN void body_pair_forces(const ModelView<S>& m, const Scratch<S>& sh, int e) {
+  const int row = e / 3, col = e % 3;
+  for (int q = 0; q < m.n_body_pair; ++q) {
+    const int la = m.body_pair_link[2 * q], lb = m.body_pair_link[2 * q + 1];
+    for (int i = 0; i < body_pair_slots(m, q); ++i) {
+      const S* b = sh.bc + kBodyCon * (m.body_pair_con_adr[q] + i);
+      if (b[18] == S(0)) continue;
+      sh.mom[kMomStride * la + e] += (row < 3 ? b[row] : S(1)) * b[6 + col];
+      if (lb >= 0) sh.mom[kMomStride * lb + e] -= (row < 3 ? b[3 + row] : S(1)) * b[6 + col];
+    }
+  }
+}
+
 // Column of the relative core Jacobian J = J_a(x_a) - J_b(x_b) of DOF k (twist s_k = (w, v): a point
 // x on a moved link moves by w x x + v)
 template <class S>
@@ -332,6 +359,26 @@ BIGSTEP_HD hd::V3<S> body_jacobian_column(const ModelView<S>& m, const S* sk, in
   if (la >= 0 && m.moves(k, la)) c = hd::cross(w, xa) + v;
   if (lb >= 0 && m.moves(k, lb)) c = c - (hd::cross(w, xb) + v);
   return c;
+}
+
+// Row k of J_r += (J col k)^T K J over the body contacts, J = J_a - J_b coupling both links' paths,
+// dense (the reference's add_contact_stiffness_dense)
+template <class S>
+BIGSTEP_BODY_PAIR_FN void body_pair_stiffness_row(const ModelView<S>& m, const Scratch<S>& sh, int k, S* Jrow) {
+  using V = hd::V3<S>;
+  for (int q = 0; q < m.n_body_pair; ++q) {
+    const int la = m.body_pair_link[2 * q], lb = m.body_pair_link[2 * q + 1];
+    if (!m.moves(k, la) && !(lb >= 0 && m.moves(k, lb))) continue;
+    for (int i = 0; i < body_pair_slots(m, q); ++i) {
+      const S* b = sh.bc + kBodyCon * (m.body_pair_con_adr[q] + i);
+      if (b[18] == S(0)) continue;
+      const V xa = ld3(b), xb = ld3(b + 3);
+      const V ck = body_jacobian_column(m, sh.s + 6 * k, k, la, lb, xa, xb);
+      const V wk{ck.x * b[9] + ck.y * b[12] + ck.z * b[15], ck.x * b[10] + ck.y * b[13] + ck.z * b[16],
+                 ck.x * b[11] + ck.y * b[14] + ck.z * b[17]};  // K^T (J col k)
+      for (int l = 0; l < m.n_q; ++l) Jrow[l] += hd::dot(wk, body_jacobian_column(m, sh.s + 6 * l, l, la, lb, xa, xb));
+    }
+  }
 }
 
 }  // namespace team_detail
@@ -500,7 +547,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   // (task j: its K6_j and its contact forces into Gc_j) and its own terms in two halves (tasks
   // L + 2j + h: rows 2h, 2h + 1 of Y_j Sigma_j, G_j and P_j). Each task owns what it writes.
   team.for_each_lane(3 * L + m.n_body_pair, [&](int task) {
-    if (task >= 3 * L) {  // body pair task - 3 L: its contacts into its slots (body_pair_contacts)
+    if (task >= 3 * L) {  // body pair task - 3 L: its contacts into its slots
       body_pair_contacts(m, in, sh, task - 3 * L, jac);
       return;
     }
@@ -593,17 +640,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   // whatever the depth, has no two lanes adding into one parent, and gives 64 (12 for r alone)
   // busy lanes on a chain, where a level holds one link.
   team.for_each_lane(jac ? kMomStride : kMomG, [&](int e) {
-    // the body contacts' forces first: F at x_a on link a, -F at x_b on link b (G += [x; 1] F^T)
-    if (e < kMomG)
-      for (int q = 0; q < m.n_body_pair; ++q) {
-        const int la = m.body_pair_link[2 * q], lb = m.body_pair_link[2 * q + 1], row = e / 3, col = e % 3;
-        for (int i = 0; i < body_pair_slots(m, q); ++i) {
-          const S* b = sh.bc + kBodyCon * (m.body_pair_con_adr[q] + i);
-          if (b[18] == S(0)) continue;
-          sh.mom[kMomStride * la + e] += (row < 3 ? b[row] : S(1)) * b[6 + col];
-          if (lb >= 0) sh.mom[kMomStride * lb + e] -= (row < 3 ? b[3 + row] : S(1)) * b[6 + col];
-        }
-      }
+    if (e < kMomG && m.n_body_pair > 0) body_pair_forces(m, sh, e);  // the body contacts' forces first
     for (int j = L - 1; j >= 0; --j) {
       if (e < kMomG) sh.mom[kMomStride * j + e] += sh.gc[kMomG * j + e];
       const int p = m.link_parent[j];
@@ -654,21 +691,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
       // l < k: J_kl = s_l . u~_k when l moves link(k); l >= k: J_kl = s_k . u_l when k moves link(l)
       for (int l = 0; l < k; ++l) Jr[k * D + l] = m.moves(l, j) ? dot6(sh.s + 6 * l, sh.ut + 6 * k) : S(0);
       for (int l = k; l < D; ++l) Jr[k * D + l] = m.moves(k, m.dof_link[l]) ? dot6(sk, sh.u + 6 * l) : S(0);
-      // body contacts: J^T K J with J = J_a - J_b coupling both links' paths, dense (the reference's
-      // add_contact_stiffness_dense): row k += (J col k)^T K J
-      for (int q = 0; q < m.n_body_pair; ++q) {
-        const int la = m.body_pair_link[2 * q], lb = m.body_pair_link[2 * q + 1];
-        if (!m.moves(k, la) && !(lb >= 0 && m.moves(k, lb))) continue;
-        for (int i = 0; i < body_pair_slots(m, q); ++i) {
-          const S* b = sh.bc + kBodyCon * (m.body_pair_con_adr[q] + i);
-          if (b[18] == S(0)) continue;
-          const V xa = ld3(b), xb = ld3(b + 3);
-          const V ck = body_jacobian_column(m, sk, k, la, lb, xa, xb);
-          const V wk{ck.x * b[9] + ck.y * b[12] + ck.z * b[15], ck.x * b[10] + ck.y * b[13] + ck.z * b[16],
-                     ck.x * b[11] + ck.y * b[14] + ck.z * b[17]};  // K^T (J col k)
-          for (int l = 0; l < D; ++l) Jr[k * D + l] += hd::dot(wk, body_jacobian_column(m, sh.s + 6 * l, l, la, lb, xa, xb));
-        }
-      }
+      if (m.n_body_pair > 0) body_pair_stiffness_row(m, sh, k, Jr + k * D);  // body contacts' J^T K J
     }
     // per-DOF model terms (agreed formulas; each is diagonal: lane k adds to r_k and J_kk only)
     pbfd_dof_terms(m, in, theta, k, rk, jac ? &Jr[k * D + k] : static_cast<S*>(nullptr));
