@@ -249,8 +249,19 @@ void build_point_planes(Model& m) {
     }
   for (int q = 0; q < m.n_pair; ++q) {
     const int a = m.pair_geom_a[q], b = m.pair_geom_b[q];
-    if (plane_of[b] < 0) {
+    if (plane_of[b] < 0) {  // a body pair: its core segments (model.h "body pairs")
+      const GeomType ta = m.geom_type[a], tb = m.geom_type[b];
       ++m.n_body_pair;
+      m.body_pair_pair.push_back(q);
+      m.body_pair_con_adr.push_back(m.n_body_con);
+      m.n_body_con += pair_max_contacts(ta, tb);
+      for (const int g : {a, b}) {
+        m.body_pair_link.push_back(m.geom_link[g]);
+        m.body_pair_pos.push_back(m.geom_pos[g]);
+        m.body_pair_axis.push_back(m.geom_R[g].col(2));
+        m.body_pair_size.push_back(m.geom_type[g] == GeomType::Box ? 0.0 : m.geom_size[g][0]);
+        m.body_pair_size.push_back(m.geom_type[g] == GeomType::Capsule ? m.geom_size[g][1] : 0.0);
+      }
       continue;
     }
     if (first_point[a] < 0) {  // a's core points, as collide_*_plane visits them

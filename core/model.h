@@ -191,6 +191,19 @@ class Model {
   std::vector<int> point_pair_plane;    ///< (n_point_pair)
   int n_body_pair = 0;                  ///< pairs whose b is not a plane (no point-plane form)
 
+  // the body pairs (b not a plane: two links, or a link and a world sphere / capsule) as core
+  // segments (Model::finalize; what the team / CUDA PBFD residual reads, pbfd_residual_team.h): in
+  // pair order, a and b as pair_geom_a / _b. A sphere is a segment of half-length 0 (its centre), a
+  // capsule its axis segment; collide()'s pair functions reduce both to the closest core points.
+  // Boxes have no segment form (their half-lengths are left 0): team_unsupported refuses them.
+  std::vector<int> body_pair_pair;      ///< (n_body_pair) index into pair_geom_a / _b
+  std::vector<int> body_pair_link;      ///< (n_body_pair x 2) links of a, b (-1 = world)
+  std::vector<Vec3> body_pair_pos;      ///< (n_body_pair x 2) segment centres of a, b, link frames
+  std::vector<Vec3> body_pair_axis;     ///< (n_body_pair x 2) unit segment axes (geom z), link frames
+  std::vector<double> body_pair_size;   ///< (n_body_pair x 4) r_a, h_a, r_b, h_b: radius, half-length
+  std::vector<int> body_pair_con_adr;   ///< (n_body_pair) first contact slot of the pair
+  int n_body_con = 0;                   ///< contact slots: sum of pair_max_contacts over body pairs
+
   // actuators (core/actuation.h): n_u controls
   int n_u = 0;
   std::vector<std::string> actuator_name;      ///< (n_u)

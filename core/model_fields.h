@@ -46,6 +46,13 @@
   X(real, plane_offset,     n_plane,  1)                                                           \
   X(int,  point_pair_point, n_point_pair, 1)   /* (point, plane) rows in pair order */            \
   X(int,  point_pair_plane, n_point_pair, 1)                                                       \
+  /* body pairs as core segments (Model "body pairs"; the team residual) */                        \
+  X(u8,   body_pair_type,   n_body_pair, 2)    /* GeomType of a, b */                              \
+  X(int,  body_pair_link,   n_body_pair, 2)    /* links of a, b, -1 = world */                     \
+  X(real, body_pair_pos,    n_body_pair, 6)    /* segment centres of a, b, link frames */          \
+  X(real, body_pair_axis,   n_body_pair, 6)    /* unit segment axes of a, b, link frames */        \
+  X(real, body_pair_size,   n_body_pair, 4)    /* r_a, h_a, r_b, h_b */                            \
+  X(int,  body_pair_con_adr, n_body_pair, 1)   /* first contact slot (n_body_con in all) */        \
   /* geoms (core/geom.h) */                                                                        \
   X(u8,   geom_type,        n_geom,   1)       /* GeomType */                                      \
   X(int,  geom_link,        n_geom,   1)       /* -1 = world */                                    \
@@ -68,7 +75,7 @@
 // clang-format on
 
 /// The row counts the table's fields use (the "rows" column).
-#define BIGSTEP_MODEL_SIZES(X) X(n_link) X(n_q) X(n_point) X(n_plane) X(n_point_pair) X(n_geom) X(n_pair) X(n_u)
+#define BIGSTEP_MODEL_SIZES(X) X(n_link) X(n_q) X(n_point) X(n_plane) X(n_point_pair) X(n_geom) X(n_pair) X(n_u) X(n_body_pair) X(n_body_con)
 
 namespace bigstep {
 

@@ -38,6 +38,16 @@ struct FieldGet {
   double plane_offset(int i, int) const { return m.plane_offset[i]; }
   int point_pair_point(int i, int) const { return m.point_pair_point[i]; }
   int point_pair_plane(int i, int) const { return m.point_pair_plane[i]; }
+  // body pairs
+  uint8_t body_pair_type(int i, int c) const {
+    const int q = m.body_pair_pair[i];
+    return uint8_t(m.geom_type[c == 0 ? m.pair_geom_a[q] : m.pair_geom_b[q]]);
+  }
+  int body_pair_link(int i, int c) const { return m.body_pair_link[2 * size_t(i) + c]; }
+  double body_pair_pos(int i, int c) const { return m.body_pair_pos[2 * size_t(i) + c / 3][c % 3]; }
+  double body_pair_axis(int i, int c) const { return m.body_pair_axis[2 * size_t(i) + c / 3][c % 3]; }
+  double body_pair_size(int i, int c) const { return m.body_pair_size[4 * size_t(i) + c]; }
+  int body_pair_con_adr(int i, int) const { return m.body_pair_con_adr[i]; }
   // geoms
   uint8_t geom_type(int i, int) const { return uint8_t(m.geom_type[i]); }
   int geom_link(int i, int) const { return m.geom_link[i]; }
@@ -79,6 +89,8 @@ ModelArrays<S>::ModelArrays(const Model& m) {
   n_geom = m.n_geom;
   n_pair = m.n_pair;
   n_u = m.n_u;
+  n_body_pair = m.n_body_pair;
+  n_body_con = m.n_body_con;
   const FieldGet get{m};
 #define BIGSTEP_FILL(kind, name, rows, cols) fill(name, rows, cols, [&](int i, int c) { return get.name(i, c); });
   BIGSTEP_MODEL_FIELDS(BIGSTEP_FILL)

@@ -19,6 +19,9 @@ struct PbfdBatchInput {
   // (K x n_q) theta_n and theta_{n-1} of each rollout's step: read by the armature / damping terms
   // (PbfdStepConst::theta_n, theta_nm1); may stay empty for a model without them
   std::vector<S> theta_n, theta_nm1;
+  // (K x n_link x 9), (K x n_link x 3) link poses at theta_n: the body pairs' slip reference
+  // (PbfdStepConst::pose_n_*); may stay empty for a model without body pairs or without friction
+  std::vector<S> pose_n_R, pose_n_t;
   S dt, c_perp, c_par, alpha, beta, gamma;
 };
 

@@ -230,8 +230,8 @@ void check_team_supported(const Scene& sc, const std::string& who) {
   BIGSTEP_CHECK_ARG(find_solver(sc.integrator).has_team_engine(sc.settings.optimizer), who,
                     sc.integrator + "+" + optimizer_name(sc.settings.optimizer),
                     "the team (GPU-form) engine implements " + team_engine_methods());
-  const char* unsupported = team_unsupported(sc.model);
-  BIGSTEP_CHECK_ARG(!unsupported, who, unsupported,
+  const std::string unsupported = team_unsupported(sc.model);
+  BIGSTEP_CHECK_ARG(unsupported.empty(), who, unsupported,
                     "the team (GPU-form) engine does not support this yet; use batch.engine=reference");
   BIGSTEP_CHECK_ARG(sc.tau.size() == 0 || sc.tau.size() == sc.model.n_q, "control.tau", sc.tau.size(),
                     detail::concat("expected n_q = ", sc.model.n_q, " entries"));

@@ -45,6 +45,8 @@ struct LmTraj {
   S *J, *B, *Lc;               // (D x D) row-major: J_r at the candidate, model matrix, Cholesky factor
   S *anchor_R, *anchor_t;      // (n_link x 9), (n_link x 3): step constants
   S *centre_n;                 // (n_point x 3)
+  S *pose_n_R, *pose_n_t;      // (n_link x 9), (n_link x 3) link poses at theta_n: body pairs' slip
+                               // (none, null, for a model without body pairs)
   S *tau;                      // (D) constant torques of the current step      } controls of the step,
   S *theta_bar, *theta_dot_bar; // (D) PD targets at the step's end time           } contiguous (3 D)
   S *kp, *kd;                  // (D) PD gains (used when LmTeamSettings::pd)
@@ -60,7 +62,8 @@ struct LmTraj {
 template <class S>
 BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
   const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_point * 3 + 5 * D + n_out * D + 9 + lm_params_size(m);
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_point * 3 + (m.n_body_pair > 0 ? 12 * m.n_link : 0) + 5 * D +
+         n_out * D + 9 + lm_params_size(m);
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
@@ -83,6 +86,11 @@ BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data
   t.anchor_R = p; p += 9 * L;
   t.anchor_t = p; p += 3 * L;
   t.centre_n = p; p += 3 * m.n_point;
+  t.pose_n_R = t.pose_n_t = nullptr;
+  if (m.n_body_pair > 0) {
+    t.pose_n_R = p; p += 9 * L;
+    t.pose_n_t = p; p += 3 * L;
+  }
   t.tau = p; p += D;
   t.theta_bar = p; p += D;
   t.theta_dot_bar = p; p += D;
@@ -119,8 +127,9 @@ enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX 
 enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5, OVER = 6, TRIES = 7 };
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
 
-// Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n.
-// FK lane-parallel inside each link (team_fk), then lane per anchor entry and per core point.
+// Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n
+// and, with body pairs, the link poses T(theta_n). FK lane-parallel inside each link (team_fk), then
+// lane per anchor entry and per core point.
 template <class S, class Team>
 BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   const int L = m.n_link;
@@ -133,6 +142,10 @@ BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& 
     team.for_each_lane(12 * L, [&](int e) {
       if (e < 9 * L) t.anchor_R[e] = (pass == 0 ? S(0) : t.anchor_R[e]) + coef * sh.R[e];
       else t.anchor_t[e - 9 * L] = (pass == 0 ? S(0) : t.anchor_t[e - 9 * L]) + coef * sh.t[e - 9 * L];
+      if (pass == 1 && t.pose_n_R) {
+        if (e < 9 * L) t.pose_n_R[e] = sh.R[e];
+        else t.pose_n_t[e - 9 * L] = sh.t[e - 9 * L];
+      }
     });
     if (pass == 1)
       team.for_each_lane(m.n_point, [&](int s) {
@@ -212,6 +225,8 @@ BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTra
   in.mass_scale = t.params + kLmParams;
   in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
   in.theta_nm1 = t.th_nm1;
+  in.pose_n_R = t.pose_n_R;  // null without body pairs
+  in.pose_n_t = t.pose_n_t;
   if (cfg.pd) {
     in.kp = t.kp;
     in.kd = t.kd;

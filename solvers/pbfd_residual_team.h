@@ -5,10 +5,22 @@
 // friction §4.4) plus the per-DOF armature, damping, spring and joint-limit terms (pbfd_dof_terms).
 // Like the reference it reads every term out of per-link subtree moments (core/composite_moments.h,
 // twist rule §2.3): O(L + D^2) work and O(L + D) scratch, no per link and DOF derivative tables
-// (issue 12 item 4). Only (core point, plane) contacts exist here, so every stiffness is a world one.
+// (issue 12 item 4). A (core point, plane) contact's stiffness is a world one (into the link's K6);
+// a body pair's contact (two links, or a link and a world sphere / capsule: Model "body pairs") is
+// found here as collide() finds it (closest core points of the pair's segments) and its J^T K J,
+// J = J_a - J_b, coupling both links' paths, is added to J_r densely, as the reference does.
 #pragma once
 #include "core/model_view.h"
 #include "solvers/team_reduce.h"
+
+// The body-pair code (team_detail::body_pair_*) is its own call on the device: why -- inlined into the
+// residual it raised the FP32 warp kernel's spills (0 -> 36 B) and the FP64 evaluate kernel's
+// registers (130 -> 244) for every model, with or without body pairs (bench/ptxas_plan.sh).
+#ifdef __CUDACC__
+#define BIGSTEP_BODY_PAIR_FN __host__ __device__ __noinline__
+#else
+#define BIGSTEP_BODY_PAIR_FN inline
+#endif
 
 namespace bigstep {
 
@@ -30,23 +42,31 @@ struct PbfdStepConst {
   // theta_{n-1} (n_q): with theta_n above, read by the armature and damping terms of a DOF whose
   // dof_armature / dof_damping is non-zero (both may stay null for a model without them)
   const S* theta_nm1 = nullptr;
+  // link poses at theta_n (n_link x 9 row-major, n_link x 3): where a body pair's core points were
+  // at the step's start, the slip's reference (pbfd.md §4.3; the reference's kin_n). Read only when
+  // the model has body pairs and C_par != 0 (may stay null otherwise)
+  const S *pose_n_R = nullptr, *pose_n_t = nullptr;
 };
 
 /// Per-link moment block of the team scratch: G (4 x 3), P (4 x 4), K6 (6 x 6), row-major
 /// (core/composite_moments.h has their meaning). r alone needs only the first kMomG entries.
 inline constexpr int kMomG = 12, kMomP = 16, kMomK = 36, kMomStride = kMomG + kMomP + kMomK;
+/// Per body-contact slot of the team scratch (Model::n_body_con slots): core points x_a, x_b (3 + 3),
+/// the force F on core a (3), its stiffness K = dF/dx (9, row-major) and an active flag (1).
+inline constexpr int kBodyCon = 19;
 
 /// Team scratch size (number of S) for one rollout of model m: link poses (12 L), the subtree
 /// moments (64 L) and per DOF its twist s and read-outs u, u~ (18 D). Each link's contact forces
 /// (12 L, summed into its G in the subtree sums, before the read-outs are written) borrow u, u~
 /// (12 D) when L <= D, else 12 L more at the end. No L x D term. borrow_jr: the caller always
 /// passes J_r (the LM iteration) -- then the link poses, dead before J_r is written, live in J_r
-/// when 12 L <= D^2 (issue 13: 12 L less shared memory per trajectory; see Scratch).
+/// when 12 L <= D^2 (issue 13: 12 L less shared memory per trajectory; see Scratch). A model with
+/// body pairs adds kBodyCon per contact slot at the end (none without).
 template <class S>
 BIGSTEP_HD int pbfd_scratch_size(const ModelView<S>& m, bool borrow_jr = false) {
   const int L = m.n_link, D = m.n_q;
   const bool in_jr = borrow_jr && 12 * L <= D * D;
-  return L * ((in_jr ? 0 : 12) + kMomStride) + D * 18 + (L > D ? kMomG * L : 0);
+  return L * ((in_jr ? 0 : 12) + kMomStride) + D * 18 + (L > D ? kMomG * L : 0) + kBodyCon * m.n_body_con;
 }
 
 namespace team_detail {
@@ -56,11 +76,12 @@ namespace team_detail {
 // pbfd_residual_team); lm_step_constants (pbfd_lm_team.h) uses R, t, u and mom as its FK scratch.
 template <class S>
 struct Scratch {
-  S *R, *t, *s, *u, *ut, *mom, *gc;
+  S *R, *t, *s, *u, *ut, *mom, *gc, *bc;
   BIGSTEP_HD Scratch(S* p, const ModelView<S>& m, S* jr = nullptr)
       : R(jr && 12 * m.n_link <= m.n_q * m.n_q ? jr : p), t(R + 9 * m.n_link), s(R == p ? t + 3 * m.n_link : p),
         u(s + 6 * m.n_q), ut(u + 6 * m.n_q), mom(ut + 6 * m.n_q),
-        gc(m.n_link > m.n_q ? mom + kMomStride * m.n_link : u) {}
+        gc(m.n_link > m.n_q ? mom + kMomStride * m.n_link : u),
+        bc(mom + kMomStride * m.n_link + (m.n_link > m.n_q ? kMomG * m.n_link : 0)) {}
 };
 
 template <class S> BIGSTEP_HD hd::M3<S> ld9(const S* p) {
@@ -127,6 +148,235 @@ template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M
       K6[6 * a + 3 + b] += xK[b];
       K6[6 * (3 + a) + b] -= Kx[b];
       K6[6 * (3 + a) + 3 + b] += K(a, b);
+    }
+  }
+}
+
+// ---- body pairs (Model "body pairs"): contacts as collide() finds them (collision_primitive.cpp) ----
+
+template <class S> BIGSTEP_HD S clamp_to(S x, S lo, S hi) { return x < lo ? lo : (hi < x ? hi : x); }
+template <class S> BIGSTEP_HD hd::V3<S> unit(hd::V3<S> v) {
+  const S l = hd::norm(v);
+  return {v.x / l, v.y / l, v.z / l};
+}
+// a unit vector perpendicular to the unit vector u: u x e_i, i the first axis of least |u_i|
+template <class S> BIGSTEP_HD hd::V3<S> any_perpendicular(hd::V3<S> u) {
+  using std::abs;
+  int i = 0;
+  S a = abs(u.x);
+  if (abs(u.y) < a) i = 1, a = abs(u.y);
+  if (abs(u.z) < a) i = 2;
+  hd::V3<S> e{S(0), S(0), S(0)};
+  e[i] = S(1);
+  return unit(hd::cross(u, e));
+}
+// point of the segment (centre p, unit axis u, half-length h) closest to x
+template <class S> BIGSTEP_HD hd::V3<S> closest_on_segment(hd::V3<S> p, hd::V3<S> u, S h, hd::V3<S> x) {
+  return p + clamp_to(hd::dot(u, x - p), -h, h) * u;
+}
+
+// Candidate core points of one body pair: x_a[i], x_b[i] and the normal n_f[i] used where they
+// coincide, i < n; one_point: a parallel capsule pair whose overlap is a single point keeps the
+// second candidate only when the first is not a contact (collide_capsule_capsule's loop).
+template <class S>
+struct BodyCores {
+  hd::V3<S> xa[2], xb[2], nf[2];
+  int n = 1;
+  bool one_point = false;
+};
+
+// The closest core points of body pair q with its links at the poses R, t (n_link x 9, x 3), as
+// the pair functions collide_sphere_sphere, collide_sphere_capsule (either order) and
+// collide_capsule_capsule form them; a sphere is its centre, a capsule its axis segment.
+template <class S>
+BIGSTEP_HD BodyCores<S> body_pair_cores(const ModelView<S>& m, int q, const S* R, const S* t) {
+  using V = hd::V3<S>;
+  using std::abs;
+  V p[2], u[2];
+  for (int g = 0; g < 2; ++g) {  // the segments in the world
+    const int l = m.body_pair_link[2 * q + g];
+    const V pos = m.v3(m.body_pair_pos, 2 * q + g), ax = m.v3(m.body_pair_axis, 2 * q + g);
+    p[g] = l < 0 ? pos : ld9(R + 9 * l) * pos + ld3(t + 3 * l);
+    u[g] = l < 0 ? ax : ld9(R + 9 * l) * ax;
+  }
+  const S ha = m.body_pair_size[4 * q + 1], hb = m.body_pair_size[4 * q + 3];
+  const bool cap_a = m.body_pair_type[2 * q] == uint8_t(2), cap_b = m.body_pair_type[2 * q + 1] == uint8_t(2);
+  BodyCores<S> c;
+  if (!cap_a && !cap_b) {  // sphere-sphere: the centres (world +z where they coincide)
+    c.xa[0] = p[0], c.xb[0] = p[1], c.nf[0] = V{S(0), S(0), S(1)};
+  } else if (!cap_a) {  // sphere a, capsule b: b's axis point nearest a's centre
+    c.xa[0] = p[0], c.xb[0] = closest_on_segment(p[1], u[1], hb, p[0]), c.nf[0] = any_perpendicular(u[1]);
+  } else if (!cap_b) {  // capsule a, sphere b: the mirrored pair function (its normal flipped)
+    c.xa[0] = closest_on_segment(p[0], u[0], ha, p[1]), c.xb[0] = p[1];
+    c.nf[0] = S(-1) * any_perpendicular(u[0]);
+  } else {  // capsule-capsule: closest points of the two axis segments
+    const V ua = u[0], ub = u[1], r = p[0] - p[1];
+    const S cab = hd::dot(ua, ub), cr = hd::dot(ua, r), f = hd::dot(ub, r), sin2 = 1 - cab * cab;
+    if (sin2 < S(1e-12)) {
+      // parallel axes: the overlap [lo, hi] along a's axis gives two candidates (a line contact),
+      // none an end facing the other end
+      const S s_mid = -cr, s_half = hb * abs(cab);
+      const S lo = -ha < s_mid - s_half ? s_mid - s_half : -ha, hi = s_mid + s_half < ha ? s_mid + s_half : ha;
+      const V off = cr * ua - r;
+      const V nf = hd::norm(off) > S(1e-12) ? S(-1) * unit(off) : any_perpendicular(ua);
+      c.nf[0] = c.nf[1] = nf;
+      if (hi >= lo) {
+        c.n = 2;
+        c.one_point = hi - lo <= S(1e-12) * (ha + hb);
+        c.xa[0] = p[0] + lo * ua, c.xa[1] = p[0] + hi * ua;
+      } else {
+        c.xa[0] = p[0] + (s_mid > 0 ? ha : -ha) * ua;
+      }
+      c.xb[0] = closest_on_segment(p[1], ub, hb, c.xa[0]);
+      if (c.n == 2) c.xb[1] = closest_on_segment(p[1], ub, hb, c.xa[1]);
+    } else {
+      // general position (Ericson §5.1.9, as collide_capsule_capsule): s free, t from s, clamped,
+      // then s again from t when t was clamped
+      S sa = clamp_to((cab * f - cr) / sin2, -ha, ha);
+      S tb = cab * sa + f;
+      if (tb < -hb || tb > hb) {
+        tb = clamp_to(tb, -hb, hb);
+        sa = clamp_to(cab * tb - cr, -ha, ha);
+      }
+      V nf = unit(hd::cross(ua, ub));
+      if (hd::dot(nf, r) < 0) nf = S(-1) * nf;
+      c.xa[0] = p[0] + sa * ua, c.xb[0] = p[1] + tb * ub, c.nf[0] = nf;
+    }
+  }
+  return c;
+}
+
+// Link l's material point at world x (poses R, t) placed at theta_n (in.pose_n_*).
+template <class S>
+BIGSTEP_HD hd::V3<S> point_at_n(const PbfdStepConst<S>& in, const S* R, const S* t, int l, hd::V3<S> x) {
+  const hd::M3<S> Rl = ld9(R + 9 * l);
+  const hd::V3<S> d = x - ld3(t + 3 * l);
+  const hd::V3<S> local{Rl(0, 0) * d.x + Rl(1, 0) * d.y + Rl(2, 0) * d.z, Rl(0, 1) * d.x + Rl(1, 1) * d.y + Rl(2, 1) * d.z,
+                        Rl(0, 2) * d.x + Rl(1, 2) * d.y + Rl(2, 2) * d.z};  // R_l^T (x - t_l)
+  return ld9(in.pose_n_R + 9 * l) * local + ld3(in.pose_n_t + 3 * l);
+}
+
+// Contact slots of body pair q: [adr, adr + n)
+template <class S>
+BIGSTEP_HD int body_pair_slots(const ModelView<S>& m, int q) {
+  return (q + 1 < m.n_body_pair ? m.body_pair_con_adr[q + 1] : m.n_body_con) - m.body_pair_con_adr[q];
+}
+
+// Body pair q's contacts into its slots (kBodyCon each, sh.bc): the cores x_a, x_b, the force F on
+// core a (-F on core b) and, with jac, K = dF/dx (x = x_a - x_b). The same terms as the reference's
+// contact loop (solvers/pbfd_residual.cpp) on a contact of collide(): normal C_perp d^alpha (§4.2),
+// friction C_par f_par (§4.4) with the turning normal of a core line (kappa = 1/|x_a - x_b|,
+// solvers/contact_terms.h add_normal_turning), K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha
+// kappa P_t - C_par df_par/dx. A slot not in contact (depth <= 0, or unused) gets flag 0.
+template <class S>
+BIGSTEP_BODY_PAIR_FN void body_pair_contacts(const ModelView<S>& m, const PbfdStepConst<S>& in, const Scratch<S>& sh,
+                                             int q, bool jac) {
+  using V = hd::V3<S>;
+  using std::pow;
+  const int adr = m.body_pair_con_adr[q], n_slot = body_pair_slots(m, q);
+  const int la = m.body_pair_link[2 * q], lb = m.body_pair_link[2 * q + 1];
+  const S ra = m.body_pair_size[4 * q], rb = m.body_pair_size[4 * q + 2];
+  const BodyCores<S> c = body_pair_cores(m, q, sh.R, sh.t);
+  int found = 0;
+  for (int i = 0; i < 2; ++i) {  // (a fixed count: the candidates' indices stay constants, no local copy)
+    if (i >= n_slot) break;
+    S* b = sh.bc + kBodyCon * (adr + i);
+    b[18] = S(0);
+    if (i >= c.n || (i == 1 && c.one_point && found == 1)) continue;
+    const V xa = i == 0 ? c.xa[0] : c.xa[1], xb = i == 0 ? c.xb[0] : c.xb[1], dx = xa - xb;
+    const S centres = hd::norm(dx), dist = centres - ra - rb;
+    if (dist > 0) continue;  // not a contact of collide() (margin 0)
+    ++found;
+    const S d = -dist;
+    if (!(d > 0)) continue;  // touching: no force
+    const bool line = centres > S(1e-12);
+    const V n = line ? V{dx.x / centres, dx.y / centres, dx.z / centres} : (i == 0 ? c.nf[0] : c.nf[1]);
+    const S kappa = line ? S(1) / centres : S(0);
+    const S fn = in.c_perp * pow(d, in.alpha), kn = in.c_perp * in.alpha * pow(d, in.alpha - 1);
+    V F = S(-1) * fn * n;
+    // friction: slip u = P_t y, y = (x_a - x_a(theta_n)) - (x_b - x_b(theta_n)) of the cores as
+    // material points of their links (contact_core_displacement)
+    V u{S(0), S(0), S(0)};
+    S eta = 0, a = 0, m1 = 0, cs = 0, sk = 1;
+    if (in.c_par != S(0)) {
+      V y = xa - point_at_n(in, sh.R, sh.t, la, xa);
+      if (lb >= 0) y = y - (xb - point_at_n(in, sh.R, sh.t, lb, xb));
+      eta = hd::dot(n, y);
+      u = y - eta * n;
+      const S un = hd::norm(u), ub1 = pow(un, in.beta - 1);
+      a = (in.beta + 1) * ub1 * pow(d, in.gamma + 1);                // |f_par| / |u|
+      m1 = (in.beta + 1) * (in.gamma + 1) * pow(d, in.gamma) * ub1;  // d|f_par|/dd / |u|
+      cs = (in.beta != S(1) && un > 0) ? (in.beta - 1) / (un * un) : S(0);
+      sk = 1 - kappa * eta;  // the turning normal's scale of f_par (kappa = 0: 1)
+      F = F + (in.c_par * sk * a) * u;  // F -= C_par s f_par, f_par = -a u
+    }
+    st3(b, xa);
+    st3(b + 3, xb);
+    st3(b + 6, F);
+    b[18] = S(1);
+    if (!jac) continue;
+    // K(a, b) = kn n n^T - fn kappa P_t - C_par df/dx, df/dx = s df_par/dp + s kappa (eta a S +
+    // a n u^T) + kappa a u (s n + kappa u)^T, df_par/dp = -a S + m1 u n^T, S = P_t + cs u u^T
+    for (int r = 0; r < 3; ++r)
+      for (int col = 0; col < 3; ++col) {
+        const S Pt = (r == col ? S(1) : S(0)) - n[r] * n[col];
+        S K = kn * n[r] * n[col] - fn * kappa * Pt;
+        if (in.c_par != S(0)) {
+          const S Sm = Pt + cs * u[r] * u[col];
+          S df = -a * Sm + m1 * u[r] * n[col];
+          if (kappa != S(0))
+            df = sk * df + sk * kappa * (eta * a * Sm + a * n[r] * u[col]) + kappa * a * u[r] * (sk * n[col] + kappa * u[col]);
+          K -= in.c_par * df;
+        }
+        b[9 + 3 * r + col] = K;
+      }
+  }
+}
+
+// G += the body contacts' forces, entry e (< kMomG) of each link's block: F at x_a on link a, -F at
+// x_b on link b (G += [x; 1] F^T, the reference's add_contact_force)
+template <class S>
+BIGSTEP_BODY_PAIR_FN void body_pair_forces(const ModelView<S>& m, const Scratch<S>& sh, int e) {
+  const int row = e / 3, col = e % 3;
+  for (int q = 0; q < m.n_body_pair; ++q) {
+    const int la = m.body_pair_link[2 * q], lb = m.body_pair_link[2 * q + 1];
+    for (int i = 0; i < body_pair_slots(m, q); ++i) {
+      const S* b = sh.bc + kBodyCon * (m.body_pair_con_adr[q] + i);
+      if (b[18] == S(0)) continue;
+      sh.mom[kMomStride * la + e] += (row < 3 ? b[row] : S(1)) * b[6 + col];
+      if (lb >= 0) sh.mom[kMomStride * lb + e] -= (row < 3 ? b[3 + row] : S(1)) * b[6 + col];
+    }
+  }
+}
+
+// Column of the relative core Jacobian J = J_a(x_a) - J_b(x_b) of DOF k (twist s_k = (w, v): a point
+// x on a moved link moves by w x x + v)
+template <class S>
+BIGSTEP_HD hd::V3<S> body_jacobian_column(const ModelView<S>& m, const S* sk, int k, int la, int lb, hd::V3<S> xa,
+                                          hd::V3<S> xb) {
+  const hd::V3<S> w = ld3(sk), v = ld3(sk + 3);
+  hd::V3<S> c{S(0), S(0), S(0)};
+  if (la >= 0 && m.moves(k, la)) c = hd::cross(w, xa) + v;
+  if (lb >= 0 && m.moves(k, lb)) c = c - (hd::cross(w, xb) + v);
+  return c;
+}
+
+// Row k of J_r += (J col k)^T K J over the body contacts, J = J_a - J_b coupling both links' paths,
+// dense (the reference's add_contact_stiffness_dense)
+template <class S>
+BIGSTEP_BODY_PAIR_FN void body_pair_stiffness_row(const ModelView<S>& m, const Scratch<S>& sh, int k, S* Jrow) {
+  using V = hd::V3<S>;
+  for (int q = 0; q < m.n_body_pair; ++q) {
+    const int la = m.body_pair_link[2 * q], lb = m.body_pair_link[2 * q + 1];
+    if (!m.moves(k, la) && !(lb >= 0 && m.moves(k, lb))) continue;
+    for (int i = 0; i < body_pair_slots(m, q); ++i) {
+      const S* b = sh.bc + kBodyCon * (m.body_pair_con_adr[q] + i);
+      if (b[18] == S(0)) continue;
+      const V xa = ld3(b), xb = ld3(b + 3);
+      const V ck = body_jacobian_column(m, sh.s + 6 * k, k, la, lb, xa, xb);
+      const V wk{ck.x * b[9] + ck.y * b[12] + ck.z * b[15], ck.x * b[10] + ck.y * b[13] + ck.z * b[16],
+                 ck.x * b[11] + ck.y * b[14] + ck.z * b[17]};  // K^T (J col k)
+      for (int l = 0; l < m.n_q; ++l) Jrow[l] += hd::dot(wk, body_jacobian_column(m, sh.s + 6 * l, l, la, lb, xa, xb));
     }
   }
 }
@@ -296,7 +546,11 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   // per-link moments, three tasks per link so that the lanes outnumber the links: link j's contacts
   // (task j: its K6_j and its contact forces into Gc_j) and its own terms in two halves (tasks
   // L + 2j + h: rows 2h, 2h + 1 of Y_j Sigma_j, G_j and P_j). Each task owns what it writes.
-  team.for_each_lane(3 * L, [&](int task) {
+  team.for_each_lane(3 * L + m.n_body_pair, [&](int task) {
+    if (task >= 3 * L) {  // body pair task - 3 L: its contacts into its slots
+      body_pair_contacts(m, in, sh, task - 3 * L, jac);
+      return;
+    }
     if (task < L) {
       // contacts: link j's (core point, plane) rows in penetration (§4.2, §4.4); a link geom's
       // plane pair is its core points against the plane (Model::point_pair_*), as collide() forms it
@@ -386,6 +640,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   // whatever the depth, has no two lanes adding into one parent, and gives 64 (12 for r alone)
   // busy lanes on a chain, where a level holds one link.
   team.for_each_lane(jac ? kMomStride : kMomG, [&](int e) {
+    if (e < kMomG && m.n_body_pair > 0) body_pair_forces(m, sh, e);  // the body contacts' forces first
     for (int j = L - 1; j >= 0; --j) {
       if (e < kMomG) sh.mom[kMomStride * j + e] += sh.gc[kMomG * j + e];
       const int p = m.link_parent[j];
@@ -436,6 +691,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
       // l < k: J_kl = s_l . u~_k when l moves link(k); l >= k: J_kl = s_k . u_l when k moves link(l)
       for (int l = 0; l < k; ++l) Jr[k * D + l] = m.moves(l, j) ? dot6(sh.s + 6 * l, sh.ut + 6 * k) : S(0);
       for (int l = k; l < D; ++l) Jr[k * D + l] = m.moves(k, m.dof_link[l]) ? dot6(sk, sh.u + 6 * l) : S(0);
+      if (m.n_body_pair > 0) body_pair_stiffness_row(m, sh, k, Jr + k * D);  // body contacts' J^T K J
     }
     // per-DOF model terms (agreed formulas; each is diagonal: lane k adds to r_k and J_kk only)
     pbfd_dof_terms(m, in, theta, k, rk, jac ? &Jr[k * D + k] : static_cast<S*>(nullptr));

@@ -94,11 +94,20 @@ std::string team_engine_methods() {
   return s + " only";
 }
 
-const char* team_unsupported(const Model& m) {
-  // the team residual takes every geom against world planes as point cores (Model::point_pair_*);
-  // a pair between two links or against a world geom other than a plane has no point-plane form
-  if (m.n_body_pair > 0) return "geom pairs other than link geom vs world plane (model.geoms)";
-  return nullptr;
+std::string team_unsupported(const Model& m) {
+  // the team residual takes every geom against world planes as point cores (Model::point_pair_*)
+  // and the body pairs of spheres and capsules as core segments (Model::body_pair_*); a body pair
+  // with a box has no segment form there
+  auto segment = [&](int g) { return m.geom_type[g] == GeomType::Sphere || m.geom_type[g] == GeomType::Capsule; };
+  for (int i = 0; i < m.n_body_pair; ++i) {
+    const int q = m.body_pair_pair[i], a = m.pair_geom_a[q], b = m.pair_geom_b[q];
+    if (segment(a) && segment(b)) continue;
+    return detail::concat("geom pair (model.geoms) ", m.geom_name[a], " (geom ", a, ", ", geom_type_name(m.geom_type[a]),
+                          ") / ", m.geom_name[b], " (geom ", b, ", ", geom_type_name(m.geom_type[b]),
+                          "): the team form collides spheres and capsules with each other and any geom with a "
+                          "world plane only");
+  }
+  return {};
 }
 
 std::string optimizer_names(uint32_t mask, const char* sep) {

@@ -63,12 +63,13 @@ const SolverEntry& find_solver(const std::string& name, const char* key = "integ
 /// The methods with a team engine, for messages: "integrator.type=pbfd with optimizer jtj_lm only".
 std::string team_engine_methods();
 
-/// What of m the team (GPU-form) engines cannot simulate yet, or nullptr when they can: they take
-/// every geom pair against a world plane (as point cores, Model::point_pair_*) and the joint
-/// limits, damping, armature and springs (pbfd_residual_team.h), not pairs between two links or against a
-/// world geom other than a plane (Model::n_body_pair). The one check every team / CUDA engine
-/// builder calls; lift a clause here when the team form gains the term.
-const char* team_unsupported(const Model& m);
+/// What of m the team (GPU-form) engines cannot simulate yet, or "" when they can: they take every
+/// geom pair against a world plane (as point cores, Model::point_pair_*), the pairs of spheres and
+/// capsules between two links or against a world sphere / capsule (as core segments,
+/// Model::body_pair_*) and the joint limits, damping, armature and springs (pbfd_residual_team.h),
+/// not a body pair with a box (named with its geoms and types). The one check every team / CUDA
+/// engine builder calls; lift a clause here when the team form gains the term.
+std::string team_unsupported(const Model& m);
 
 /// The optimizers in mask joined by sep ("jtj_lm or lbfgs").
 std::string optimizer_names(uint32_t mask, const char* sep = " or ");

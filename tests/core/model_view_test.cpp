@@ -53,6 +53,22 @@ Model full_model() {
     gs.conaffinity = 1u | (2u << g);
     s.geoms.push_back(gs);
   }
+  // a capsule touching the sphere on link 3 and the capsule on link 2 only (contype 8, 4 in their
+  // conaffinity): two body pairs
+  auto adjacent = [&](int i, int j) { return i == j || s.links[size_t(i)].parent == j || s.links[size_t(j)].parent == i; };
+  for (int j = 0; j < int(s.links.size()); ++j) {
+    if (adjacent(j, 2) || adjacent(j, 3)) continue;
+    GeomSpec gs;
+    gs.link = j;
+    gs.type = GeomType::Capsule;
+    gs.pos = Vec3(0.02, 0.03, -0.04);
+    gs.R = rpy_rotation(0.3, -0.2, 0.1);
+    gs.size = Vec3(0.04, 0.12, 0);
+    gs.contype = 8 | 4;
+    gs.conaffinity = 0;
+    s.geoms.push_back(gs);
+    break;
+  }
   // a motor (limited ctrl) and a position actuator, on different DOFs
   ActuatorSpec motor;
   motor.dof = 1;
@@ -116,6 +132,24 @@ std::map<std::string, std::vector<double>> expected_fields(const Model& m) {
   for (int q = 0; q < m.n_point_pair; ++q) {
     e["point_pair_point"].push_back(m.point_pair_point[q]);
     e["point_pair_plane"].push_back(m.point_pair_plane[q]);
+  }
+  // body pairs from the pair list and the geoms (a sphere a segment of half-length 0)
+  int slot = 0;
+  for (int q = 0; q < m.n_pair; ++q) {
+    const int ga = m.pair_geom_a[q], gb = m.pair_geom_b[q];
+    if (m.geom_type[gb] == GeomType::Plane) continue;
+    e["body_pair_con_adr"].push_back(slot);
+    slot += pair_max_contacts(m.geom_type[ga], m.geom_type[gb]);
+    for (const int g : {ga, gb}) {
+      e["body_pair_type"].push_back(double(m.geom_type[g]));
+      e["body_pair_link"].push_back(m.geom_link[g]);
+    }
+    for (const int g : {ga, gb}) v3(e["body_pair_pos"], m.geom_pos[g]);
+    for (const int g : {ga, gb}) v3(e["body_pair_axis"], m.geom_R[g].col(2));
+    for (const int g : {ga, gb}) {
+      e["body_pair_size"].push_back(m.geom_size[g][0]);
+      e["body_pair_size"].push_back(m.geom_type[g] == GeomType::Capsule ? m.geom_size[g][1] : 0.0);
+    }
   }
   for (int g = 0; g < m.n_geom; ++g) {
     e["geom_type"].push_back(double(m.geom_type[g]));
@@ -200,6 +234,8 @@ void check_table(const Model& m) {
   CHECK(v.n_point_pair == v.n_point * v.n_plane);
   CHECK(v.n_geom == m.n_geom);
   CHECK(v.n_pair == m.n_pair);
+  CHECK(v.n_body_pair == 2);  // the capsule against link 2's capsule (2 slots) and link 3's sphere (1)
+  CHECK(v.n_body_con == 3);
   // the upload loop: every field copied once, the copy's view points at equal copies
   HostPool pool;
   const ModelView<S> d = copy_model(a, pool);
@@ -220,7 +256,7 @@ void check_table(const Model& m) {
 
 TEST_CASE("model field table: every field reaches ModelArrays, the view and the upload (double)", "[model_view]") {
   const Model m = full_model();
-  REQUIRE(m.n_geom == 3 + 3 + 2);
+  REQUIRE(m.n_geom == 4 + 3 + 2);
   REQUIRE(m.n_pair > 0);
   check_table<double>(m);
 }

@@ -2,12 +2,14 @@
 // different states (FP64: 1e-12 relative, as the CPU team emulation; FP32: 2e-3 relative, the
 // squared-stiffness terms of J_r lose ~4 digits in float), and the CPU team emulation on the chain
 // with armature, damping, springs and joint limits (same tolerances). Exits 77 (ctest: Skipped) with the
-// reason when no CUDA device is present.
+// reason when no CUDA device is present. The hopper cases add body pairs (capsule-capsule contacts
+// between its links, found in the kernel).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 #include "core/backend.h"
@@ -47,8 +49,10 @@ Model chain_with_dof_terms(const Model& chain) {
 // K rollouts of model m (the chain scene's settings) in different states, corners a few mm deep:
 // the kernel's r and J_r against an oracle, the Eigen reference or (team_oracle) the CPU team
 // emulation of the same code (the oracle for the per-DOF terms until the reference has them).
+// state(k, rng): rollout k's configuration; null: the chain's (base 16 mm up, hinges ~0.05 rad)
 template <class S>
-void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_oracle, double tol_rel) {
+void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_oracle, double tol_rel,
+           const std::function<VecX(int, std::mt19937&)>& state = nullptr) {
   const int D = m.n_q;
   PbdWorkspace ws(m);
   std::mt19937 rng(seed);
@@ -71,8 +75,12 @@ void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_orac
   std::vector<MatX> J_ref(K);
   for (int k = 0; k < K; ++k) {
     VecX q = sc.theta0;
-    q[2] = 0.016 + 0.0001 * k;
-    for (int i = 3; i < D; ++i) q[i] = 0.05 * N(rng);
+    if (state) {
+      q = state(k, rng);
+    } else {
+      q[2] = 0.016 + 0.0001 * k;
+      for (int i = 3; i < D; ++i) q[i] = 0.05 * N(rng);
+    }
     VecX qn = q, qnm1 = q;
     for (int i = 0; i < D; ++i) {
       qn[i] -= 0.004 * N(rng);
@@ -87,12 +95,20 @@ void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_orac
       }
     for (const Vec3& c : si.centre_n)
       for (int a = 0; a < 3; ++a) cn.push_back(c[a]);
+    std::vector<double> pR, pt;  // link poses at theta_n (the body pairs' slip)
+    for (int j = 0; j < m.n_link; ++j)
+      for (int a = 0; a < 3; ++a) {
+        pt.push_back(ws.kin_n.t[j][a]);
+        for (int b = 0; b < 3; ++b) pR.push_back(ws.kin_n.R[j](a, b));
+      }
     if (team_oracle) {
       const std::vector<double> tau(D, 0.0);
       PbfdStepConst<double> c{aR.data(), at.data(), cn.data(), tau.data(), dt, cp.c_perp, cp.c_par,
                               cp.alpha, cp.beta, cp.gamma};
       c.theta_n = qn.data();
       c.theta_nm1 = qnm1.data();
+      c.pose_n_R = pR.data();
+      c.pose_n_t = pt.data();
       std::vector<double> r(D), J(size_t(D) * D);
       pbfd_residual_team(team, mv, c, q.data(), scratch.data(), r.data(), J.data());
       r_ref[k] = Eigen::Map<VecX>(r.data(), D);
@@ -103,6 +119,8 @@ void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_orac
     for (double x : aR) in.anchor_R.push_back(S(x));
     for (double x : at) in.anchor_t.push_back(S(x));
     for (double x : cn) in.centre_n.push_back(S(x));
+    for (double x : pR) in.pose_n_R.push_back(S(x));
+    for (double x : pt) in.pose_n_t.push_back(S(x));
     for (int i = 0; i < D; ++i) {
       in.tau.push_back(0);
       in.theta.push_back(S(q[i]));
@@ -124,6 +142,24 @@ void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_orac
   }
 }
 
+// Gymnasium's hopper (three capsule-capsule body pairs) in random states with the leg folded until
+// a body pair is in contact (the reference's contact set), friction on.
+std::function<VecX(int, std::mt19937&)> hopper_states(const Model& m) {
+  return [&m](int, std::mt19937& rng) {
+    std::uniform_real_distribution<double> U(0, 1);
+    const double lo[6] = {-0.1, 0.0, -0.3, -2.6, -2.6, -0.8}, hi[6] = {0.1, 0.3, 0.3, 0.0, 0.0, 0.8};
+    PbdWorkspace ws(m);
+    for (;;) {
+      VecX q(6);
+      for (int i = 0; i < 6; ++i) q[i] = lo[i] + (hi[i] - lo[i]) * U(rng);
+      forward_kinematics(m, q, ws.kin);
+      update_contacts(m, q, ws);
+      for (int c = 0; c < ws.cs.n_con; ++c)
+        if (ws.cs.con[size_t(c)].depth > 0 && ws.cs.con[size_t(c)].link_b >= 0) return q;
+    }
+  };
+}
+
 Scene chain_scene() { return load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml"); }
 
 }  // namespace
@@ -143,4 +179,12 @@ TEST_CASE("cuda pbfd residual equals the reference (double)", "[cuda]") {
 TEST_CASE("cuda pbfd residual equals the reference (float)", "[cuda]") {
   const Scene sc = chain_scene();
   check<float>(sc, sc.model, 64, 1, false, 2e-3);
+}
+TEST_CASE("cuda pbfd residual with body pairs (gymnasium hopper) equals the reference (double)", "[cuda][body]") {
+  const Scene sc = load_scene("gymnasium:hopper.xml", {"integrator.type=pbfd", "contact.c_par=1e5"});
+  check<double>(sc, sc.model, 16, 4, false, 1e-12, hopper_states(sc.model));
+}
+TEST_CASE("cuda pbfd residual with body pairs (gymnasium hopper) equals the reference (float)", "[cuda][body]") {
+  const Scene sc = load_scene("gymnasium:hopper.xml", {"integrator.type=pbfd", "contact.c_par=1e5"});
+  check<float>(sc, sc.model, 16, 4, false, 2e-3, hopper_states(sc.model));
 }

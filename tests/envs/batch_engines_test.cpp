@@ -6,9 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 
 #include "core/error.h"
 #include "envs/batch_engines.h"
+#include "solvers/pbd_context.h"
 #include "solvers/registry.h"
 
 using namespace bigstep;
@@ -89,6 +91,41 @@ TEST_CASE("batch engines: team engine with per-step, per-rollout torques matches
   double diff = 0;
   for (size_t i = 0; i < b.theta.size(); ++i) diff = std::max(diff, std::abs(b.theta[i] - team.b.theta[i]));
   CHECK(diff > 1e-3);
+}
+
+TEST_CASE("batch engines: the hopper (capsule pairs between its links) on the team engine matches the reference",
+          "[batch][team][body]") {
+  // gymnasium's hopper at the task's dt (20 ms), started with the knee folded so that a body pair
+  // (foot or leg against thigh or torso) is in contact: the team engine finds those contacts in its
+  // residual (Model::body_pair_*), the reference through collide(); same iterations, states within
+  // the team tolerance 1e-9 (a seeded search picks the start: the first with such a contact)
+  auto hopper = [](const std::string& engine) {
+    return load_scene("gymnasium:hopper.xml", {"integrator.type=pbfd", "integrator.dt=0.02", "contact.c_par=2e5",
+                                               "batch.engine=" + engine});
+  };
+  Scene ref_sc = hopper("reference"), team_sc = hopper("team");
+  REQUIRE(ref_sc.model.n_body_pair == 3);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<double> U(0, 1);
+  PbdWorkspace ws(ref_sc.model);
+  VecX q(6);
+  bool found = false;
+  for (int tries = 0; tries < 5000 && !found; ++tries) {
+    q << 0, 0.1 + 0.1 * U(rng), -0.3 + 0.6 * U(rng), -2.6 * U(rng), -2.6 * U(rng), -0.8 + 1.6 * U(rng);
+    forward_kinematics(ref_sc.model, q, ws.kin);
+    update_contacts(ref_sc.model, q, ws);
+    for (int c = 0; c < ws.cs.n_con; ++c) {
+      const Contact& con = ws.cs.con[size_t(c)];
+      found = found || (con.link_b >= 0 && con.depth > 0.0005 && con.depth < 0.004);
+    }
+  }
+  REQUIRE(found);
+  ref_sc.theta0 = team_sc.theta0 = q;
+  const int K = 3, steps = 10;
+  const Run ref = run(ref_sc, K, steps), team = run(team_sc, K, steps);
+  CHECK(team.iterations == ref.iterations);
+  for (size_t i = 0; i < ref.b.theta.size(); ++i) CHECK(std::abs(team.b.theta[i] - ref.b.theta[i]) <= 1e-9);
+  for (int k = 0; k < K; ++k) CHECK((ref.b.status[k] & STATUS_NOT_CONVERGED) == 0);
 }
 
 TEST_CASE("batch engines: a non-finite action flags its rollout only", "[batch][team]") {
@@ -184,34 +221,43 @@ TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference 
   CHECK_THROWS_WITH(reset_rollouts(chain("team"), opt, fresh, {3}), Catch::Contains("rollout index = 3"));
 }
 
-TEST_CASE("batch engines: the team engine takes joint terms and plane geoms, refuses body pairs, naming them", "[batch][team]") {
+TEST_CASE("batch engines: the team engine takes joint terms, plane geoms and sphere / capsule pairs, refuses box pairs, naming them", "[batch][team]") {
   // joint damping, armature, springs and limits are in the team form (pbfd_residual_team.h
-  // pbfd_dof_terms); contact between two links is not (solvers/registry.h team_unsupported): the
-  // reference takes it
+  // pbfd_dof_terms), and so are sphere / capsule pairs between links (body pairs); a box against a
+  // link's sphere is not (solvers/registry.h team_unsupported): the reference takes it
   for (const char* set : {"model.links[1].damping=0.1", "model.links[2].armature=0.01", "model.links[4].stiffness=2",
                           "model.links[3].range=[-0.5, 0.5]"}) {  // a range enables the limit
     INFO(set);
     const Scene sc = chain("team", {set});
-    CHECK(team_unsupported(sc.model) == nullptr);
+    CHECK(team_unsupported(sc.model).empty());
     const Initial init(sc, 2);
     CHECK_NOTHROW(make_batch_engine(sc, BackendChoice{}, init.b, init.p));
   }
-  // geoms against the world plane are point cores (Model::point_pair_*); a pair between two links
-  // (the sphere on l1 touches the contact points of l3..) is not
+  // geoms against the world plane are point cores (Model::point_pair_*); a sphere between two links
+  // (the sphere on l1 touches the contact points of l3..) is a body pair (Model::body_pair_*); a box
+  // there is not
   const Scene plane_only = chain("team", {"model.geoms=[{type: sphere, link: l1, size: [0.03], contype: 0}]"});
-  CHECK(team_unsupported(plane_only.model) == nullptr);
+  CHECK(team_unsupported(plane_only.model).empty());
   {
     const Initial init(plane_only, 2);
     CHECK_NOTHROW(make_batch_engine(plane_only, BackendChoice{}, init.b, init.p));
   }
-  Scene sc = chain("team", {"model.geoms=[{type: sphere, link: l1, size: [0.03]}]"});
+  const Scene spheres = chain("team", {"model.geoms=[{type: sphere, link: l1, size: [0.03]}]"});
+  REQUIRE(spheres.model.n_body_pair > 0);
+  CHECK(team_unsupported(spheres.model).empty());
+  {
+    const Initial init(spheres, 2);
+    CHECK_NOTHROW(make_batch_engine(spheres, BackendChoice{}, init.b, init.p));
+  }
+  Scene sc = chain("team", {"model.geoms=[{name: brick, type: box, link: l1, size: [0.03, 0.02, 0.01]}]"});
   REQUIRE(sc.model.n_body_pair > 0);
-  REQUIRE(team_unsupported(sc.model) != nullptr);
+  REQUIRE(!team_unsupported(sc.model).empty());
   const Initial init(sc, 2);
   CHECK_THROWS_WITH(make_batch_engine(sc, BackendChoice{}, init.b, init.p),
-                    Catch::Contains("batch.engine=team") && Catch::Contains("model.geoms"));
+                    Catch::Contains("batch.engine=team") && Catch::Contains("model.geoms") && Catch::Contains("brick") &&
+                        Catch::Contains("box") && Catch::Contains("sphere"));
   sc.engine = "reference";
   CHECK_NOTHROW(make_batch_engine(sc, BackendChoice{}, init.b, init.p));
   // the unchanged scene is accepted
-  CHECK(team_unsupported(chain("team").model) == nullptr);
+  CHECK(team_unsupported(chain("team").model).empty());
 }

@@ -129,10 +129,12 @@ def test_model_arrays_export_every_table_field(bigstep_py):
     n_q = 15
     sizes = {"n_link": a["link_parent"].shape[0], "n_q": a["dof_link"].shape[0], "n_point": a["point_link"].shape[0],
              "n_plane": a["plane_offset"].shape[0], "n_point_pair": a["point_pair_point"].shape[0], "n_geom": a["geom_type"].shape[0],
-             "n_pair": a["pair_geom_a"].shape[0], "n_u": a["actuator_dof"].shape[0]}
+             "n_pair": a["pair_geom_a"].shape[0], "n_u": a["actuator_dof"].shape[0],
+             "n_body_pair": a["body_pair_link"].shape[0]}
     assert sizes["n_q"] == n_q and sizes["n_link"] == 10
     assert sizes["n_geom"] == sizes["n_point"] + sizes["n_plane"] > 0  # legacy points and terrain become geoms
     assert sizes["n_pair"] == sizes["n_point"] * sizes["n_plane"] == sizes["n_point_pair"]
+    assert sizes["n_body_pair"] == 0  # every pair is a point on a plane
     dtypes = {"int": np.int32, "real": np.float64, "u8": np.uint8, "u32": np.uint32}
     for kind, name, rows, cols in table:
         shape = (sizes[rows], sizes[cols] if cols in sizes else int(cols))

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "envs/scene.h"
 #include "solvers/pbfd_residual.h"
@@ -22,7 +23,19 @@ using bigstep::test::tol;
 namespace {
 
 struct Flat {
-  std::vector<double> R, t, c, tau;
+  std::vector<double> R, t, c, tau, Rn, tn;
+  // the link poses at theta_n (kin_n): a body pair's slip reference (PbfdStepConst::pose_n_*)
+  void poses_n(const Kinematics& kin_n, PbfdStepConst<double>& v) {
+    Rn.clear();
+    tn.clear();
+    for (size_t j = 0; j < kin_n.R.size(); ++j)
+      for (int a = 0; a < 3; ++a) {
+        tn.push_back(kin_n.t[j][a]);
+        for (int b = 0; b < 3; ++b) Rn.push_back(kin_n.R[j](a, b));
+      }
+    v.pose_n_R = Rn.data();
+    v.pose_n_t = tn.data();
+  }
   PbfdStepConst<double> view(const PbdStepInput& in) {
     R.clear();
     t.clear();
@@ -85,14 +98,19 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
       CHECK((r0 - r_ref).lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + r_ref.lpNorm<Eigen::Infinity>() + m.weight()));
       CHECK((J0 - J_ref).lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + J_ref.lpNorm<Eigen::Infinity>()));
     }
-    int active = 0;  // the comparison must cover contact terms with slip
+    int active = 0, body = 0;  // the comparison must cover contact terms with slip (and body pairs)
     forward_kinematics(m, th[k], ws.kin);
     update_contacts(m, th[k], ws);
-    for_each_active_contact(m, ws, [&](const Contact&, const Vec3& u) { active += u.norm() > 0; });
-    INFO("rollout " << k << " active " << active << " point rows " << m.n_point_pair);
+    for_each_active_contact(m, ws, [&](const Contact& con, const Vec3& u) {
+      active += u.norm() > 0;
+      body += m.geom_type[con.geom_b] != GeomType::Plane;
+    });
+    INFO("rollout " << k << " active " << active << " body " << body << " point rows " << m.n_point_pair);
     REQUIRE(active > 0);
+    if (m.n_body_pair > 0) REQUIRE(body > 0);
     Flat flat;
     PbfdStepConst<double> c = flat.view(in);
+    flat.poses_n(ws.kin_n, c);
     c.mass_scale = ls;
     c.theta_n = in.theta_n.data();  // armature and damping read theta_n, theta_{n-1}
     c.theta_nm1 = th_nm1[k].data();
@@ -268,7 +286,7 @@ TEST_CASE("pbfd team residual equals the reference: box, capsule and sphere geom
   spec.geoms.push_back(tilted);
   sc.model = Model::finalize(spec);
   REQUIRE(sc.model.n_body_pair == 0);
-  REQUIRE(team_unsupported(sc.model) == nullptr);
+  REQUIRE(team_unsupported(sc.model).empty());
   std::mt19937 rng(21);
   std::uniform_real_distribution<double> U(-0.6, 0.6);
   std::vector<VecX> th_n, th_nm1, th;
@@ -330,6 +348,147 @@ double fd_error(const ModelView<double>& mv, const PbfdStepConst<double>& c, con
 }
 
 }  // namespace
+
+// Body pairs (Model "body pairs": spheres and capsules on two links, or a link and a world geom):
+// the team form finds their contacts itself (core segments) and adds J^T K J of J = J_a - J_b densely.
+
+namespace {
+
+// tree_all_joints with a sphere or capsule on every link and a world capsule, colliding only with
+// each other (contype 2; no plane): every pair of non-adjacent links, in each type order.
+Scene body_pair_scene(const std::vector<std::string>& ov) {
+  Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/tests/data/tree_all_joints.yaml", ov);
+  ModelSpec spec;
+  spec.links = sc.model.link_specs();
+  spec.gravity = sc.model.gravity;
+  for (int j = -1; j < sc.model.n_link; ++j) {
+    GeomSpec g;
+    g.link = j;
+    g.type = j % 2 == 0 ? GeomType::Sphere : GeomType::Capsule;
+    g.pos = j < 0 ? Vec3(0.1, 0, 0.35) : Vec3(0.05, -0.02 * j, 0.03);
+    g.R = Eigen::AngleAxisd(0.4 + 0.3 * j, Vec3(1, 2, -1).normalized()).toRotationMatrix();
+    g.size = Vec3(0.12, 0.15, 0);
+    g.contype = g.conaffinity = 2;
+    spec.geoms.push_back(g);
+  }
+  sc.model = Model::finalize(spec);
+  return sc;
+}
+
+// The (type a, type b) pairs of the reference's contacts in penetration between two bodies at th.
+std::set<std::pair<int, int>> body_contact_types(const Model& m, const VecX& th) {
+  PbdWorkspace ws(m);
+  forward_kinematics(m, th, ws.kin);
+  update_contacts(m, th, ws);
+  std::set<std::pair<int, int>> types;
+  for (int i = 0; i < ws.cs.n_con; ++i) {
+    const Contact& c = ws.cs.con[size_t(i)];
+    if (c.depth > 0 && m.geom_type[c.geom_b] != GeomType::Plane)
+      types.insert({int(m.geom_type[c.geom_a]), int(m.geom_type[c.geom_b])});
+  }
+  return types;
+}
+
+// Seeded random states of sc with a body contact each (theta_n, theta_{n-1} nearby: slip), until
+// n states are found and every type pair of `want` has been seen.
+void body_contact_states(const Scene& sc, int n, const std::set<std::pair<int, int>>& want, const VecX& lo,
+                         const VecX& hi, std::vector<VecX>& th_n, std::vector<VecX>& th_nm1, std::vector<VecX>& th) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> U(0, 1);
+  std::set<std::pair<int, int>> seen;
+  for (int tries = 0; tries < 2000 && (int(th.size()) < n || seen.size() < want.size()); ++tries) {
+    VecX q(sc.model.n_q);
+    for (int i = 0; i < q.size(); ++i) q[i] = lo[i] + (hi[i] - lo[i]) * U(rng);
+    const auto types = body_contact_types(sc.model, q);
+    bool fresh = false;
+    for (const auto& t : types) fresh = fresh || (want.count(t) && seen.insert(t).second);
+    if (types.empty() || (int(th.size()) >= n && !fresh)) continue;
+    th.push_back(q);
+    th_n.push_back(q + 0.004 * VecX::LinSpaced(q.size(), -1, 1.5));
+    th_nm1.push_back(q + 0.01 * VecX::LinSpaced(q.size(), 1, -0.5));
+  }
+  CHECK(seen == want);
+  REQUIRE(int(th.size()) >= n);
+}
+
+}  // namespace
+
+TEST_CASE("pbfd team residual equals the reference: sphere and capsule pairs between links and the world",
+          "[team][pbfd][body]") {
+  // every body pair type of the tasks (sphere-sphere, sphere-capsule either order, capsule-capsule)
+  // and a world capsule, friction on (turning normals): r and J_r as the reference's collide() path
+  const Scene sc = body_pair_scene({"contact.c_par=1e5", "contact.c_perp=1e5"});
+  REQUIRE(sc.model.n_body_pair > 10);
+  REQUIRE(sc.model.n_point_pair == 0);
+  REQUIRE(team_unsupported(sc.model).empty());
+  const int S = int(GeomType::Sphere), C = int(GeomType::Capsule);
+  std::vector<VecX> th_n, th_nm1, th;
+  VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
+  lo.head(3) << -0.2, -0.2, -0.6;  // the base near the world capsule
+  hi.head(3) << 0.2, 0.2, -0.2;
+  body_contact_states(sc, 4, {{S, S}, {S, C}, {C, S}, {C, C}}, lo, hi, th_n, th_nm1, th);
+  compare(sc, th_n, th_nm1, th, 1.0);
+  compare(sc, th_n, th_nm1, th, 1.5);
+  std::vector<double> ls(sc.model.n_link);
+  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.6 + 0.21 * j;
+  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+}
+
+TEST_CASE("pbfd team residual equals the reference: gymnasium hopper with its leg folded into itself",
+          "[team][pbfd][body]") {
+  // the hopper task's three capsule-capsule pairs (leg / foot against torso, foot against thigh):
+  // states with the knee folded so that the foot's capsule enters the thigh's
+  const Scene sc = load_scene("gymnasium:hopper.xml", {"integrator.type=pbfd", "contact.c_par=1e5"});
+  REQUIRE(sc.model.n_body_pair == 3);
+  REQUIRE(team_unsupported(sc.model).empty());
+  const int C = int(GeomType::Capsule);
+  std::vector<VecX> th_n, th_nm1, th;
+  VecX lo(6), hi(6);
+  lo << -0.1, 0.0, -0.3, -2.6, -2.6, -0.8;
+  hi << 0.1, 0.3, 0.3, 0.0, 0.0, 0.8;
+  body_contact_states(sc, 3, {{C, C}}, lo, hi, th_n, th_nm1, th);
+  compare(sc, th_n, th_nm1, th, 1.0);
+}
+
+TEST_CASE("pbfd team residual: the body-pair Jacobian block equals central differences", "[team][pbfd][body]") {
+  // spheres only (a sphere's core is its centre, a material point: the reference's J_r is exact
+  // there, friction and turning normal included), so J_r must equal the differences of r
+  Scene sc = body_pair_scene({"contact.c_par=3e4", "contact.c_perp=1e5"});
+  ModelSpec spec;
+  spec.links = sc.model.link_specs();
+  spec.gravity = sc.model.gravity;
+  for (int j = 0; j < sc.model.n_link; ++j) {
+    GeomSpec g;
+    g.link = j;
+    g.pos = Vec3(0.05, -0.02 * j, 0.03);
+    g.size = Vec3(0.14, 0, 0);
+    g.contype = g.conaffinity = 2;
+    spec.geoms.push_back(g);
+  }
+  sc.model = Model::finalize(spec);
+  REQUIRE(sc.model.n_body_pair > 5);
+  const int S = int(GeomType::Sphere);
+  std::vector<VecX> th_n, th_nm1, th;
+  const VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
+  body_contact_states(sc, 3, {{S, S}}, lo, hi, th_n, th_nm1, th);
+  const ModelArrays<double> arrays(sc.model);
+  const ModelView<double> mv = arrays.view();
+  PbdWorkspace ws(sc.model);
+  for (size_t k = 0; k < th.size(); ++k) {
+    for (const double beta : {1.0, 1.5}) {
+      ContactParams cp = sc.settings.contact;
+      cp.beta = beta;
+      const VecX tau = VecX::LinSpaced(sc.model.n_q, -0.3, 0.4);
+      const PbdStepInput in = make_step_input(sc.model, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws);
+      Flat flat;
+      PbfdStepConst<double> c = flat.view(in);
+      flat.poses_n(ws.kin_n, c);
+      const double err = fd_error(mv, c, th_n[k], th_nm1[k], th[k], 1e-6);
+      INFO("state " << k << " beta " << beta);
+      CHECK(err < 1e-6);
+    }
+  }
+}
 
 TEST_CASE("pbfd team residual: armature, damping, spring and joint limit of a 1-DOF hinge by hand", "[team][pbfd][dof]") {
   // one hinge about the vertical z axis carrying a point mass m at (l, 0, 0): gravity does no work,
