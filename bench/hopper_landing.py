@@ -202,6 +202,8 @@ def plot(rows, path: Path, meta) -> None:
     fields = [("z", "torso z [m]"), ("pitch", "pitch [rad]"), ("pitch_rate", "pitch rate [rad/s]"),
               ("L_y", "L_y about COM [kg m^2/s]"), ("f_t", "foot tangential force [N]"),
               ("f_n", "foot normal force [N]"), ("foot_vx", "foot x velocity [m/s]"), ("depth", "penetration [m]")]
+    if not any(r["policy"] in ("rl4_soft", "rl5_soft_s6") for r in rows):
+        return  # the figure compares those two (other --policy runs: CSVs only)
     fig, axs = plt.subplots(len(fields), 1, figsize=(9, 14), sharex=True)
     styles = {("rl4_soft", "shipped"): "C0-", ("rl4_soft", "elliptic"): "C0:",
               ("rl5_soft_s6", "shipped"): "C3-", ("rl5_soft_s6", "elliptic"): "C3:",
@@ -231,10 +233,13 @@ def plot(rows, path: Path, meta) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--policy", nargs="*", default=None, metavar="LABEL=FILE",
+                   help="policies to run (default: rl4_soft and rl5_soft_s6 from bench/results)")
     p.add_argument("--out", default=str(common.RESULTS / "hopper_landing.csv"))
     args = p.parse_args()
+    policies = dict(x.split("=", 1) for x in args.policy) if args.policy else POLICIES
     rows = []
-    for label, f in POLICIES.items():
+    for label, f in policies.items():
         for seed in args.seeds:
             for variant in ("shipped", "elliptic"):
                 rows += run(common.RESULTS / f, variant, seed, label)
