@@ -241,6 +241,8 @@ def keep(paths, labels, training, meta, folder: Path, note: str) -> None:
         for opt in ("seed", "lr", "wall_budget", "init"):  # the run's non-default options (older runs lack some)
             if cfg.get(opt) not in (None, 0, 0.0, 3e-4):
                 sets += f" --{opt.replace('_', '-')} {cfg[opt]}"
+        if cfg.get("takeoff_prob"):  # take-off kicks (fifth session)
+            sets += "".join(f" --takeoff-{o} {cfg['takeoff_' + o]}" for o in ("prob", "spin", "lift", "speed"))
         sets += f" --out {cfg['out']}" + (" --snapshots" if cfg.get("snapshots") else "")
         (folder / f"{stem}_curve.meta.json").write_text(json.dumps(dict(
             file=f"{stem}_curve.csv", command=f"PYTHONPATH=build/python nice -n 10 python3 -m bigstep.examples.ppo "

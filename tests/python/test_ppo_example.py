@@ -86,3 +86,37 @@ def test_init_continues_a_saved_policy_and_wall_budget_stops_annealed(ppo, tmp_p
     assert torch.allclose(a["model"]["obs_mean"], b["model"]["obs_mean"], atol=0.5)
     with pytest.raises(ValueError, match="hidden"):
         ppo.main(tiny + ["--total-steps", "128", "--hidden", "32", "--init", first, "--out", str(tmp_path / "c")])
+
+
+def test_takeoff_kick_fires_once_per_push_off_and_kicks_only_pitch_rate_and_lift(ppo, bigstep_py):
+    """TakeoffKick: an env whose qvel[1] rises through the speed gets qvel[2] -= spin, qvel[1] += lift
+    (fixed mode), its qpos and other velocities kept and its observation recomputed; an env that ended
+    this step (auto-reset) or did not rise is untouched; staying above the speed does not fire again."""
+    venv = bigstep_py.make_vec("hopper", num_envs=3, backend="cpu", seed=3)
+    obs, _ = venv.reset(seed=3)
+    c = venv.core
+    kick = ppo.TakeoffKick(venv, 1.0, 1.0, 0.8, 0.25, np.random.default_rng(0), fixed=True)
+    for k in (0, 1):  # both rise through 1 m/s; env 1's episode "ended"
+        qv = c.qvel[k].copy()
+        qv[1] = 1.5
+        c.set_state(k, c.qpos[k].copy(), qv)
+    q0, v0, o0 = c.qpos.copy(), c.qvel.copy(), c.obs.copy()
+    done = np.array([False, True, False])
+    assert kick(obs, done) == 1
+    np.testing.assert_array_equal(c.qpos, q0)
+    want = v0.copy()
+    want[0, 2] -= 0.8
+    want[0, 1] += 0.25
+    np.testing.assert_allclose(c.qvel, want, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(c.obs[1:], o0[1:])
+    # the observation is qpos[1:], clip(qvel, -10, 10): the pitch rate entry moved by the kick
+    assert obs[0, 5 + 2] == pytest.approx(o0[0, 5 + 2] - 0.8, abs=1e-12)
+    assert kick(obs, np.zeros(3, bool)) == 0  # still above the speed: no new push-off
+    # random mode: the kick is U(0, spin) and prob 0 never fires
+    never = ppo.TakeoffKick(venv, 0.0, 1.0, 0.8, 0.25, np.random.default_rng(0))
+    qv = c.qvel[2].copy()
+    qv[1] = 1.5
+    c.set_state(2, c.qpos[2].copy(), qv)
+    assert never(obs, np.zeros(3, bool)) == 0
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--takeoff-prob", "1.5"])

@@ -18,6 +18,15 @@ Observations are normalised by a running mean / variance (saved in policy.pt wit
 :func:`load_policy` applies the identical transform); rewards are scaled by the running std of the
 discounted return (training only). Time-limit truncations bootstrap from V(final observation).
 
+Take-off kicks (--takeoff-prob > 0, planar hopper / walker2d: qpos[1] the root height, qpos[2] its
+pitch): at the step whose end has the root's vertical velocity qvel[1] rise through --takeoff-speed
+(the push-off of a hop), with probability --takeoff-prob the env's pitch rate gets a backward kick
+qvel[2] -= U(0, --takeoff-spin) and its vertical velocity qvel[1] += U(0, --takeoff-lift)
+(VecEnv.set_state, the rest of the state unchanged). Why: MuJoCo Hopper-v5's soft pyramidal cone with
+the foot's friction 2 lengthens the stance by 40-60 ms and sends the hopper off with 2-4x the
+backward angular momentum of its elliptic cone or of bigstep (bench/hopper_landing.py); a policy
+that cannot recover from that spin in flight pitches past the health limit before it lands.
+
 The env is ``bigstep.make_vec(task, num_envs, integrator=..., dt=..., seed=...)``: one physics step
 per control step; observations reach torch through DLPack (``torch.from_dlpack`` of the persistent
 numpy buffer, no copy) and are copied once when cast to float32.
@@ -143,8 +152,51 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--init", default=None, metavar="POLICY_PT",
                    help="start from a saved policy.pt (weights, log std, observation statistics), e.g. to fine-tune it "
                         "under new randomisation; the optimiser and reward scaling start afresh")
+    p.add_argument("--takeoff-prob", type=float, default=0.0,
+                   help="probability of a take-off kick per hop (planar tasks; see the module doc; 0 = off)")
+    p.add_argument("--takeoff-speed", type=float, default=1.8,
+                   help="a hop's push-off: the step whose end has qvel[1] rise through this [m/s]")
+    p.add_argument("--takeoff-spin", type=float, default=2.5, help="backward pitch-rate kick U(0, spin) [rad/s]")
+    p.add_argument("--takeoff-lift", type=float, default=0.3, help="upward velocity kick U(0, lift) [m/s]")
     p.add_argument("--out", default=os.path.join("out", "ppo"), help="writes <out>/<task>/")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    if not 0.0 <= a.takeoff_prob <= 1.0:
+        p.error(f"--takeoff-prob = {a.takeoff_prob}: must be in [0, 1]")
+    if a.takeoff_spin < 0 or a.takeoff_lift < 0:
+        p.error(f"--takeoff-spin = {a.takeoff_spin}, --takeoff-lift = {a.takeoff_lift}: must be >= 0")
+    return a
+
+
+class TakeoffKick:
+    """Take-off kicks on a bigstep VectorEnv (module doc): call after each step with its obs and done.
+    rng: the kicks' own stream, so a run is reproducible from its seed. fixed: every kick is exactly
+    (spin, lift) instead of U(0, spin), U(0, lift) (evaluation, bench/hopper_takeoff.py)."""
+
+    def __init__(self, venv, prob: float, speed: float, spin: float, lift: float, rng: np.random.Generator,
+                 fixed: bool = False):
+        if venv.core.qpos.shape[1] < 3:
+            raise ValueError("take-off kicks need a planar task (qpos[1] height, qpos[2] pitch): hopper, walker2d")
+        self.venv, self.prob, self.speed, self.spin, self.lift, self.rng = venv, prob, speed, spin, lift, rng
+        self.fixed = fixed
+        self.prev_vz = venv.core.qvel[:, 1].copy()
+
+    def __call__(self, obs: np.ndarray, done: np.ndarray) -> int:
+        c = self.venv.core
+        vz = c.qvel[:, 1]
+        # an ended env already holds its next episode's first state (auto-reset): no kick
+        rise = ~done & (self.prev_vz < self.speed) & (vz >= self.speed)
+        draw = self.rng.random((len(vz), 3))  # drawn for every env, so the stream does not depend on who rises
+        fire = np.flatnonzero(rise & (draw[:, 0] < self.prob))
+        if self.fixed:
+            draw[:, 1:] = 1.0
+        for k in fire:
+            qv = c.qvel[k].copy()
+            qv[2] -= self.spin * draw[k, 1]
+            qv[1] += self.lift * draw[k, 2]
+            c.set_state(int(k), c.qpos[k].copy(), qv)
+            obs[k] = c.obs[k]
+        self.prev_vz = c.qvel[:, 1].copy()
+        return len(fire)
 
 
 def gae(rew, val, next_val, term, done, gamma, lam):
@@ -220,6 +272,8 @@ def train(args: argparse.Namespace) -> str:
         net.obs_var.copy_(torch.from_numpy(obs_rms.var))
 
     obs, _ = venv.reset(seed=args.seed)
+    kick = (TakeoffKick(venv, args.takeoff_prob, args.takeoff_speed, args.takeoff_spin, args.takeoff_lift,
+                        np.random.default_rng([args.seed, 0x6B69636B])) if args.takeoff_prob > 0 else None)
     if not args.init:
         obs_rms.update(obs)
         sync_obs_stats()
@@ -246,6 +300,8 @@ def train(args: argparse.Namespace) -> str:
                 buf_obs[t], buf_act[t], buf_logp[t], buf_val[t] = x, a, d.log_prob(a).sum(-1), net.value(x)
             obs, rew, term, trunc, info = venv.step(np.clip(a.double().numpy(), low, high))
             done = term | trunc
+            if kick is not None:
+                kick(obs, done)
             # episode bookkeeping on the raw reward
             ep_ret += rew
             ep_len += 1
