@@ -275,6 +275,9 @@ TEST_CASE("foot_trot: settle_time blends a landed leg from the actual torso pose
   const Scene sc = trot({"control.reference.type=walk", "control.reference.walk.foot_space=true",
                          "control.reference.walk.world_swing=true", "control.reference.walk.settle_time=0.1"});
   REQUIRE(sc.controller.reference_state);
+  CHECK_THROWS_WITH(trot({"control.reference.type=walk", "control.reference.walk.foot_space=true",
+                          "control.reference.walk.settle_time=-0.1"}),
+                    Catch::Contains("settle_time") && Catch::Contains("-0.1"));
   const Model& m = sc.model;
   const ReferenceSpec& rs = sc.reference;
   const int b = rs.foot.base;
