@@ -106,6 +106,7 @@ ReferenceSpec parse_walk(Cfg& ref, ReferenceSpec rs) {
   rs.foot_space = w.flag("foot_space");
   rs.step_height = w.num("step_height");
   rs.world_swing = w.flag("world_swing");
+  rs.settle_time = w.num("settle_time");
   w.finish();
   return rs;
 }

@@ -220,13 +220,19 @@ Vec3 euler_body_rate(double b, double c, double ad, double bd, double cd) {
   return Rx.transpose() * (Ry.transpose() * Vec3::UnitZ() * ad + Vec3::UnitY() * bd) + Vec3::UnitX() * cd;
 }
 
-// one leg's angles and rates for a foot at p with velocity pd (torso frame) into th, thd
-void leg_to_joints(const FootLeg& L, const Vec3& p, const Vec3& pd, VecX& th, VecX& thd) {
-  std::array<double, 3> q;
+// one leg's angles q and rates qd = J^-1 pd for a foot at p with velocity pd (torso frame)
+void leg_ik_rates(const FootLeg& L, const Vec3& p, const Vec3& pd, std::array<double, 3>& q, Vec3& qd) {
   foot_leg_ik(L, p, q);
   Mat3 J;
   foot_leg_position(L, q, &J);
-  const Vec3 qd = J.partialPivLu().solve(pd);
+  qd = J.partialPivLu().solve(pd);
+}
+
+// the same into th, thd
+void leg_to_joints(const FootLeg& L, const Vec3& p, const Vec3& pd, VecX& th, VecX& thd) {
+  std::array<double, 3> q;
+  Vec3 qd;
+  leg_ik_rates(L, p, pd, q, qd);
   for (int r = 0; r < 3; ++r) {
     th[L.dof[size_t(r)]] = q[size_t(r)];
     thd[L.dof[size_t(r)]] = qd[r];
@@ -249,16 +255,39 @@ void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t
     d += ft.w_t[size_t(k)] * (th[b + k] - theta[b + k]);
     dd += ft.w_t[size_t(k)] * (thd[b + k] - v[b + k]);
   }
+  // a torso-frame foot (p, pd) of the plan mapped into the actual torso pose:
+  // p_A = R^T (d + R0 p), p_A_dot = R^T (dd + R0 pd) - om x p_A
+  auto to_actual = [&](const Vec3& p, const Vec3& pd, Vec3& pa, Vec3& pad) {
+    pa = R.transpose() * (d + ft.R0 * p);
+    pad = R.transpose() * (dd + ft.R0 * pd) - om.cross(pa);
+  };
   for (int l = 0; l < int(ft.legs.size()); ++l) {
-    Vec3 p, pd;
+    const FootLeg& L = ft.legs[size_t(l)];
+    Vec3 p, pd, pa, pad;
     bool stance;
     foot_trot_foot(ft, gait, l, t_mode, p, pd, stance);
-    if (stance) continue;
+    if (stance) {
+      // settle (gait.settle): time into the stance at t (the phase at t_mode says stance)
+      const double ph = t / gait.period + gait.phase[size_t(l)], tau = (ph - std::floor(ph)) * gait.period;
+      if (!(gait.settle > 0) || tau >= gait.settle || tau >= gait.duty * gait.period) continue;
+      const double x = tau / gait.settle, w = 1 - x * x * x * (10 + x * (-15 + 6 * x));
+      const double wd = -30 * x * x * (1 - x) * (1 - x) / gait.settle;
+      foot_trot_foot(ft, gait, l, t, p, pd, stance);
+      to_actual(p, pd, pa, pad);
+      std::array<double, 3> q;
+      Vec3 qd;
+      leg_ik_rates(L, pa, pad, q, qd);
+      for (int r = 0; r < 3; ++r) {
+        const int k = L.dof[size_t(r)];
+        const double dq = q[size_t(r)] - th[k];
+        th[k] += w * dq;
+        thd[k] += w * (qd[r] - thd[k]) + wd * dq;
+      }
+      continue;
+    }
     foot_trot_foot(ft, gait, l, t, p, pd, stance);
-    // p_A = R^T (d + R0 p), p_A_dot = R^T (dd + R0 pd) - om x p_A
-    const Vec3 pa = R.transpose() * (d + ft.R0 * p);
-    const Vec3 pad = R.transpose() * (dd + ft.R0 * pd) - om.cross(pa);
-    leg_to_joints(ft.legs[size_t(l)], pa, pad, th, thd);
+    to_actual(p, pd, pa, pad);
+    leg_to_joints(L, pa, pad, th, thd);
   }
 }
 

@@ -75,6 +75,9 @@ bool foot_leg_ik(const FootLeg& g, const Vec3& p, std::array<double, 3>& q);
 struct FootTrotGait {
   double period = 0.6, duty = 0.75, stride = 0.15, step_height = 0.04, ramp = 0.3;
   std::vector<double> phase;
+  /// walk.settle_time [s]: a landed leg's stance angles blend from the actual torso pose to the
+  /// planned one over this time after touchdown (foot_trot_eval_state); 0: planned pose at once.
+  double settle = 0;
   double speed() const { return stride / (duty * period); }  ///< v [m/s]
   /// The torso starts moving (its ramp begins) at the latest mid-stance of the stances under way
   /// at t = 0, so that every foothold is X(t_mid) (the initial feet: X = 0) and the torso passes
@@ -95,6 +98,11 @@ void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX
 /// actual torso pose (base DOFs of theta: translations along w_t, Euler angles rz, ry, rx) moving at
 /// v. t_mode (usually t) picks stance or swing, so that the plan at t and t + dt of one control step
 /// use the same mode (a switch between the two would put a step into their rate difference).
+/// gait.settle > 0: a leg tau = s P into its stance (s the gait phase at t_mode) with tau < settle
+/// gets q = q_P + w (q_A - q_P), q_A the angles that put its foothold where it is from the actual
+/// torso pose, q_P those of the planned pose, w = 1 - h(tau / settle) (h the quintic smoothstep),
+/// and the rates blended likewise plus w_dot (q_A - q_P): the landing pair's targets continue
+/// the swing IK's instead of jumping to the planned torso pose (issue 16, bench/README.md "Settle").
 void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t, double t_mode, const VecX& theta,
                           const VecX& v, VecX& th, VecX& thd);
 

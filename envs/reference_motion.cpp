@@ -192,7 +192,10 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
                         "must be finite and >= 0");
       BIGSTEP_CHECK_ARG(s_.foot.legs.size() == s_.legs.size(), mk + "foot_space", s_.foot.legs.size(),
                         "needs the legs' geometry from the Model (foot_trot_setup)");
+      BIGSTEP_CHECK_ARG(std::isfinite(s_.settle_time) && s_.settle_time >= 0, mk + "settle_time", s_.settle_time,
+                        "must be >= 0");
       gait_ = FootTrotGait{s_.period, s_.duty, s_.stride, s_.step_height, s_.ramp, {}};
+      gait_.settle = s_.settle_time;
       for (const LegJoints& leg : s_.legs) gait_.phase.push_back(leg.phase);
     }
     const double d = s_.duty, sw = 0.5 * (1 - d);

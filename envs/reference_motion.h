@@ -70,6 +70,7 @@ struct ReferenceSpec {
   bool foot_space = false;
   double step_height = 0.04;      ///< [m] swing apex above the ground (foot_space)
   bool world_swing = false;       ///< foot_space: the ID controllers' plan maps swing feet into the actual torso pose
+  double settle_time = 0;         ///< [s] world_swing: landed legs' angles blend from the actual to the planned torso pose
   FootTrot foot;
   // move: theta_bar = stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), u = (t -
   // start) / duration clamped to [0, 1], s the quintic smoothstep 10u^3 - 15u^4 + 6u^5 (zero

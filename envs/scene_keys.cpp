@@ -157,6 +157,9 @@ std::vector<SceneKey> build_table() {
   key("control.reference.walk.world_swing", "bool", "false",
       "foot_space, ID controllers: each step the swing legs' IK puts the feet on their planned world path "
       "from the torso's actual pose (envs/foot_trot.h foot_trot_eval_state); stance legs keep the planned pose");
+  key("control.reference.walk.settle_time", "number", "0",
+      "world_swing: over this time after touchdown [s] a landed leg's angles blend from the swing IK's (actual "
+      "torso pose) to the planned pose's (envs/foot_trot.h foot_trot_eval_state); 0: at once");
   key("control.reference.move", "map", "(defaults)",
       "move: stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), s the quintic smoothstep of "
       "u = (t - start) / duration in [0, 1]");

@@ -33,6 +33,16 @@ int foot_geom(const Model& m, int link) {
   return -1;
 }
 
+// the state (theta, v) with every DOF outside the floating base's six (from b) replaced by the
+// leg plan (ths, thds): the actual base carrying the returned joint angles and rates
+void actual_base_with_legs(int b, const VecX& theta, const VecX& v, const VecX& ths, const VecX& thds, VecX& tha,
+                           VecX& va) {
+  tha = ths;
+  va = thds;
+  tha.segment(b, 6) = theta.segment(b, 6);
+  va.segment(b, 6) = v.segment(b, 6);
+}
+
 }  // namespace
 
 TEST_CASE("id_lcp_mu: bounded torques on the joint-space trot at mu = 100", "[id_foot_trot]") {
@@ -228,12 +238,8 @@ TEST_CASE("foot_trot: world_swing puts swing feet on the planned world path from
       v[b + 3 + k] += 0.3 * U(rng);
     }
     sc.controller.reference_state(t, t, theta, v, ths, thds);
-    VecX tha = theta, va = v;  // the actual base with the returned leg plan
-    for (int k = 0; k < m.n_q; ++k)
-      if (k < b || k >= b + 6) {
-        tha[k] = ths[k];
-        va[k] = thds[k];
-      }
+    VecX tha, va;  // the actual base with the returned leg plan
+    actual_base_with_legs(b, theta, v, ths, thds, tha, va);
     forward_kinematics(m, th, kp);
     forward_kinematics(m, tha, ka);
     for (size_t l = 0; l < rs.legs.size(); ++l) {
@@ -257,6 +263,87 @@ TEST_CASE("foot_trot: world_swing puts swing feet on the planned world path from
     }
   }
   CHECK(n_swing > 5);
+}
+
+TEST_CASE("foot_trot: settle_time blends a landed leg from the actual torso pose to the planned one",
+          "[id_foot_trot]") {
+  // walk.settle_time = 0.1 at a torso pose and velocity off the plan (FL and RR land at t = 0.6):
+  // at touchdown the landed legs' angles put their feet on the planned footholds from the actual
+  // pose (w = 1, continuous with world_swing's swing IK) at zero world velocity; at tau >= settle
+  // they are foot_trot_eval's (w = 0); inside the window the rates are the time derivative of the
+  // angles along the state's motion (central difference, w_dot (q_A - q_P) included).
+  const Scene sc = trot({"control.reference.type=walk", "control.reference.walk.foot_space=true",
+                         "control.reference.walk.world_swing=true", "control.reference.walk.settle_time=0.1"});
+  REQUIRE(sc.controller.reference_state);
+  CHECK_THROWS_WITH(trot({"control.reference.type=walk", "control.reference.walk.foot_space=true",
+                          "control.reference.walk.settle_time=-0.1"}),
+                    Catch::Contains("settle_time") && Catch::Contains("-0.1"));
+  const Model& m = sc.model;
+  const ReferenceSpec& rs = sc.reference;
+  const int b = rs.foot.base;
+  const auto off_plan = [&](double t, VecX& theta, VecX& v) {
+    VecX th, thd;
+    sc.pd.reference(t, th, thd);
+    theta = th;
+    v = thd;
+    for (int k = 0; k < 3; ++k) {
+      theta[b + k] += 0.004 * (k + 1);
+      theta[b + 3 + k] += 0.02 * (k - 1.5);
+      v[b + k] += 0.05 * (1 - k);
+      v[b + 3 + k] += 0.2 * (k - 1);
+    }
+  };
+  Kinematics kp(m), ka(m);
+  MatX Ja(3, m.n_q);
+  const std::vector<int> landed = {0, 3};  // legs of phase 0: FL, RR
+  // touchdown: the planned world foothold from the actual pose, at rest
+  {
+    const double t = 0.6;
+    VecX theta, v, th, thd, ths, thds;
+    off_plan(t, theta, v);
+    sc.pd.reference(t, th, thd);
+    sc.controller.reference_state(t, t, theta, v, ths, thds);
+    VecX tha, va;  // the actual base with the returned leg plan
+    actual_base_with_legs(b, theta, v, ths, thds, tha, va);
+    forward_kinematics(m, th, kp);
+    forward_kinematics(m, tha, ka);
+    for (int l : landed) {
+      const int link = m.dof_link[size_t(rs.foot.legs[size_t(l)].dof[2])];
+      const int geom = foot_geom(m, link);
+      const Vec3 fp = point_position(kp, link, m.geom_pos[size_t(geom)]), fa = point_position(ka, link, m.geom_pos[size_t(geom)]);
+      point_jacobian(m, ka, link, fa, Ja);
+      INFO("leg " << l);
+      CHECK((fa - fp).norm() < 1e-10);
+      CHECK((Ja * va).norm() < 1e-9);
+      CHECK((ths - th).cwiseAbs().maxCoeff() > 1e-3);  // the pose offset is seen
+    }
+  }
+  // after the window: the planned pose's angles
+  {
+    const double t = 0.6 + 0.1 + 1e-3;
+    VecX theta, v, th, thd, ths, thds;
+    off_plan(t, theta, v);
+    sc.pd.reference(t, th, thd);
+    sc.controller.reference_state(t, t, theta, v, ths, thds);
+    for (int l : landed)
+      for (int r = 0; r < 3; ++r) CHECK(ths[rs.foot.legs[size_t(l)].dof[size_t(r)]] == th[rs.foot.legs[size_t(l)].dof[size_t(r)]]);
+  }
+  // inside: rates = d/dt of the angles along (t, theta + t v)
+  for (double t : {0.62, 0.65, 0.68}) {
+    const double h = 1e-6;
+    VecX theta, v, ths, thds, thp, thdp, thm, thdm;
+    off_plan(t, theta, v);
+    sc.controller.reference_state(t, t, theta, v, ths, thds);
+    const VecX thetap = theta + h * v, thetam = theta - h * v;
+    sc.controller.reference_state(t + h, t, thetap, v, thp, thdp);
+    sc.controller.reference_state(t - h, t, thetam, v, thm, thdm);
+    for (int l : landed)
+      for (int r = 0; r < 3; ++r) {
+        const int k = rs.foot.legs[size_t(l)].dof[size_t(r)];
+        INFO("t " << t << " leg " << l << " dof " << k);
+        CHECK(std::abs((thp[k] - thm[k]) / (2 * h) - thds[k]) < 1e-5 * (1 + std::abs(thds[k])));
+      }
+  }
 }
 
 TEST_CASE("foot_trot: the ID(t_i) LCP controllers walk through the touchdowns on the plan's contact set",

@@ -116,6 +116,7 @@ std::map<std::string, Probe> probes() {
       {"control.reference.walk.foot_space", {walk, [](const Scene& s) { return Value(s.reference.foot_space ? 1.0 : 0.0); }}},
       {"control.reference.walk.step_height", {walk, [](const Scene& s) { return Value(s.reference.step_height); }}},
       {"control.reference.walk.world_swing", {walk, [](const Scene& s) { return Value(s.reference.world_swing ? 1.0 : 0.0); }}},
+      {"control.reference.walk.settle_time", {walk, [](const Scene& s) { return Value(s.reference.settle_time); }}},
       {"integrator.type", {{}, [](const Scene& s) { return Value(s.integrator); }}},
       {"integrator.optimizer", {{}, [](const Scene& s) { return Value(std::string(optimizer_name(s.settings.optimizer))); }}},
       {"integrator.dt", {{}, [](const Scene& s) { return Value(s.settings.dt); }}},
