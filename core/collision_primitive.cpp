@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/collision.h"
+#include "core/segment_closest.h"
 
 namespace bigstep {
 
@@ -105,9 +106,9 @@ int collide_capsule_capsule(const GeomFrame& a, const GeomFrame& b, double margi
   const double sin2 = 1 - cab * cab;
   // axes parallel (angle below ~1e-6 rad): the closest points form an interval, or are ends
   if (sin2 < 1e-12) {
-    // b's segment along a's axis, s = ua . (x - a.p): the interval [s_lo, s_hi]
-    const double s_mid = -c, s_half = hb * std::abs(cab);
-    const double lo = std::max(-ha, s_mid - s_half), hi = std::min(ha, s_mid + s_half);
+    // the overlap [lo, hi] of b's segment with a's along a's axis (core/segment_closest.h)
+    double s_mid, lo, hi;
+    segment_overlap(cab, c, ha, hb, s_mid, lo, hi);
     // offset of b's axis from a's, perpendicular to both; a coaxial pair takes any perpendicular
     const Vec3 off = -r + c * ua;
     const Vec3 n_fallback = off.norm() > 1e-12 ? Vec3(-off.normalized()) : any_perpendicular(ua);
@@ -126,15 +127,9 @@ int collide_capsule_capsule(const GeomFrame& a, const GeomFrame& b, double margi
     const Vec3 xa = a.p + s_a * ua;
     return sphere_sphere(xa, ra, closest_on_segment(b.p, ub, hb, xa), rb, n_fallback, margin, con);
   }
-  // general position: minimise |a.p + s ua - b.p - t ub|^2 over the box |s| <= ha, |t| <= hb.
-  // Unconstrained s first; then t from s, clamped; if t was clamped, s again from t (Ericson,
-  // Real-Time Collision Detection §5.1.9: correct because the objective is convex)
-  double s = std::clamp((cab * f - c) / sin2, -ha, ha);
-  double t = cab * s + f;
-  if (t < -hb || t > hb) {
-    t = std::clamp(t, -hb, hb);
-    s = std::clamp(cab * t - c, -ha, ha);
-  }
+  // general position: the closest points a.p + s ua, b.p + t ub (core/segment_closest.h)
+  double s, t;
+  segment_closest(cab, c, f, sin2, ha, hb, s, t);
   // crossing axes (closest points coincide): the normal is the common perpendicular
   Vec3 n_fallback = ua.cross(ub).normalized();
   if (n_fallback.dot(r) < 0) n_fallback = -n_fallback;

@@ -11,6 +11,7 @@
 // J = J_a - J_b, coupling both links' paths, is added to J_r densely, as the reference does.
 #pragma once
 #include "core/model_view.h"
+#include "core/segment_closest.h"
 #include "solvers/team_reduce.h"
 
 // The body-pair code (team_detail::body_pair_*) is its own call on the device: why -- inlined into the
@@ -154,7 +155,6 @@ template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M
 
 // ---- body pairs (Model "body pairs"): contacts as collide() finds them (collision_primitive.cpp) ----
 
-template <class S> BIGSTEP_HD S clamp_to(S x, S lo, S hi) { return x < lo ? lo : (hi < x ? hi : x); }
 template <class S> BIGSTEP_HD hd::V3<S> unit(hd::V3<S> v) {
   const S l = hd::norm(v);
   return {v.x / l, v.y / l, v.z / l};
@@ -191,7 +191,6 @@ struct BodyCores {
 template <class S>
 BIGSTEP_HD BodyCores<S> body_pair_cores(const ModelView<S>& m, int q, const S* R, const S* t) {
   using V = hd::V3<S>;
-  using std::abs;
   V p[2], u[2];
   for (int g = 0; g < 2; ++g) {  // the segments in the world
     const int l = m.body_pair_link[2 * q + g];
@@ -215,8 +214,8 @@ BIGSTEP_HD BodyCores<S> body_pair_cores(const ModelView<S>& m, int q, const S* R
     if (sin2 < S(1e-12)) {
       // parallel axes: the overlap [lo, hi] along a's axis gives two candidates (a line contact),
       // none an end facing the other end
-      const S s_mid = -cr, s_half = hb * abs(cab);
-      const S lo = -ha < s_mid - s_half ? s_mid - s_half : -ha, hi = s_mid + s_half < ha ? s_mid + s_half : ha;
+      S s_mid, lo, hi;
+      segment_overlap(cab, cr, ha, hb, s_mid, lo, hi);
       const V off = cr * ua - r;
       const V nf = hd::norm(off) > S(1e-12) ? S(-1) * unit(off) : any_perpendicular(ua);
       c.nf[0] = c.nf[1] = nf;
@@ -230,14 +229,9 @@ BIGSTEP_HD BodyCores<S> body_pair_cores(const ModelView<S>& m, int q, const S* R
       c.xb[0] = closest_on_segment(p[1], ub, hb, c.xa[0]);
       if (c.n == 2) c.xb[1] = closest_on_segment(p[1], ub, hb, c.xa[1]);
     } else {
-      // general position (Ericson §5.1.9, as collide_capsule_capsule): s free, t from s, clamped,
-      // then s again from t when t was clamped
-      S sa = clamp_to((cab * f - cr) / sin2, -ha, ha);
-      S tb = cab * sa + f;
-      if (tb < -hb || tb > hb) {
-        tb = clamp_to(tb, -hb, hb);
-        sa = clamp_to(cab * tb - cr, -ha, ha);
-      }
+      // general position: as collide_capsule_capsule (core/segment_closest.h)
+      S sa, tb;
+      segment_closest(cab, cr, f, sin2, ha, hb, sa, tb);
       V nf = unit(hd::cross(ua, ub));
       if (hd::dot(nf, r) < 0) nf = S(-1) * nf;
       c.xa[0] = p[0] + sa * ua, c.xb[0] = p[1] + tb * ub, c.nf[0] = nf;
