@@ -110,6 +110,9 @@ void parse_integrator(Cfg& top, Scene& sc) {
   if (s.lbfgs_it_max <= 0) integ.fail(integ.key("lbfgs_it_max"), s.lbfgs_it_max, "must be > 0");
   s.restart = integ.flag("restart");
   s.warm_lambda = integ.flag("warm_lambda");
+  s.friction_continuation = integ.integer("friction_continuation");
+  if (s.friction_continuation < 0 || s.friction_continuation > 8)
+    integ.fail(integ.key("friction_continuation"), s.friction_continuation, "must be 0 to 8 (softened-friction stages)");
   // NMDP (nmdp.md §7): PGM variant, acceleration denominator (§3, B2), gamma carried between calls
   nm.pgm.mode = integ.choice("pgm") == "zo" ? PgmMode::Zo : PgmMode::Fo;
   nm.accel = integ.choice("accel_denominator") == "literal" ? AccelDenominator::Literal : AccelDenominator::Recommended;

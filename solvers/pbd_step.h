@@ -26,6 +26,10 @@ struct PbdSettings {
   int lbfgs_it_max = 10000;
   bool restart = true;      ///< retry once from theta_n when the predictor start fails (§5.1)
   bool warm_lambda = true;  ///< LM starts from the last converged step's lambda (lm.h LmSettings::lambda0)
+  /// PBFD JTJ-LM: softened-friction stages K of the friction continuation that runs only when the
+  /// predictor and the restart both fail: C_par 3^(-K/K), 3^(-(K-1)/K), ..., 3^(-1/K), then C_par,
+  /// from theta_n (pbd_step.cpp). 0: off (the step is flagged NOT_CONVERGED as before).
+  int friction_continuation = 4;
 };
 
 /// Validates settings against the model (throws InvalidArgument naming the field).
@@ -52,6 +56,10 @@ class PbdIntegrator final : public Integrator {
  private:
   // one optimizer attempt from theta (in/out); returns converged
   bool solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta, StepStats& st, bool warm) const;
+  // the friction continuation after a failed restart (pbd_step.cpp): whether it runs, and its stages
+  // from theta_n with C_par softened in in.cp (restored before it returns)
+  bool continuation_applies(const PbdStepInput& in, const StepStats& st) const;
+  bool solve_continued(PbdStepInput& in, PbdWorkspace& ws, const VecX& theta_n, VecX& theta, StepStats& st) const;
 
   PbdSettings s_;
 };

@@ -261,6 +261,8 @@ TEST_CASE("scene_io: out-of-range integers and unchecked settings are rejected",
   expect_error(kBase, {"integrator.it_max=1e12"}, {"integrator.it_max = 1e12"});
   // BUG: lbfgs_it_max and metrics.rest_speed / rest_time are never range-checked
   expect_error(kBase, {"integrator.lbfgs_it_max=-3"}, {"integrator.lbfgs_it_max = -3"});
+  expect_error(kBase, {"integrator.friction_continuation=-1"}, {"integrator.friction_continuation = -1", "0 to 8"});
+  expect_error(kBase, {"integrator.friction_continuation=9"}, {"integrator.friction_continuation = 9", "0 to 8"});
   expect_error(kBase, {"metrics.rest_speed=-1"}, {"metrics.rest_speed = -1"});
 }
 
