@@ -23,7 +23,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-replays", type=int, default=60)
-    ap.add_argument("--stages", type=int, nargs="*", default=[2], help="friction_continuation values replayed besides 0")
+    ap.add_argument("--stages", type=int, nargs="*", default=[4], help="friction_continuation values replayed besides 0")
     ap.add_argument("--print-fixture", action="store_true")
     a = ap.parse_args()
     from bigstep import _bigstep as B
