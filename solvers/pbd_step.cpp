@@ -160,9 +160,9 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
 // where friction is weak and J_r close to grad^2 E, and follows the solution branch to the true
 // C_par; a stage ends like any attempt (it_max iterations, cold lambda) and takes ~10 iterations
 // when the steps are small. s = 1/3 is contact.slip_speed x 3, which converged on 99 % of the
-// failing steps (bench/README.md). Finer stages than K = 4 did not rescue more: the steps still
-// failing stall in the last stage at the same r whatever K, as where the branch folds (J_r singular
-// on it) before C_par is reached; those are flagged NOT_CONVERGED as before.
+// failing steps (bench/README.md). Of 60 failing ant steps replayed cold, K = 1, 4, 8 leave 23, 8, 6
+// failing (bench/lm_stall_fixture.py); those stall in the last stage at the same r whatever K, as
+// where the branch folds (J_r singular on it) before C_par is reached, and are flagged NOT_CONVERGED.
 bool PbdIntegrator::continuation_applies(const PbdStepInput& in, const StepStats& st) const {
   return s_.friction_continuation > 0 && s_.formulation == Formulation::Pbfd && s_.optimizer == Optimizer::JtjLm &&
          in.cp.c_par != 0 && !(st.status & (STATUS_NONFINITE | STATUS_FACTOR_FAILED));
