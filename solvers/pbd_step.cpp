@@ -39,6 +39,8 @@ void validate_pbd_settings(const PbdSettings& s) {
   BIGSTEP_CHECK_ARG(s.eps_r > 0, "integrator.eps_r", s.eps_r, "must be > 0");
   BIGSTEP_CHECK_ARG(s.eps_x > 0, "integrator.eps_x", s.eps_x, "must be > 0");
   BIGSTEP_CHECK_ARG(s.it_max > 0, "integrator.it_max", s.it_max, "must be > 0");
+  BIGSTEP_CHECK_ARG(s.friction_continuation >= 0 && s.friction_continuation <= 8, "integrator.friction_continuation",
+                    s.friction_continuation, "must be 0 to 8 (softened-friction stages)");
 }
 
 namespace {

@@ -129,6 +129,11 @@ TEST_CASE("friction_continuation: the fixture step converges to r = 0 at the tru
   CHECK(std::abs(st.normal_force - N_newton) <= 1e-6 * W);
 }
 
+TEST_CASE("friction_continuation: a stage count outside 0..8 is a named error", "[pbd][continuation]") {
+  AntStep a;
+  for (int bad : {-1, 9}) CHECK_THROWS_WITH(PbdIntegrator(a.m, a.settings(bad)), Catch::Contains("integrator.friction_continuation"));
+}
+
 TEST_CASE("friction_continuation: the VecEnv step is kept, bit-identical on 1 and 2 threads, without allocating",
           "[pbd][continuation][alloc]") {
   // three envs at the fixture (two threads split them), one step; continuation off flags them all
