@@ -18,6 +18,12 @@ const char* kKey = "control.reference.walk.foot_space";
 // rotation by angle about the unit axis w
 Mat3 rot(const Vec3& w, double angle) { return Eigen::AngleAxisd(angle, w).toRotationMatrix(); }
 
+// the quintic smoothstep h(x) = 10 x^3 - 15 x^4 + 6 x^5 and its time rate h' xd
+void smoothstep5(double x, double xd, double& h, double& hd) {
+  h = x * x * x * (10 + x * (-15 + 6 * x));
+  hd = 30 * x * x * (1 - x) * (1 - x) * xd;
+}
+
 // x + 2 pi k nearest to ref
 double wrap_near(double x, double ref) { return x - 2 * M_PI * std::round((x - ref) / (2 * M_PI)); }
 
@@ -199,7 +205,8 @@ void foot_trot_foot(const FootTrot& ft, const FootTrotGait& gait, int l, double 
     return;
   }
   const double F1 = foothold(c + 1), sd = 1 / ((1 - D) * P), sg = (s - D) / (1 - D);
-  const double h = sg * sg * sg * (10 + sg * (-15 + 6 * sg)), hd = 30 * sg * sg * (1 - sg) * (1 - sg) * sd;
+  double h, hd;
+  smoothstep5(sg, sd, h, hd);
   const double om = 1 - sg, b = 64 * sg * sg * sg * om * om * om, bd = 192 * sg * sg * om * om * (om - sg) * sd;
   p = L.p_stand + ft.e * (F0 + (F1 - F0) * h - X) + ft.up * (gait.step_height * b);
   pd = ft.e * ((F1 - F0) * hd - Xd) + ft.up * (gait.step_height * bd);
@@ -284,8 +291,8 @@ void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t
       Dw = c == m[6] ? D : Dn;
       return;
     }
-    const double sg = (s - gait.duty) / (1 - gait.duty), sd = 1 / ((1 - gait.duty) * gait.period);
-    const double h = sg * sg * sg * (10 + sg * (-15 + 6 * sg)), hd = 30 * sg * sg * (1 - sg) * (1 - sg) * sd;
+    double h, hd;
+    smoothstep5((s - gait.duty) / (1 - gait.duty), 1 / ((1 - gait.duty) * gait.period), h, hd);
     Dw = D + (Dn - D) * h;
     Dwd = (Dn - D) * hd;
   };
@@ -339,7 +346,11 @@ void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t
       continue;
     }
     foot_trot_foot(ft, gait, l, t, p, pd, stance);
-    to_actual(p + Dw, pd + Dwd, pa, pad);
+    if (replan) {  // the path between the footholds taken and to be taken
+      p += Dw;
+      pd += Dwd;
+    }
+    to_actual(p, pd, pa, pad);
     leg_to_joints(L, pa, pad, th, thd);
   }
 }
