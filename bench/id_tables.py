@@ -11,7 +11,9 @@ rigid terrains:
 The ID controllers assume the terrain's mu (the rollout's contact.mu, or each contact's drawn mu).
 
 Per run, from summary.json "controller" (envs/rollout.h Metrics): mean |joint position error| [rad]
-and |velocity error| [rad/s] against the plan (Table 3), E|dtau| [N m/s] and E|tau| [N m]
+and |velocity error| [rad/s] against the plan (Table 3), the joint error against the ID controllers'
+own targets (track_state_pos_rad: walk.world_swing's swing IK, walk.replan_gain's footholds taken;
+the plan's where neither is set), E|dtau| [N m/s] and E|tau| [N m]
 (Table 4; the pd servo's torques are not recorded: blank), summed normal force error of the ID
 prediction vs the simulator's force in the same step (Table 5; ID(t_i) controllers only), and
 whether the robot fell (torso tilt > 1 rad or torso height outside [0.1, 0.6] m, or aborted).
@@ -46,14 +48,15 @@ import common  # noqa: E402
 
 CONTROLLERS = ["pd", "id_lcp_inf", "id_lcp_mu", "id_qp_mu", "id_qp_inf", "id_prev1", "id_prev2"]
 FIELDS = ["terrain", "mu", "seed", "controller", "fell", "rc", "steps", "track_pos_rad", "track_vel_rad_s",
-          "dtau_mean", "tau_mean", "force_err_n", "force_err_rel", "tilt_max_rad", "height_min_m",
+          "track_state_pos_rad", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel", "tilt_max_rad", "height_min_m",
           "height_max_m", "distance_final_m", "wall_s", "steps_clamped", "steps_impulse_bound"]
 
 
-def terrains():
-    out = [("high", 100.0, 0), ("low", 0.1, 0)]
-    for seed in range(3):
-        out.append(("rand", None, seed))  # per-contact U(0.1, 1.5)
+def terrains(names=("high", "low", "rand")):
+    out = [t for t in [("high", 100.0, 0), ("low", 0.1, 0)] if t[0] in names]
+    if "rand" in names:
+        for seed in range(3):
+            out.append(("rand", None, seed))  # per-contact U(0.1, 1.5)
     return out
 
 
@@ -62,7 +65,7 @@ def controller_columns(row: dict, c: str, ctl: dict) -> None:
     are recorded only under an actuator limit, controller.tau_max; PD and the ID(t-1), ID(t-2)
     controllers predict no forces). steps_clamped / steps_impulse_bound: steps whose torques hit the
     actuator limit (ID_TORQUE_CLAMPED) / whose impulses the physical bound caught (ID_IMPULSE_BOUND)."""
-    for k in ("track_pos_rad", "track_vel_rad_s", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel",
+    for k in ("track_pos_rad", "track_vel_rad_s", "track_state_pos_rad", "dtau_mean", "tau_mean", "force_err_n", "force_err_rel",
               "steps_clamped", "steps_impulse_bound"):
         row[k] = ctl.get(k)
     if c == "pd" and not ctl.get("tau_mean"):
@@ -82,7 +85,11 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="output stem suffix: id_tables_TAG.*")
     ap.add_argument("--controllers", default=",".join(CONTROLLERS),
                     help="comma-separated controller.type subset (default: all), e.g. id_qp_mu,id_qp_inf")
+    ap.add_argument("--terrains", default="high,low,rand", help="comma-separated subset of high, low, rand")
     args = ap.parse_args()
+    bad = [t for t in args.terrains.split(",") if t not in ("high", "low", "rand")]
+    if bad:
+        ap.error(f"--terrains: unknown terrain {bad[0]!r} (expected high, low or rand)")
     controllers = [c for c in args.controllers.split(",") if c]
     for c in controllers:
         if c not in CONTROLLERS:
@@ -94,7 +101,7 @@ def main() -> None:
     t0 = time.perf_counter()
     info = common.machine_info()
     jobs = []
-    for terrain, mu, seed in terrains():
+    for terrain, mu, seed in terrains(args.terrains.split(",")):
         for c in controllers:
             ov = {"controller.type": c, "integrator.duration": args.duration, **extra}
             if mu is None:
@@ -122,7 +129,7 @@ def main() -> None:
             "extra_overrides": extra, "controllers": controllers}
     csv_path = common.write_csv(args.out / f"{stem}.csv", rows, FIELDS, meta)
     common.print_table(rows, ["terrain", "mu", "controller", "fell", "rc", "track_pos_rad", "track_vel_rad_s",
-                              "dtau_mean", "tau_mean", "force_err_rel", "distance_final_m", "steps_clamped",
+                              "track_state_pos_rad", "dtau_mean", "tau_mean", "force_err_rel", "distance_final_m", "steps_clamped",
                               "steps_impulse_bound"])
     plot(rows, args.out / f"{stem}.png", meta, controllers)
     print(f"wrote {csv_path}", file=sys.stderr)

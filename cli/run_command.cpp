@@ -217,6 +217,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     // tracking of control.reference; ID controller smoothness and force prediction (envs/rollout.h)
     j["controller"] = {{"type", controller_type_name(sc.controller.type)},
                        {"track_pos_rad", mt.track_pos_rad},
+                       {"track_state_pos_rad", mt.track_state_pos_rad},
                        {"track_vel_rad_s", mt.track_vel_rad_s},
                        {"dtau_mean", mt.dtau_mean},
                        {"tau_mean", mt.tau_mean},

@@ -107,6 +107,7 @@ ReferenceSpec parse_walk(Cfg& ref, ReferenceSpec rs) {
   rs.step_height = w.num("step_height");
   rs.world_swing = w.flag("world_swing");
   rs.settle_time = w.num("settle_time");
+  rs.replan_gain = w.num("replan_gain");
   w.finish();
   return rs;
 }
@@ -168,9 +169,13 @@ void parse_pd(Cfg& ctrl, Scene& sc) {
     // walk.world_swing: the ID controllers solve the foot-space trot's swing IK at the rollout's
     // torso pose (envs/foot_trot.h)
     sc.controller.reference_state = nullptr;
-    if (rs.kind == ReferenceKind::Walk && rs.foot_space && rs.world_swing)
-      sc.controller.reference_state = [rm = ReferenceMotion(rs)](double t, double t_mode, const VecX& th, const VecX& v,
-                                                                 VecX& tb, VecX& tdb) { rm.at_state(t, t_mode, th, v, tb, tdb); };
+    sc.controller.reference_memory = 0;
+    if (rs.kind == ReferenceKind::Walk && rs.foot_space && rs.world_swing) {
+      const ReferenceMotion rm(rs);
+      sc.controller.reference_memory = rm.memory_size();  // walk.replan_gain: the footholds taken
+      sc.controller.reference_state = [rm](double t, double t_mode, const VecX& th, const VecX& v, double* mem, VecX& tb,
+                                           VecX& tdb) { rm.at_state(t, t_mode, th, v, mem, tb, tdb); };
+    }
     // walk.foot_space: the ID controllers model the plan's contacts only (swing feet left out)
     sc.controller.planned_contact = nullptr;
     if (rs.kind == ReferenceKind::Walk && rs.foot_space)

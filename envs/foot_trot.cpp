@@ -18,6 +18,12 @@ const char* kKey = "control.reference.walk.foot_space";
 // rotation by angle about the unit axis w
 Mat3 rot(const Vec3& w, double angle) { return Eigen::AngleAxisd(angle, w).toRotationMatrix(); }
 
+// the quintic smoothstep h(x) = 10 x^3 - 15 x^4 + 6 x^5 and its time rate h' xd
+void smoothstep5(double x, double xd, double& h, double& hd) {
+  h = x * x * x * (10 + x * (-15 + 6 * x));
+  hd = 30 * x * x * (1 - x) * (1 - x) * xd;
+}
+
 // x + 2 pi k nearest to ref
 double wrap_near(double x, double ref) { return x - 2 * M_PI * std::round((x - ref) / (2 * M_PI)); }
 
@@ -199,7 +205,8 @@ void foot_trot_foot(const FootTrot& ft, const FootTrotGait& gait, int l, double 
     return;
   }
   const double F1 = foothold(c + 1), sd = 1 / ((1 - D) * P), sg = (s - D) / (1 - D);
-  const double h = sg * sg * sg * (10 + sg * (-15 + 6 * sg)), hd = 30 * sg * sg * (1 - sg) * (1 - sg) * sd;
+  double h, hd;
+  smoothstep5(sg, sd, h, hd);
   const double om = 1 - sg, b = 64 * sg * sg * sg * om * om * om, bd = 192 * sg * sg * om * om * (om - sg) * sd;
   p = L.p_stand + ft.e * (F0 + (F1 - F0) * h - X) + ft.up * (gait.step_height * b);
   pd = ft.e * ((F1 - F0) * hd - Xd) + ft.up * (gait.step_height * bd);
@@ -242,7 +249,7 @@ void leg_to_joints(const FootLeg& L, const Vec3& p, const Vec3& pd, VecX& th, Ve
 }  // namespace
 
 void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t, double t_mode, const VecX& theta,
-                          const VecX& v, VecX& th, VecX& thd) {
+                          const VecX& v, double* mem, VecX& th, VecX& thd) {
   foot_trot_eval(ft, gait, t, th, thd);
   // actual torso relative to the planned one (the plan keeps the stand orientation R0):
   // R0^T R = E(stand)^T E(theta); body rate om; d = o_plan - o, dd its rate (world)
@@ -261,18 +268,71 @@ void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t
     pa = R.transpose() * (d + ft.R0 * p);
     pad = R.transpose() * (dd + ft.R0 * pd) - om.cross(pa);
   };
+  // re-planning (head comment): the landing shift Delta = k (v_T - v_plan) on the horizontal, from
+  // t_mode and v only (the calls at t and t + dt of a step update mem alike)
+  const bool replan = gait.replan > 0 && mem != nullptr;
+  Vec3 shift = Vec3::Zero();
+  if (replan) {
+    double X, Xd;
+    foot_trot_base(t_mode - gait.start(), gait.speed(), gait.ramp, X, Xd);
+    Vec3 ve = -Xd * ft.w_t[0];
+    for (int k = 0; k < 3; ++k) ve += ft.w_t[size_t(k)] * v[b + k];
+    const Vec3 up = ft.R0 * ft.up;
+    shift = gait.replan * (ve - up * up.dot(ve));
+  }
+  // leg l's foothold offset at time tt (world) and its rate: D in stance (D' from the step that
+  // lands), D + (D' - D) h(sigma) in swing
+  auto offset = [&](int l, double tt, Vec3& Dw, Vec3& Dwd) {
+    const double* m = mem + kFootTrotMemory * l;
+    const Vec3 D(m[0], m[1], m[2]), Dn(m[3], m[4], m[5]);
+    const double ph = tt / gait.period + gait.phase[size_t(l)], c = std::floor(ph), s = ph - c;
+    Dwd.setZero();
+    if (s < gait.duty) {
+      Dw = c == m[6] ? D : Dn;
+      return;
+    }
+    double h, hd;
+    smoothstep5((s - gait.duty) / (1 - gait.duty), 1 / ((1 - gait.duty) * gait.period), h, hd);
+    Dw = D + (Dn - D) * h;
+    Dwd = (Dn - D) * hd;
+  };
   for (int l = 0; l < int(ft.legs.size()); ++l) {
     const FootLeg& L = ft.legs[size_t(l)];
-    Vec3 p, pd, pa, pad;
+    Vec3 p, pd, pa, pad, Dw = Vec3::Zero(), Dwd = Vec3::Zero();
     bool stance;
     foot_trot_foot(ft, gait, l, t_mode, p, pd, stance);
+    if (replan) {
+      // memory: a stance that began takes the last swing's landing offset; a swing tracks Delta
+      double* m = mem + kFootTrotMemory * l;
+      const double c = std::floor(t_mode / gait.period + gait.phase[size_t(l)]);
+      if (stance && c != m[6]) {
+        for (int k = 0; k < 3; ++k) m[k] = m[3 + k];
+        m[6] = c;
+      }
+      if (!stance)
+        for (int k = 0; k < 3; ++k) m[3 + k] = shift[k];
+      offset(l, t, Dw, Dwd);
+      Dw = ft.R0.transpose() * Dw;  // into the planned torso frame
+      Dwd = ft.R0.transpose() * Dwd;
+    }
     if (stance) {
       // settle (gait.settle): time into the stance at t (the phase at t_mode says stance)
       const double ph = t / gait.period + gait.phase[size_t(l)], tau = (ph - std::floor(ph)) * gait.period;
-      if (!(gait.settle > 0) || tau >= gait.settle || tau >= gait.duty * gait.period) continue;
+      if (!(gait.settle > 0) || tau >= gait.settle || tau >= gait.duty * gait.period) {
+        if (replan) {  // the planned torso pose over the foothold taken
+          foot_trot_foot(ft, gait, l, t, p, pd, stance);
+          leg_to_joints(L, p + Dw, pd + Dwd, th, thd);
+        }
+        continue;
+      }
       const double x = tau / gait.settle, w = 1 - x * x * x * (10 + x * (-15 + 6 * x));
       const double wd = -30 * x * x * (1 - x) * (1 - x) / gait.settle;
       foot_trot_foot(ft, gait, l, t, p, pd, stance);
+      if (replan) {  // both poses over the foothold taken
+        p += Dw;
+        pd += Dwd;
+        leg_to_joints(L, p, pd, th, thd);
+      }
       to_actual(p, pd, pa, pad);
       std::array<double, 3> q;
       Vec3 qd;
@@ -286,6 +346,10 @@ void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t
       continue;
     }
     foot_trot_foot(ft, gait, l, t, p, pd, stance);
+    if (replan) {  // the path between the footholds taken and to be taken
+      p += Dw;
+      pd += Dwd;
+    }
     to_actual(p, pd, pa, pad);
     leg_to_joints(L, pa, pad, th, thd);
   }

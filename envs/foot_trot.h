@@ -23,6 +23,18 @@
 // torso's actual pose, p_A = R^T (p_W - o), so a torso that rolled about the support diagonal (the
 // two-leg phase's unactuated DOF: neither stance leg's joints see it) does not drive the swing foot
 // into the ground early; stance legs keep the planned torso pose (their joint PID is the base PD).
+// Footstep re-planning (walk.replan_gain k [s], §7.2.1 "replanned during that swing phase as
+// necessary"): in the diagonal two-leg support every contact force acts on the support line, so
+// nothing the stance legs do acts on the torso's roll about it (bench/README.md "Settle"); the next
+// foothold can. Each step of a swing the landing foothold is the plan's plus
+//   Delta = k (v_T - v_plan)_horizontal      (Raibert / capture-point placement: a torso falling
+//                                             sideways at 0.27 omega, omega its roll rate about the
+//                                             line, is caught by a foothold on the side it falls to;
+//                                             k ~ sqrt(z / g) = 0.17 s for the capture point),
+// v_T the torso's world velocity (base translation rates), v_plan the plan's; the swing path blends
+// from the lift-off foothold to the moving landing one by h(sigma) (continuous at both ends), the
+// shift in effect at touchdown is kept for that stance (stance targets follow the footholds taken).
+// The footholds live in a per-rollout memory (kFootTrotMemory doubles per leg, IdControllerState).
 #pragma once
 #include <array>
 #include <vector>
@@ -78,12 +90,19 @@ struct FootTrotGait {
   /// walk.settle_time [s]: a landed leg's stance angles blend from the actual torso pose to the
   /// planned one over this time after touchdown (foot_trot_eval_state); 0: planned pose at once.
   double settle = 0;
+  /// walk.replan_gain [s]: landing foothold shift per unit torso velocity error (0: off)
+  double replan = 0;
   double speed() const { return stride / (duty * period); }  ///< v [m/s]
   /// The torso starts moving (its ramp begins) at the latest mid-stance of the stances under way
   /// at t = 0, so that every foothold is X(t_mid) (the initial feet: X = 0) and the torso passes
   /// over the middle of each diagonal support pair halfway through its two-leg phase.
   double start() const;
 };
+
+/// Per-rollout foothold memory of the re-planning (gait.replan > 0), per leg: the world offset D of
+/// its present (or last) stance's foothold from the plan's (3), the landing offset D' of the swing
+/// under way (3) and the gait cycle of D (1); zeros at t = 0.
+constexpr int kFootTrotMemory = 7;
 
 /// Foot of leg l at time t in the torso frame (p) and its velocity there (pd); stance: whether
 /// the foot is planned on the ground.
@@ -103,8 +122,11 @@ void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX
 /// torso pose, q_P those of the planned pose, w = 1 - h(tau / settle) (h the quintic smoothstep),
 /// and the rates blended likewise plus w_dot (q_A - q_P): the landing pair's targets continue
 /// the swing IK's instead of jumping to the planned torso pose (issue 16, bench/README.md "Settle").
+/// gait.replan > 0 with mem (kFootTrotMemory x legs doubles of the rollout, updated from t_mode and
+/// v only, so the calls at t and t + dt of one step agree): every foot target moves by its foothold's
+/// offset (head comment); mem = nullptr: no re-planning.
 void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t, double t_mode, const VecX& theta,
-                          const VecX& v, VecX& th, VecX& thd);
+                          const VecX& v, double* mem, VecX& th, VecX& thd);
 
 /// The plan's contact set at time t (the ID controllers' contacts with walk.foot_space): false for
 /// a contact of geoms (a, b) that involves the foot of a leg planned in swing at t, true otherwise.

@@ -187,6 +187,10 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
     BIGSTEP_CHECK_ARG(std::isfinite(s_.duty) && s_.duty > 0 && s_.duty < 1, mk + "duty", s_.duty,
                       "must be in (0, 1)");
     sweep_amp_ = std::asin(s_.stride / (2 * s_.leg_length));
+    BIGSTEP_CHECK_ARG(std::isfinite(s_.replan_gain) && s_.replan_gain >= 0, mk + "replan_gain", s_.replan_gain,
+                      "must be finite and >= 0");
+    BIGSTEP_CHECK_ARG(s_.replan_gain == 0 || (s_.foot_space && s_.world_swing), mk + "replan_gain", s_.replan_gain,
+                      "needs walk.foot_space and walk.world_swing (the plan at the rollout's state)");
     if (s_.foot_space) {
       BIGSTEP_CHECK_ARG(std::isfinite(s_.step_height) && s_.step_height >= 0, mk + "step_height", s_.step_height,
                         "must be finite and >= 0");
@@ -196,6 +200,7 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
                         "must be >= 0");
       gait_ = FootTrotGait{s_.period, s_.duty, s_.stride, s_.step_height, s_.ramp, {}};
       gait_.settle = s_.settle_time;
+      gait_.replan = s_.replan_gain;
       for (const LegJoints& leg : s_.legs) gait_.phase.push_back(leg.phase);
     }
     const double d = s_.duty, sw = 0.5 * (1 - d);
@@ -206,11 +211,17 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
   }
 }
 
-void ReferenceMotion::at_state(double t, double t_mode, const VecX& theta, const VecX& v, VecX& th, VecX& thd) const {
+void ReferenceMotion::at_state(double t, double t_mode, const VecX& theta, const VecX& v, double* mem, VecX& th,
+                               VecX& thd) const {
   if (s_.kind != ReferenceKind::Walk || !s_.foot_space) return (*this)(t, th, thd);
   th = s_.stand;
   thd = VecX::Zero(s_.stand.size());
-  foot_trot_eval_state(s_.foot, gait_, t, t_mode, theta, v, th, thd);
+  foot_trot_eval_state(s_.foot, gait_, t, t_mode, theta, v, mem, th, thd);
+}
+
+int ReferenceMotion::memory_size() const {
+  const bool replan = s_.kind == ReferenceKind::Walk && s_.foot_space && s_.replan_gain > 0;
+  return replan ? kFootTrotMemory * int(s_.foot.legs.size()) : 0;
 }
 
 bool ReferenceMotion::planned_contact(double t, int geom_a, int geom_b) const {

@@ -71,6 +71,7 @@ struct ReferenceSpec {
   double step_height = 0.04;      ///< [m] swing apex above the ground (foot_space)
   bool world_swing = false;       ///< foot_space: the ID controllers' plan maps swing feet into the actual torso pose
   double settle_time = 0;         ///< [s] world_swing: landed legs' angles blend from the actual to the planned torso pose
+  double replan_gain = 0;         ///< [s] world_swing: landing foothold shift per torso velocity error (foot_trot.h)
   FootTrot foot;
   // move: theta_bar = stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), u = (t -
   // start) / duration clamped to [0, 1], s the quintic smoothstep 10u^3 - 15u^4 + 6u^5 (zero
@@ -91,7 +92,11 @@ class ReferenceMotion {
   void operator()(double t, VecX& theta_bar, VecX& theta_dot_bar) const;
   /// The plan for a rollout at (theta, v): walk.foot_space maps the feet that swing at t_mode into
   /// the actual torso pose (foot_trot_eval_state); every other motion ignores the state and t_mode.
-  void at_state(double t, double t_mode, const VecX& theta, const VecX& v, VecX& theta_bar, VecX& theta_dot_bar) const;
+  /// mem: the rollout's plan memory (memory_size() doubles, zeros at t = 0; nullptr when 0).
+  void at_state(double t, double t_mode, const VecX& theta, const VecX& v, double* mem, VecX& theta_bar,
+                VecX& theta_dot_bar) const;
+  /// Doubles of per-rollout memory at_state keeps: walk.replan_gain > 0: kFootTrotMemory per leg; else 0.
+  int memory_size() const;
   /// walk.foot_space: whether a contact of geoms (a, b) belongs to the plan at t (false for a foot
   /// planned in swing, foot_trot_planned_contact); every other motion: true.
   bool planned_contact(double t, int geom_a, int geom_b) const;

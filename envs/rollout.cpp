@@ -120,6 +120,20 @@ void id_metrics(const Scene& sc, const Rollout& r, Metrics& out) {
   const double cnt = double(r.theta.size() - 1) * double(act.size());
   out.track_pos_rad = ep / cnt;
   out.track_vel_rad_s = ev / cnt;
+  out.track_state_pos_rad = out.track_pos_rad;
+  if (sc.controller.inverse_dynamics() && sc.controller.reference_state) {
+    // the targets id_control had at step n: reference_state(t_n, t_n, theta_n, v_n, memory), v_n =
+    // (theta_n - theta_{n-1}) / dt, the memory updated along the run as there (no leg swings at n = 0)
+    VecX mem = VecX::Zero(sc.controller.reference_memory), v(m.n_q);
+    double es = 0;
+    for (size_t n = 1; n < r.theta.size(); ++n) {
+      v = (r.theta[n] - r.theta[n - 1]) / dt;
+      sc.controller.reference_state(double(n) * dt, double(n) * dt, r.theta[n], v, mem.size() ? mem.data() : nullptr, tb,
+                                    tdb);
+      for (int k : act) es += std::abs(r.theta[n][k] - tb[k]);
+    }
+    out.track_state_pos_rad = es / cnt;
+  }
   for (uint32_t s : r.id_status) {
     out.steps_clamped += (s & ID_TORQUE_CLAMPED) != 0;
     out.steps_impulse_bound += (s & ID_IMPULSE_BOUND) != 0;

@@ -46,6 +46,10 @@ struct Metrics {
   // actuated (non-floating) DOFs of |theta - theta_bar(t)| and |theta_dot - theta_dot_bar(t)|,
   // theta_dot = (theta_n - theta_{n-1}) / dt; set when control.pd (the reference) is active
   double track_pos_rad = 0, track_vel_rad_s = 0;
+  /// mean |joint error| [rad] against the ID controllers' own targets (controller.reference_state at
+  /// the rollout's states, replayed with its memory: world_swing's swing IK, replan_gain's footholds
+  /// taken); without reference_state: track_pos_rad
+  double track_state_pos_rad = 0;
   // controller.type = id_* (§9 Tables 4, 5): E|dtau| = mean |tau_n - tau_{n-1}| / dt [N m/s] and
   // E|tau| [N m] over steps and actuated DOFs; summed normal force error of the controller's
   // prediction vs the simulator's StepStats::normal_force in the same step: sum |F_pred - F_sim|

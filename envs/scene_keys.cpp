@@ -160,6 +160,9 @@ std::vector<SceneKey> build_table() {
   key("control.reference.walk.settle_time", "number", "0",
       "world_swing: over this time after touchdown [s] a landed leg's angles blend from the swing IK's (actual "
       "torso pose) to the planned pose's (envs/foot_trot.h foot_trot_eval_state); 0: at once");
+  key("control.reference.walk.replan_gain", "number", "0",
+      "world_swing: footstep re-planning, each swing's landing foothold shifted by this gain [s] times the "
+      "torso's horizontal velocity error, stance targets over the footholds taken (envs/foot_trot.h); 0: off");
   key("control.reference.move", "map", "(defaults)",
       "move: stand + s(u) (offset + amplitude sin(2 pi frequency (t - start))), s the quintic smoothstep of "
       "u = (t - start) / duration in [0, 1]");

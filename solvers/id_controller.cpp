@@ -33,6 +33,7 @@ IdControllerState::IdControllerState(const Model& m, const IdControllerSpec& s)
     x->setZero(n);
   qdot_des.setZero(ws.nq());
   vb_des.setZero(ws.nb());
+  plan_mem.setZero(s.reference_memory);
   M_prev.setZero(n, n);
   dof_torque_range(m, s.tau_max, tau_lo, tau_hi);
 }
@@ -90,8 +91,9 @@ void id_control(const Model& m, const IdControllerSpec& s,
   }
   // PID on the planned motion: qdd_des = qdd_ref + kp e + kd e_dot + ki int e
   if (s.reference_state) {  // the plan seen from the rollout's state (IK at the actual torso pose)
-    s.reference_state(t + dt, t, theta, st.v, st.theta_bar, st.theta_dot_bar_next);
-    s.reference_state(t, t, theta, st.v, st.theta_bar, st.theta_dot_bar);
+    double* mem = st.plan_mem.size() > 0 ? st.plan_mem.data() : nullptr;
+    s.reference_state(t + dt, t, theta, st.v, mem, st.theta_bar, st.theta_dot_bar_next);
+    s.reference_state(t, t, theta, st.v, mem, st.theta_bar, st.theta_dot_bar);
   } else {
     reference(t + dt, st.theta_bar, st.theta_dot_bar_next);
     reference(t, st.theta_bar, st.theta_dot_bar);

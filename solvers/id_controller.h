@@ -48,7 +48,10 @@ struct IdControllerSpec {
   /// of id_control's `reference` when set; t_mode: the time whose gait phase applies (id_control
   /// passes t for both t and t + dt). The scene loader sets it for the foot-space trot with
   /// control.reference.walk.world_swing (IK at the actual torso pose each step, envs/foot_trot.h).
-  std::function<void(double, double, const VecX&, const VecX&, VecX&, VecX&)> reference_state;
+  /// Its 5th argument: the rollout's plan memory (IdControllerState::plan_mem, reference_memory
+  /// doubles, zeros at t = 0; nullptr when 0): walk.replan_gain's footholds taken.
+  std::function<void(double, double, const VecX&, const VecX&, double*, VecX&, VecX&)> reference_state;
+  int reference_memory = 0;
   /// The plan's contact set (t, geom_a, geom_b) -> whether the contact enters the ID's model; unset:
   /// every contact within contact_distance. The scene loader sets it for the foot-space trot (a foot
   /// planned in swing is left to the simulator, envs/foot_trot.h foot_trot_planned_contact).
@@ -69,6 +72,7 @@ struct IdControllerState {
   VecX kappa_prev, tau_prev;        ///< its kappa and P^T tau (n_q)
   VecX g1, g2;                      ///< simulator contact impulse of steps i-1 and i-2 (n_q)
   VecX vb_des;                      ///< (nb) planned unactuated velocity (spec.plan_unactuated)
+  VecX plan_mem;                    ///< (spec.reference_memory) the plan's per-rollout memory
   VecX qdd_bar;                     ///< planned acceleration (n_q)
   VecX tau_lo, tau_hi;              ///< (n_q) actuator limits (dof_torque_range of spec.tau_max)
   IdBaseFeedback base_fb;           ///< controller.base_kp / base_kd and their buffers

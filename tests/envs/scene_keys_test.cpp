@@ -117,6 +117,7 @@ std::map<std::string, Probe> probes() {
       {"control.reference.walk.step_height", {walk, [](const Scene& s) { return Value(s.reference.step_height); }}},
       {"control.reference.walk.world_swing", {walk, [](const Scene& s) { return Value(s.reference.world_swing ? 1.0 : 0.0); }}},
       {"control.reference.walk.settle_time", {walk, [](const Scene& s) { return Value(s.reference.settle_time); }}},
+      {"control.reference.walk.replan_gain", {walk, [](const Scene& s) { return Value(s.reference.replan_gain); }}},
       {"integrator.type", {{}, [](const Scene& s) { return Value(s.integrator); }}},
       {"integrator.optimizer", {{}, [](const Scene& s) { return Value(std::string(optimizer_name(s.settings.optimizer))); }}},
       {"integrator.dt", {{}, [](const Scene& s) { return Value(s.settings.dt); }}},
