@@ -137,7 +137,8 @@ def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py
     """PushoffGain (--pushoff-gain-max): from one stance state and action, the env at g = 2 ends the step
     with twice the horizontal momentum change of the env at g = 1 (the ground impulse doubled), the same
     vertical momentum and positions, and L_y about the centre of mass larger by (z_c - z_com) P_x: the
-    extra impulse acts at the foot's contact point. At g = 1 nothing changes, bit for bit."""
+    extra impulse acts at the foot's contact point. A backward impulse (P_x < 0) and g = 1 change
+    nothing, bit for bit."""
     import mujoco
     venv = bigstep_py.make_vec("hopper", num_envs=2, backend="cpu", seed=4)
     obs, _ = venv.reset(seed=4)
@@ -146,7 +147,7 @@ def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py
     m, d = gain.m, mujoco.MjData(gain.m)
     rng = np.random.default_rng(2)
     no = np.zeros(2, bool)
-    tested = 0
+    tested = backward = 0
     for _ in range(120):
         q0, v0 = c.qpos[0].copy(), c.qvel[0].copy()
         for k in (0, 1):
@@ -168,7 +169,7 @@ def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py
         px0, pz0, L0, _ = _momentum(m, d, q0, v0)
         pxA, pzA, LA, com = _momentum(m, d, q1[0], v1[0])
         P = pxA - px0
-        if point is None or abs(P) < 1.0:  # off the ground, or too small an impulse to compare
+        if point is None or abs(P) < 0.2:  # off the ground, or too small an impulse to compare
             continue
         # the same step again from the same state, env 1 at g = 2
         for k in (0, 1):
@@ -177,6 +178,11 @@ def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py
         gain.p_x[:] = gain._load(q0, v0)
         obs, *_ = venv.step(a)
         np.testing.assert_array_equal(c.qvel[0], v1[0])  # set_state restarts the step exactly
+        if P < 0:  # a backward (braking) impulse: not scaled
+            assert gain(obs, no) == 0
+            np.testing.assert_array_equal(c.qvel[1], v1[1])
+            backward += 1
+            continue
         assert gain(obs, no) == 1
         np.testing.assert_array_equal(c.qpos[1], q1[1])
         np.testing.assert_array_equal(c.qvel[0], v1[0])
@@ -189,7 +195,7 @@ def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py
         # continue from env 0's g = 1 state
         for k in (0, 1):
             c.set_state(k, q1[0], v1[0])
-    assert tested >= 5, f"only {tested} stance steps with |P_x| >= 1 N s"
+    assert tested >= 5 and backward >= 3, f"{tested} forward, {backward} backward stance steps with |P_x| >= 0.2 N s"
 
 
 def test_pushoff_gain_draws_are_reproducible_and_only_for_the_hopper(ppo, bigstep_py):

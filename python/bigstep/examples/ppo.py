@@ -32,14 +32,18 @@ per control step; observations reach torch through DLPack (``torch.from_dlpack``
 numpy buffer, no copy) and are copied once when cast to float32.
 
 Push-off friction gain (--pushoff-gain-max G > 1, hopper): each episode draws g ~ U(1, G) from the
-run's seeded stream; after every control step that ends with the foot on the ground, the step's
-tangential ground impulse P_x (the change of the hopper's horizontal momentum over the step: the
-ground is the only horizontal external force) is scaled by g, by adding (g - 1) P_x at the foot's
-contact point: Delta qvel = (g - 1) M^-1 J_c^T e_x P_x (VecEnv.set_state; M, J_c and the contact
-point from MuJoCo's kinematics of the same XML, mj_fwdPosition / mj_jac / mj_solveM: no MuJoCo
-dynamics). Why: Hopper-v5's soft pyramidal cone (foot friction 2) lets the push-off's tangential
-force reach ~1.5 f_n, ~2x the elliptic cone's or bigstep's, so the extra backward spin scales with
-how hard the policy itself pushes (bench/hopper_landing.py); a fixed take-off kick does not.
+run's seeded stream; after every control step that ends with the foot on the ground and pushed the
+hopper forward, the step's tangential ground impulse P_x > 0 (the change of the hopper's horizontal
+momentum over the step: the ground is the only horizontal external force) is scaled by g, by adding
+(g - 1) P_x at the foot's contact point: Delta qvel = (g - 1) M^-1 J_c^T e_x P_x (VecEnv.set_state;
+M, J_c and the contact point from MuJoCo's kinematics of the same XML, mj_fwdPosition / mj_jac /
+mj_solveM: no MuJoCo dynamics). Why: Hopper-v5's soft pyramidal cone (foot friction 2) lets the
+push-off's tangential force reach ~1.5 f_n, ~2x the elliptic cone's or bigstep's, so the extra
+backward spin scales with how hard the policy itself pushes (bench/hopper_landing.py); a fixed
+take-off kick does not. Why forward only: the added impulse also slides the foot, PBFD's sticky
+friction takes that back in the next step with a backward impulse of up to (g - 1) P_x, and scaling
+that one as well is an explicit loop of gain g - 1 (it diverges, alternating in sign, from g ~ 2:
+bench/README.md, sixth session).
 """
 from __future__ import annotations
 
@@ -221,7 +225,8 @@ class PushoffGain:
     Per env k and step, with p_x = (M v)_0 (rootx is an unactuated slider without armature or damping,
     so the first row of M v is the hopper's horizontal momentum, sum_i m_i v_i,x):
       P_x = p_x(end of step) - p_x(start of step)               the step's tangential ground impulse
-      if the foot touches (MuJoCo's collision of the end state: a foot_geom pair within its 1-mm margin)
+      if P_x > 0 and the foot touches (MuJoCo's collision of the end state: a foot_geom pair within its
+      1-mm margin)
         qvel += (g - 1) P_x M^-1 J_c^T e_x                       J_c: x rows of the mean foot contact point
     so the step's horizontal impulse becomes g P_x, and the angular momentum about the centre of mass
     gains (z_c - z_com) (g - 1) P_x. With per-episode mass randomisation M is the nominal model's:
@@ -277,9 +282,9 @@ class PushoffGain:
         for k in range(len(done)):
             p_end = self._load(c.qpos[k], c.qvel[k])
             if not done[k] and self.g[k] != 1.0:
-                point = self.foot_point()
+                P = p_end - self.p_x[k]
+                point = self.foot_point() if P > 0 else None  # forward (propulsive) impulses only
                 if point is not None:
-                    P = p_end - self.p_x[k]
                     mj.mj_jac(m, d, self.jacp, None, point, self.foot_body)
                     dv = self.jacp[0].copy()
                     mj.mj_solveM(m, d, dv.reshape(1, -1), self.jacp[0].reshape(1, -1).copy())
