@@ -104,16 +104,17 @@ def run(policy_path: Path, variant: str, seed: int, label: str) -> list[dict]:
     return rows
 
 
-def run_bigstep(policy_path: Path, integrator: str, dt: float, seed: int, label: str) -> list[dict]:
+def run_bigstep(policy_path: Path, integrator: str, dt: float, seed: int, label: str, gain: float = 1.0) -> list[dict]:
     """The same closed loop in bigstep (the policy's nominal training model, ppo_transfer.model_overrides)
     from gymnasium's reset(seed) state, the action held for the control period; every physics step's
     state is read into MuJoCo's model for its kinematics only (mj_forward: the foot's penetration by
     MuJoCo's collision, contact = within its 1-mm margin; mj_subtreeVel: L_y and the centre of mass's velocity).
-    Contact forces are not available: f_n, f_t are NaN."""
+    Contact forces are not available: f_n, f_t are NaN. gain != 1: every physics step's tangential
+    ground impulse is scaled by exactly gain (bigstep.examples.ppo.PushoffGain, fixed; sixth session)."""
     import bigstep
     import gymnasium
     import mujoco
-    from bigstep.examples.ppo import load_policy
+    from bigstep.examples.ppo import PushoffGain, load_policy
     from ppo_transfer import model_overrides
     pol = load_policy(str(policy_path))
     env = gymnasium.make("Hopper-v5", frame_skip=10)
@@ -126,13 +127,16 @@ def run_bigstep(policy_path: Path, integrator: str, dt: float, seed: int, label:
     venv.reset(seed=seed)
     c = venv.core
     c.set_state(0, d.qpos.copy(), d.qvel.copy())
+    push = PushoffGain(venv, gain, np.random.default_rng(seed), fixed=gain) if gain != 1.0 else None
     k_sub = int(round(H / dt))
-    variant = f"bigstep {integrator} {dt * 1e3:g} ms"
+    variant = f"bigstep {integrator} {dt * 1e3:g} ms" + (f" g {gain:g}" if gain != 1.0 else "")
     rows, healthy_end, vel6, t = [], None, np.zeros(6), 0.0
     for step in range(STEPS):
         a = pol.act(c.obs.copy())[0]
         for s in range(k_sub):
-            venv.step(a[None])
+            obs, _, term, trunc, _ = venv.step(a[None])
+            if push is not None:
+                push(obs, term | trunc)
             t += dt
             d.qpos[:], d.qvel[:] = c.qpos[0], c.qvel[0]
             mujoco.mj_forward(m, d)

@@ -243,6 +243,8 @@ def keep(paths, labels, training, meta, folder: Path, note: str) -> None:
                 sets += f" --{opt.replace('_', '-')} {cfg[opt]}"
         if cfg.get("takeoff_prob"):  # take-off kicks (fifth session)
             sets += "".join(f" --takeoff-{o} {cfg['takeoff_' + o]}" for o in ("prob", "spin", "lift", "speed"))
+        if cfg.get("pushoff_gain_max", 1.0) > 1.0:  # push-off friction gain (sixth session)
+            sets += f" --pushoff-gain-max {cfg['pushoff_gain_max']:g}"
         sets += f" --out {cfg['out']}" + (" --snapshots" if cfg.get("snapshots") else "")
         (folder / f"{stem}_curve.meta.json").write_text(json.dumps(dict(
             file=f"{stem}_curve.csv", command=f"PYTHONPATH=build/python nice -n 10 python3 -m bigstep.examples.ppo "

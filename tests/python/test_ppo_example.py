@@ -120,3 +120,111 @@ def test_takeoff_kick_fires_once_per_push_off_and_kicks_only_pitch_rate_and_lift
     assert never(obs, np.zeros(3, bool)) == 0
     with pytest.raises(SystemExit):
         ppo.parse_args(["--takeoff-prob", "1.5"])
+
+
+def _momentum(m, d, qpos, qvel):
+    """Oracle, independent of PushoffGain's (M v)_0: the hopper's linear momentum (x, z) and its angular
+    momentum about its centre of mass L_y, from MuJoCo's subtree quantities of the torso (body 1)."""
+    import mujoco
+    d.qpos[:], d.qvel[:] = qpos, qvel
+    mujoco.mj_forward(m, d)
+    mujoco.mj_subtreeVel(m, d)
+    p = m.body_subtreemass[1] * d.subtree_linvel[1]
+    return p[0], p[2], d.subtree_angmom[1][1], d.subtree_com[1].copy()
+
+
+def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py):
+    """PushoffGain (--pushoff-gain-max): from one stance state and action, the env at g = 2 ends the step
+    with twice the horizontal momentum change of the env at g = 1 (the ground impulse doubled), the same
+    vertical momentum and positions, and L_y about the centre of mass larger by (z_c - z_com) P_x: the
+    extra impulse acts at the foot's contact point. A backward impulse (P_x < 0) and g = 1 change
+    nothing, bit for bit."""
+    import mujoco
+    venv = bigstep_py.make_vec("hopper", num_envs=2, backend="cpu", seed=4)
+    obs, _ = venv.reset(seed=4)
+    c = venv.core
+    gain = ppo.PushoffGain(venv, 2.0, np.random.default_rng(0), fixed=1.0)
+    m, d = gain.m, mujoco.MjData(gain.m)
+    rng = np.random.default_rng(2)
+    no = np.zeros(2, bool)
+    tested = backward = 0
+    for _ in range(120):
+        q0, v0 = c.qpos[0].copy(), c.qvel[0].copy()
+        for k in (0, 1):
+            c.set_state(k, q0, v0)
+        a = np.tile(rng.uniform(-1, 1, 3), (2, 1))
+        gain.g[:] = 1.0
+        gain.p_x[:] = gain._load(q0, v0)
+        obs, _, term, trunc, _ = venv.step(a)
+        if (term | trunc).any():  # fell: both envs auto-reset (to their own initial states)
+            continue
+        q1, v1 = c.qpos.copy(), c.qvel.copy()
+        np.testing.assert_array_equal(q1[0], q1[1])
+        np.testing.assert_array_equal(v1[0], v1[1])
+        # g = 1: untouched, bit for bit
+        assert gain(obs, no) == 0
+        np.testing.assert_array_equal(c.qvel, v1)
+        gain._load(q1[0], v1[0])
+        point = gain.foot_point()
+        px0, pz0, L0, _ = _momentum(m, d, q0, v0)
+        pxA, pzA, LA, com = _momentum(m, d, q1[0], v1[0])
+        P = pxA - px0
+        if point is None or abs(P) < 0.2:  # off the ground, or too small an impulse to compare
+            continue
+        # the same step again from the same state, env 1 at g = 2
+        for k in (0, 1):
+            c.set_state(k, q0, v0)
+        gain.g[:] = (1.0, 2.0)
+        gain.p_x[:] = gain._load(q0, v0)
+        obs, *_ = venv.step(a)
+        np.testing.assert_array_equal(c.qvel[0], v1[0])  # set_state restarts the step exactly
+        if P < 0:  # a backward (braking) impulse: not scaled
+            assert gain(obs, no) == 0
+            np.testing.assert_array_equal(c.qvel[1], v1[1])
+            backward += 1
+            continue
+        assert gain(obs, no) == 1
+        np.testing.assert_array_equal(c.qpos[1], q1[1])
+        np.testing.assert_array_equal(c.qvel[0], v1[0])
+        assert obs[1, 5:] == pytest.approx(np.clip(c.qvel[1], -10, 10), abs=1e-12)
+        pxB, pzB, LB, _ = _momentum(m, d, c.qpos[1], c.qvel[1])
+        assert pxB - px0 == pytest.approx(2.0 * P, rel=1e-9, abs=1e-9)
+        assert pzB == pytest.approx(pzA, abs=1e-9 * (1 + abs(pzA)))
+        assert LB - LA == pytest.approx((point[2] - com[2]) * P, rel=1e-6, abs=1e-9)
+        tested += 1
+        # continue from env 0's g = 1 state
+        for k in (0, 1):
+            c.set_state(k, q1[0], v1[0])
+    assert tested >= 5 and backward >= 3, f"{tested} forward, {backward} backward stance steps with |P_x| >= 0.2 N s"
+
+
+def test_pushoff_gain_draws_are_reproducible_and_only_for_the_hopper(ppo, bigstep_py):
+    """g ~ U(1, g_max) per env at the start and per ended episode, from the given stream only."""
+    venv = bigstep_py.make_vec("hopper", num_envs=3, backend="cpu", seed=1)
+    obs, _ = venv.reset(seed=1)
+    a, b = (ppo.PushoffGain(venv, 3.0, np.random.default_rng(5)) for _ in range(2))
+    np.testing.assert_array_equal(a.g, b.g)
+    assert np.all((a.g >= 1.0) & (a.g < 3.0)) and len(set(a.g)) == 3
+    g0 = a.g.copy()
+    done = np.array([True, False, True])
+    a(obs, done)
+    b(obs, done)
+    np.testing.assert_array_equal(a.g, b.g)
+    assert a.g[1] == g0[1] and a.g[0] != g0[0] and a.g[2] != g0[2]
+    other = ppo.PushoffGain(venv, 3.0, np.random.default_rng(6))
+    assert not np.array_equal(other.g, g0)
+    walker = bigstep_py.make_vec("walker2d", num_envs=1, backend="cpu", seed=1)
+    with pytest.raises(ValueError, match="hopper"):
+        ppo.PushoffGain(walker, 2.0, np.random.default_rng(0))
+    with pytest.raises(SystemExit):
+        ppo.parse_args(["--pushoff-gain-max", "0.5"])
+
+
+def test_tiny_training_run_with_pushoff_gain_is_reproducible(ppo, tmp_path):
+    tiny = ["--task", "hopper", "--total-steps", "128", "--num-envs", "2", "--n-steps", "64", "--epochs", "1",
+            "--minibatch", "32", "--backend", "cpu", "--pushoff-gain-max", "2.5", "--seed", "3"]
+    ppo.main(tiny + ["--out", str(tmp_path / "a")])
+    ppo.main(tiny + ["--out", str(tmp_path / "b")])
+    a, b = (torch.load(tmp_path / x / "hopper" / "policy.pt", weights_only=False) for x in ("a", "b"))
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k

@@ -30,6 +30,20 @@ that cannot recover from that spin in flight pitches past the health limit befor
 The env is ``bigstep.make_vec(task, num_envs, integrator=..., dt=..., seed=...)``: one physics step
 per control step; observations reach torch through DLPack (``torch.from_dlpack`` of the persistent
 numpy buffer, no copy) and are copied once when cast to float32.
+
+Push-off friction gain (--pushoff-gain-max G > 1, hopper): each episode draws g ~ U(1, G) from the
+run's seeded stream; after every control step that ends with the foot on the ground and pushed the
+hopper forward, the step's tangential ground impulse P_x > 0 (the change of the hopper's horizontal
+momentum over the step: the ground is the only horizontal external force) is scaled by g, by adding
+(g - 1) P_x at the foot's contact point: Delta qvel = (g - 1) M^-1 J_c^T e_x P_x (VecEnv.set_state;
+M, J_c and the contact point from MuJoCo's kinematics of the same XML, mj_fwdPosition / mj_jac /
+mj_solveM: no MuJoCo dynamics). Why: Hopper-v5's soft pyramidal cone (foot friction 2) lets the
+push-off's tangential force reach ~1.5 f_n, ~2x the elliptic cone's or bigstep's, so the extra
+backward spin scales with how hard the policy itself pushes (bench/hopper_landing.py); a fixed
+take-off kick does not. Why forward only: the added impulse also slides the foot, PBFD's sticky
+friction takes that back in the next step with a backward impulse of up to (g - 1) P_x, and scaling
+that one as well is an explicit loop of gain g - 1 (it diverges, alternating in sign, from g ~ 2:
+bench/README.md, sixth session).
 """
 from __future__ import annotations
 
@@ -158,12 +172,16 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="a hop's push-off: the step whose end has qvel[1] rise through this [m/s]")
     p.add_argument("--takeoff-spin", type=float, default=2.5, help="backward pitch-rate kick U(0, spin) [rad/s]")
     p.add_argument("--takeoff-lift", type=float, default=0.3, help="upward velocity kick U(0, lift) [m/s]")
+    p.add_argument("--pushoff-gain-max", type=float, default=1.0,
+                   help="push-off friction gain g ~ U(1, this) per episode (hopper; see the module doc; 1 = off)")
     p.add_argument("--out", default=os.path.join("out", "ppo"), help="writes <out>/<task>/")
     a = p.parse_args(argv)
     if not 0.0 <= a.takeoff_prob <= 1.0:
         p.error(f"--takeoff-prob = {a.takeoff_prob}: must be in [0, 1]")
     if a.takeoff_spin < 0 or a.takeoff_lift < 0:
         p.error(f"--takeoff-spin = {a.takeoff_spin}, --takeoff-lift = {a.takeoff_lift}: must be >= 0")
+    if not a.pushoff_gain_max >= 1.0:
+        p.error(f"--pushoff-gain-max = {a.pushoff_gain_max}: must be >= 1 (1 = off)")
     return a
 
 
@@ -197,6 +215,86 @@ class TakeoffKick:
             obs[k] = c.obs[k]
         self.prev_vz = c.qvel[:, 1].copy()
         return len(fire)
+
+
+class PushoffGain:
+    """Push-off friction gain on a bigstep hopper VectorEnv (module doc): call after each step with its
+    obs and done. rng: the gains' own stream (one draw per env at construction and per ended episode,
+    in env order), so a run is reproducible from its seed. fixed: every episode's g is exactly this.
+
+    Per env k and step, with p_x = (M v)_0 (rootx is an unactuated slider without armature or damping,
+    so the first row of M v is the hopper's horizontal momentum, sum_i m_i v_i,x):
+      P_x = p_x(end of step) - p_x(start of step)               the step's tangential ground impulse
+      if P_x > 0 and the foot touches (MuJoCo's collision of the end state: a foot_geom pair within its
+      1-mm margin)
+        qvel += (g - 1) P_x M^-1 J_c^T e_x                       J_c: x rows of the mean foot contact point
+    so the step's horizontal impulse becomes g P_x, and the angular momentum about the centre of mass
+    gains (z_c - z_com) (g - 1) P_x. With per-episode mass randomisation M is the nominal model's:
+    the added impulse is then g P_x only to within the mass draw."""
+
+    XML = "hopper.xml"  # gymnasium's MuJoCo asset (configs/tasks/hopper.yaml: model.mjcf gymnasium:hopper.xml)
+    FOOT = "foot_geom"
+
+    def __init__(self, venv, g_max: float, rng: np.random.Generator, fixed: float | None = None):
+        import gymnasium
+        import mujoco
+        self.mj = mujoco
+        c = venv.core
+        self.m = mujoco.MjModel.from_xml_path(os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco",
+                                                           "assets", self.XML))
+        if (self.m.nq, self.m.nv) != (c.qpos.shape[1], c.qvel.shape[1]):
+            raise ValueError(f"push-off gain: the env has nq, nv = {c.qpos.shape[1]}, {c.qvel.shape[1]}; it needs "
+                             f"the hopper ({self.XML}: {self.m.nq}, {self.m.nv})")
+        self.d = mujoco.MjData(self.m)
+        self.foot = mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_GEOM, self.FOOT)
+        self.foot_body = int(self.m.geom_bodyid[self.foot])
+        self.venv, self.g_max, self.rng, self.fixed = venv, g_max, rng, fixed
+        n = c.qpos.shape[0]
+        self.g = self._draw(n)
+        self.p_x = np.array([self._load(c.qpos[k], c.qvel[k]) for k in range(n)])
+        self.jacp, self.mv = np.zeros((3, self.m.nv)), np.zeros(self.m.nv)
+
+    def _draw(self, n: int) -> np.ndarray:
+        u = self.rng.random(n)
+        return np.full(n, float(self.fixed)) if self.fixed is not None else 1.0 + (self.g_max - 1.0) * u
+
+    def _load(self, qpos, qvel) -> float:
+        """Positions and velocities into MuJoCo's data, M factored and the contacts listed; returns p_x."""
+        d = self.d
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        self.mj.mj_fwdPosition(self.m, d)
+        mv = np.zeros(self.m.nv)
+        self.mj.mj_mulM(self.m, d, mv, d.qvel)
+        return float(mv[0])
+
+    def foot_point(self):
+        """The mean contact point of the foot in the loaded state, or None when it is off the ground."""
+        d = self.d
+        pts = [d.contact[i].pos.copy() for i in range(d.ncon) if self.foot in (d.contact[i].geom1, d.contact[i].geom2)]
+        return np.mean(pts, axis=0) if pts else None
+
+    def __call__(self, obs: np.ndarray, done: np.ndarray) -> int:
+        c, mj, m, d = self.venv.core, self.mj, self.m, self.d
+        fired = 0
+        ended = np.flatnonzero(done)
+        if len(ended):  # an ended env already holds its next episode's first state (auto-reset): new draw
+            self.g[ended] = self._draw(len(ended))
+        for k in range(len(done)):
+            p_end = self._load(c.qpos[k], c.qvel[k])
+            if not done[k] and self.g[k] != 1.0:
+                P = p_end - self.p_x[k]
+                point = self.foot_point() if P > 0 else None  # forward (propulsive) impulses only
+                if point is not None:
+                    mj.mj_jac(m, d, self.jacp, None, point, self.foot_body)
+                    dv = self.jacp[0].copy()
+                    mj.mj_solveM(m, d, dv.reshape(1, -1), self.jacp[0].reshape(1, -1).copy())
+                    qv = c.qvel[k] + (self.g[k] - 1.0) * P * dv
+                    c.set_state(int(k), c.qpos[k].copy(), qv)
+                    obs[k] = c.obs[k]
+                    p_end = self._load(c.qpos[k], c.qvel[k])
+                    fired += 1
+            self.p_x[k] = p_end
+        return fired
 
 
 def gae(rew, val, next_val, term, done, gamma, lam):
@@ -274,6 +372,8 @@ def train(args: argparse.Namespace) -> str:
     obs, _ = venv.reset(seed=args.seed)
     kick = (TakeoffKick(venv, args.takeoff_prob, args.takeoff_speed, args.takeoff_spin, args.takeoff_lift,
                         np.random.default_rng([args.seed, 0x6B69636B])) if args.takeoff_prob > 0 else None)
+    gain = (PushoffGain(venv, args.pushoff_gain_max, np.random.default_rng([args.seed, 0x67616964]))
+            if args.pushoff_gain_max > 1 else None)
     if not args.init:
         obs_rms.update(obs)
         sync_obs_stats()
@@ -302,6 +402,8 @@ def train(args: argparse.Namespace) -> str:
             done = term | trunc
             if kick is not None:
                 kick(obs, done)
+            if gain is not None:
+                gain(obs, done)
             # episode bookkeeping on the raw reward
             ep_ret += rew
             ep_len += 1
