@@ -37,6 +37,8 @@ KEEP = re.compile(r"^(lm_|pbfd_|compact_|count_|release_)")  # the project's ker
 # the __noinline__ device functions the kernels call (BIGSTEP_BODY_PAIR_FN): their own frames and
 # spills, rows named "<kernel> > <function>" (ptxas reports no register count for them)
 CALLEE = re.compile(r"^team_detail::body_pair_")
+def row(name):
+    return {"kernel": name, "stack": 0, "spill_st": 0, "spill_ld": 0, "regs": 0, "smem": 0}
 def demangle(mangled):
     name = subprocess.run(["c++filt"], input=mangled, capture_output=True, text=True).stdout.strip()
     name = re.sub(r"bigstep::|\(anonymous namespace\)::", "", name)
@@ -46,7 +48,7 @@ for line in open(sys.argv[1]):
     m = re.search(r"Compiling entry function '(\S+)'", line)
     if m:
         name = demangle(m.group(1))
-        entry = {"kernel": name, "stack": 0, "spill_st": 0, "spill_ld": 0, "regs": 0, "smem": 0} if KEEP.search(name) else None
+        entry = row(name) if KEEP.search(name) else None
         if entry:
             rows.append(entry)
         cur = entry
@@ -62,8 +64,7 @@ for line in open(sys.argv[1]):
         if name == entry["kernel"]:
             cur = entry
         elif CALLEE.search(name):
-            cur = {"kernel": entry["kernel"] + " > " + name.replace("team_detail::", ""), "stack": 0, "spill_st": 0,
-                   "spill_ld": 0, "regs": 0, "smem": 0}
+            cur = row(entry["kernel"] + " > " + name.replace("team_detail::", ""))
             rows.append(cur)
         else:
             cur = None

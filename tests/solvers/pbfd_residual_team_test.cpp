@@ -431,6 +431,21 @@ void body_contact_states(const Scene& sc, int n, const std::set<std::pair<int, i
   REQUIRE(int(th.size()) >= n);
 }
 
+// body_pair_scene's states with every contact kind of want (the base near the world geom): r and
+// J_r against the reference at beta 1 and 1.5, and with per-link mass scales and a PD servo
+void compare_body_pair_scene(const Scene& sc, const std::set<std::pair<int, int>>& want) {
+  std::vector<VecX> th_n, th_nm1, th;
+  VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
+  lo.head(3) << -0.2, -0.2, -0.6;
+  hi.head(3) << 0.2, 0.2, -0.2;
+  body_contact_states(sc, 4, want, lo, hi, th_n, th_nm1, th);
+  compare(sc, th_n, th_nm1, th, 1.0);
+  compare(sc, th_n, th_nm1, th, 1.5);
+  std::vector<double> ls(sc.model.n_link);
+  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.6 + 0.21 * j;
+  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+}
+
 }  // namespace
 
 TEST_CASE("pbfd team residual equals the reference: sphere and capsule pairs between links and the world",
@@ -442,16 +457,7 @@ TEST_CASE("pbfd team residual equals the reference: sphere and capsule pairs bet
   REQUIRE(sc.model.n_point_pair == 0);
   REQUIRE(team_unsupported(sc.model).empty());
   const int S = int(GeomType::Sphere), C = int(GeomType::Capsule);
-  std::vector<VecX> th_n, th_nm1, th;
-  VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
-  lo.head(3) << -0.2, -0.2, -0.6;  // the base near the world capsule
-  hi.head(3) << 0.2, 0.2, -0.2;
-  body_contact_states(sc, 4, {{S, S}, {S, C}, {C, S}, {C, C}}, lo, hi, th_n, th_nm1, th);
-  compare(sc, th_n, th_nm1, th, 1.0);
-  compare(sc, th_n, th_nm1, th, 1.5);
-  std::vector<double> ls(sc.model.n_link);
-  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.6 + 0.21 * j;
-  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+  compare_body_pair_scene(sc, {{S, S}, {S, C}, {C, S}, {C, C}});
 }
 
 TEST_CASE("pbfd team residual equals the reference: gymnasium hopper with its leg folded into itself",
@@ -479,16 +485,7 @@ TEST_CASE("pbfd team residual equals the reference: sphere-box pairs between lin
   REQUIRE(!sc.model.skipped_pairs.empty());  // box-box: no pair function, dropped
   REQUIRE(team_unsupported(sc.model).empty());
   const int S = int(GeomType::Sphere), B = int(GeomType::Box);
-  std::vector<VecX> th_n, th_nm1, th;
-  VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
-  lo.head(3) << -0.2, -0.2, -0.6;  // the base near the world box
-  hi.head(3) << 0.2, 0.2, -0.2;
-  body_contact_states(sc, 4, {{S, S}, {S, B}, {B, S}, {S, B + kInside}, {B + kInside, S}}, lo, hi, th_n, th_nm1, th);
-  compare(sc, th_n, th_nm1, th, 1.0);
-  compare(sc, th_n, th_nm1, th, 1.5);
-  std::vector<double> ls(sc.model.n_link);
-  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.6 + 0.21 * j;
-  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+  compare_body_pair_scene(sc, {{S, S}, {S, B}, {B, S}, {S, B + kInside}, {B + kInside, S}});
 }
 
 TEST_CASE("pbfd team residual: a sphere on a box corner, the Jacobian equals central differences", "[team][pbfd][body][box]") {
