@@ -10,7 +10,9 @@
 #
 # usage: bash bench/ptxas_plan.sh [file.cu]            (default cuda/pbfd_lm.cu)
 #        SITES=1 SITES_KERNEL='lm_warp_kernel<float, 16>' bash bench/ptxas_plan.sh
-# env:   NVCC (nvcc), ARCH (sm_90), CUBIN (kept there when set), NVDISASM
+# env:   NVCC (nvcc), ARCH (sm_90), CUBIN (kept there when set), NVDISASM, PTXAS_LOG (parse this saved
+#        nvcc ... -Xptxas -v output instead of compiling; the header's commit is then this tree's)
+# Rows: each kernel, then "<kernel> > body_pair_*" for its __noinline__ callees (own frame, spills).
 # The warp kernel has no static shared memory (static_smem_bytes 0): its per-trajectory dynamic
 # shared memory (cuda/pbfd_lm.cu WarpSmem: lm_local_size, ints, views, step constants) is printed by
 # `bigstep bench gpu-speedup --work-model` (smem_per_traj_bytes) and by the run-time plan.
@@ -20,25 +22,52 @@ SRC=${1:-cuda/pbfd_lm.cu}
 NVCC=${NVCC:-nvcc}
 ARCH=${ARCH:-sm_90}
 CUBIN=${CUBIN:-$(mktemp --suffix=.cubin)}
-LOG=$(mktemp)
-"$NVCC" -I. -isystem=/usr/include/eigen3 -O3 -DNDEBUG -arch="$ARCH" --expt-relaxed-constexpr -std=c++17 \
-  -lineinfo -x cu -cubin "$SRC" -o "$CUBIN" -Xptxas -v > "$LOG" 2>&1 || { cat "$LOG"; exit 1; }
+if [ -n "${PTXAS_LOG:-}" ]; then  # a saved log: parse it, compile nothing
+  LOG=$(mktemp)
+  cp "$PTXAS_LOG" "$LOG"
+else
+  LOG=$(mktemp)
+  "$NVCC" -I. -isystem=/usr/include/eigen3 -O3 -DNDEBUG -arch="$ARCH" --expt-relaxed-constexpr -std=c++17 \
+    -lineinfo -x cu -cubin "$SRC" -o "$CUBIN" -Xptxas -v > "$LOG" 2>&1 || { cat "$LOG"; exit 1; }
+fi
 echo "# bench/ptxas_plan.sh $SRC, $ARCH, $("$NVCC" --version | tail -1), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cuda solvers || echo '+dirty')"
 python3 - "$LOG" <<'PY'
 import re, subprocess, sys
 KEEP = re.compile(r"^(lm_|pbfd_|compact_|count_|release_)")  # the project's kernels (not Thrust / CUB)
-rows, cur = [], None
+# the __noinline__ device functions the kernels call (BIGSTEP_BODY_PAIR_FN): their own frames and
+# spills, rows named "<kernel> > <function>" (ptxas reports no register count for them)
+CALLEE = re.compile(r"^team_detail::body_pair_")
+def row(name):
+    return {"kernel": name, "stack": 0, "spill_st": 0, "spill_ld": 0, "regs": 0, "smem": 0}
+def demangle(mangled):
+    name = subprocess.run(["c++filt"], input=mangled, capture_output=True, text=True).stdout.strip()
+    name = re.sub(r"bigstep::|\(anonymous namespace\)::", "", name)
+    return re.sub(r"^void |\(.*$", "", name)
+rows, entry, cur = [], None, None
 for line in open(sys.argv[1]):
     m = re.search(r"Compiling entry function '(\S+)'", line)
     if m:
-        name = subprocess.run(["c++filt"], input=m.group(1), capture_output=True, text=True).stdout.strip()
-        name = re.sub(r"bigstep::|\(anonymous namespace\)::", "", name)
-        name = re.sub(r"^void |\(.*$", "", name)
-        if not KEEP.search(name):
+        name = demangle(m.group(1))
+        entry = row(name) if KEEP.search(name) else None
+        if entry:
+            rows.append(entry)
+        cur = entry
+        continue
+    if entry is None:
+        continue
+    # why per block: each "Function properties for F" line heads F's own frame and spills; a
+    # kernel's callees follow it, and were read as the kernel's before (a 0-spill callee hid the
+    # FP32 warp kernel's 108 B spill stores in results/ptxas_body_pairs.csv's noinline rows)
+    m = re.search(r"Function properties for (\S+)", line)
+    if m:
+        name = demangle(m.group(1))
+        if name == entry["kernel"]:
+            cur = entry
+        elif CALLEE.search(name):
+            cur = row(entry["kernel"] + " > " + name.replace("team_detail::", ""))
+            rows.append(cur)
+        else:
             cur = None
-            continue
-        cur = {"kernel": name, "stack": 0, "spill_st": 0, "spill_ld": 0, "regs": 0, "smem": 0}
-        rows.append(cur)
         continue
     if cur is None:
         continue
@@ -47,9 +76,9 @@ for line in open(sys.argv[1]):
         cur["stack"], cur["spill_st"], cur["spill_ld"] = map(int, m.groups())
     m = re.search(r"Used (\d+) registers", line)
     if m:
-        cur["regs"] = int(m.group(1))
+        entry["regs"] = int(m.group(1))
         s = re.search(r"(\d+) bytes smem", line)
-        cur["smem"] = int(s.group(1)) if s else 0
+        entry["smem"] = int(s.group(1)) if s else 0
 print("kernel,registers,spill_store_bytes,spill_load_bytes,stack_frame_bytes,static_smem_bytes")
 for r in rows:
     print('"%s",%d,%d,%d,%d,%d' % (r["kernel"], r["regs"], r["spill_st"], r["spill_ld"], r["stack"], r["smem"]))

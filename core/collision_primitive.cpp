@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/box_closest.h"
 #include "core/collision.h"
 #include "core/segment_closest.h"
 
@@ -142,8 +143,8 @@ int collide_capsule_capsule(const GeomFrame& a, const GeomFrame& b, double margi
 int collide_sphere_box(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
   const double r = a.size[0];
   const Vec3 c = b.R.transpose() * (a.p - b.p);  // centre in the box frame
-  const Vec3 q = c.cwiseMax(-b.size).cwiseMin(b.size);
-  if (q != c) {
+  Vec3 q;
+  if (box_closest(c, b.size, q)) {  // (core/box_closest.h, shared with the team residual)
     // outside: the closest point q is on the surface
     const Vec3 d = c - q;
     const double dist = d.norm() - r;
@@ -158,11 +159,10 @@ int collide_sphere_box(const GeomFrame& a, const GeomFrame& b, double margin, Co
     return 1;
   }
   // inside (or on the surface): the face with the smallest distance h_i - |c_i|
-  Eigen::Index i;
-  (b.size - c.cwiseAbs()).minCoeff(&i);
-  const double to_face = b.size[i] - std::abs(c[i]);
+  double to_face, sign;
+  const int i = box_nearest_face(c, b.size, to_face, sign);
   Vec3 n_local = Vec3::Zero();
-  n_local[i] = c[i] < 0 ? -1.0 : 1.0;
+  n_local[i] = sign;
   con->n = b.R * n_local;
   con->depth = r + to_face;
   con->pos = a.p + 0.5 * (to_face - r) * con->n;  // between c - r n and the face point c + to_face n

@@ -195,7 +195,9 @@ class Model {
   // segments (Model::finalize; what the team / CUDA PBFD residual reads, pbfd_residual_team.h): in
   // pair order, a and b as pair_geom_a / _b. A sphere is a segment of half-length 0 (its centre), a
   // capsule its axis segment; collide()'s pair functions reduce both to the closest core points.
-  // Boxes have no segment form (their half-lengths are left 0): team_unsupported refuses them.
+  // A box (against a sphere: the one box pair collide() has) has no segment form (its radius and
+  // half-length are left 0): the team residual reads its frame and half-extents from the geom
+  // (ModelView body_pair_geom -> geom_R, geom_size; core/box_closest.h).
   std::vector<int> body_pair_pair;      ///< (n_body_pair) index into pair_geom_a / _b
   std::vector<int> body_pair_link;      ///< (n_body_pair x 2) links of a, b (-1 = world)
   std::vector<Vec3> body_pair_pos;      ///< (n_body_pair x 2) segment centres of a, b, link frames

@@ -53,6 +53,7 @@
   X(real, body_pair_axis,   n_body_pair, 6)    /* unit segment axes of a, b, link frames */        \
   X(real, body_pair_size,   n_body_pair, 4)    /* r_a, h_a, r_b, h_b */                            \
   X(int,  body_pair_con_adr, n_body_pair, 1)   /* first contact slot (n_body_con in all) */        \
+  X(int,  body_pair_geom,   n_body_pair, 2)    /* geoms of a, b (a box's frame: geom_R, geom_size) */ \
   /* geoms (core/geom.h) */                                                                        \
   X(u8,   geom_type,        n_geom,   1)       /* GeomType */                                      \
   X(int,  geom_link,        n_geom,   1)       /* -1 = world */                                    \

@@ -48,6 +48,10 @@ struct FieldGet {
   double body_pair_axis(int i, int c) const { return m.body_pair_axis[2 * size_t(i) + c / 3][c % 3]; }
   double body_pair_size(int i, int c) const { return m.body_pair_size[4 * size_t(i) + c]; }
   int body_pair_con_adr(int i, int) const { return m.body_pair_con_adr[i]; }
+  int body_pair_geom(int i, int c) const {
+    const int q = m.body_pair_pair[i];
+    return c == 0 ? m.pair_geom_a[q] : m.pair_geom_b[q];
+  }
   // geoms
   uint8_t geom_type(int i, int) const { return uint8_t(m.geom_type[i]); }
   int geom_link(int i, int) const { return m.geom_link[i]; }

@@ -230,6 +230,8 @@ Model scale_mass(const Model& m, const double* link_scale) {
     BIGSTEP_CHECK_ARG(std::isfinite(link_scale[j]) && link_scale[j] > 0, detail::concat("mass scale of link ", j),
                       link_scale[j], "must be finite and > 0");
   ModelSpec spec{m.link_specs(), m.spheres, m.planes, m.gravity, {}, m.exclude, {}};
+  // the pairs m dropped (no pair function: a1_walk's box-box, box-capsule) are dropped again, not refused
+  spec.skip_unsupported_pairs = !m.skipped_pairs.empty();
   for (int u = 0; u < m.n_u; ++u)
     spec.actuators.push_back({m.actuator_name[u], m.actuator_dof[u], m.actuator_type[u], m.actuator_gear[u],
                               m.actuator_ctrllimited[u] != 0,

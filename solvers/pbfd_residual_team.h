@@ -10,6 +10,7 @@
 // found here as collide() finds it (closest core points of the pair's segments) and its J^T K J,
 // J = J_a - J_b, coupling both links' paths, is added to J_r densely, as the reference does.
 #pragma once
+#include "core/box_closest.h"
 #include "core/model_view.h"
 #include "core/segment_closest.h"
 #include "solvers/team_reduce.h"
@@ -177,17 +178,52 @@ template <class S> BIGSTEP_HD hd::V3<S> closest_on_segment(hd::V3<S> p, hd::V3<S
 
 // Candidate core points of one body pair: x_a[i], x_b[i] and the normal n_f[i] used where they
 // coincide, i < n; one_point: a parallel capsule pair whose overlap is a single point keeps the
-// second candidate only when the first is not a contact (collide_capsule_capsule's loop).
+// second candidate only when the first is not a contact (collide_capsule_capsule's loop). face: a
+// sphere centre inside a box, x_b (or x_a) on the nearest face: the normal is n_f[0] (fixed, kappa
+// 0) and the distance n_f . (x_a - x_b), negative (collide_sphere_box's inside branch).
 template <class S>
 struct BodyCores {
   hd::V3<S> xa[2], xb[2], nf[2];
   int n = 1;
   bool one_point = false;
+  bool face = false;
 };
 
+// Sphere against box, either order (type 3 = GeomType::Box on side a or b), as collide_sphere_box
+// (and its mirror) forms it: the box frame from the geom (body_pair_geom; geom_R, geom_size) on
+// its link's pose, the centre in it and core/box_closest.h: outside, the box's core is its closest
+// surface point (the sphere's centre and it are a core line, kappa = 1/|x_a - x_b|); inside, the
+// point on the nearest face, with that face's outward normal (from b to a: flipped for a box a).
+// p: the pair's geom centres in the world (body_pair_cores).
+template <class S>
+BIGSTEP_HD BodyCores<S> body_pair_box_cores(const ModelView<S>& m, int q, const S* R, const hd::V3<S>* p) {
+  using V = hd::V3<S>;
+  const int kb = m.body_pair_type[2 * q] == uint8_t(3) ? 0 : 1;  // the box's side
+  const int g = m.body_pair_geom[2 * q + kb], l = m.body_pair_link[2 * q + kb];
+  const hd::M3<S> Rb = l < 0 ? ld9(m.geom_R + 9 * g) : ld9(R + 9 * l) * ld9(m.geom_R + 9 * g);
+  const V d = p[1 - kb] - p[kb], h = m.v3(m.geom_size, g);
+  const V c{Rb(0, 0) * d.x + Rb(1, 0) * d.y + Rb(2, 0) * d.z, Rb(0, 1) * d.x + Rb(1, 1) * d.y + Rb(2, 1) * d.z,
+            Rb(0, 2) * d.x + Rb(1, 2) * d.y + Rb(2, 2) * d.z};  // R_b^T (centre - p_b)
+  V x, nf{S(0), S(0), S(1)};
+  BodyCores<S> cores;
+  if (box_closest(c, h, x)) {
+    x = Rb * x + p[kb];
+  } else {
+    S to_face, sign;
+    const int i = box_nearest_face(c, h, to_face, sign);
+    const V n{sign * Rb(0, i), sign * Rb(1, i), sign * Rb(2, i)};  // R_b (sign e_i)
+    x = p[1 - kb] + to_face * n;
+    nf = kb == 1 ? n : S(-1) * n;
+    cores.face = true;
+  }
+  cores.xa[0] = kb == 0 ? x : p[0], cores.xb[0] = kb == 0 ? p[1] : x, cores.nf[0] = nf;
+  return cores;
+}
+
 // The closest core points of body pair q with its links at the poses R, t (n_link x 9, x 3), as
-// the pair functions collide_sphere_sphere, collide_sphere_capsule (either order) and
-// collide_capsule_capsule form them; a sphere is its centre, a capsule its axis segment.
+// the pair functions collide_sphere_sphere, collide_sphere_capsule (either order),
+// collide_capsule_capsule and collide_sphere_box (either order) form them; a sphere is its centre,
+// a capsule its axis segment, a box its closest point (body_pair_box_cores).
 template <class S>
 BIGSTEP_HD BodyCores<S> body_pair_cores(const ModelView<S>& m, int q, const S* R, const S* t) {
   using V = hd::V3<S>;
@@ -198,6 +234,8 @@ BIGSTEP_HD BodyCores<S> body_pair_cores(const ModelView<S>& m, int q, const S* R
     p[g] = l < 0 ? pos : ld9(R + 9 * l) * pos + ld3(t + 3 * l);
     u[g] = l < 0 ? ax : ld9(R + 9 * l) * ax;
   }
+  if (m.body_pair_type[2 * q] == uint8_t(3) || m.body_pair_type[2 * q + 1] == uint8_t(3))
+    return body_pair_box_cores(m, q, R, p);
   const S ha = m.body_pair_size[4 * q + 1], hb = m.body_pair_size[4 * q + 3];
   const bool cap_a = m.body_pair_type[2 * q] == uint8_t(2), cap_b = m.body_pair_type[2 * q + 1] == uint8_t(2);
   BodyCores<S> c;
@@ -278,12 +316,12 @@ BIGSTEP_BODY_PAIR_FN void body_pair_contacts(const ModelView<S>& m, const PbfdSt
     b[18] = S(0);
     if (i >= c.n || (i == 1 && c.one_point && found == 1)) continue;
     const V xa = i == 0 ? c.xa[0] : c.xa[1], xb = i == 0 ? c.xb[0] : c.xb[1], dx = xa - xb;
-    const S centres = hd::norm(dx), dist = centres - ra - rb;
+    const S centres = c.face ? hd::dot(c.nf[0], dx) : hd::norm(dx), dist = centres - ra - rb;
     if (dist > 0) continue;  // not a contact of collide() (margin 0)
     ++found;
     const S d = -dist;
     if (!(d > 0)) continue;  // touching: no force
-    const bool line = centres > S(1e-12);
+    const bool line = !c.face && centres > S(1e-12);
     const V n = line ? V{dx.x / centres, dx.y / centres, dx.z / centres} : (i == 0 ? c.nf[0] : c.nf[1]);
     const S kappa = line ? S(1) / centres : S(0);
     const S fn = in.c_perp * pow(d, in.alpha), kn = in.c_perp * in.alpha * pow(d, in.alpha - 1);

@@ -96,16 +96,18 @@ std::string team_engine_methods() {
 
 std::string team_unsupported(const Model& m) {
   // the team residual takes every geom against world planes as point cores (Model::point_pair_*)
-  // and the body pairs of spheres and capsules as core segments (Model::body_pair_*); a body pair
-  // with a box has no segment form there
+  // and the body pairs of spheres and capsules as core segments, a sphere against a box through
+  // the box's closest point (Model::body_pair_*, pbfd_residual_team.h body_pair_cores); any other
+  // body pair (collide() has none today: box-capsule and box-box have no pair function) is refused
   auto segment = [&](int g) { return m.geom_type[g] == GeomType::Sphere || m.geom_type[g] == GeomType::Capsule; };
+  auto sphere_box = [&](int a, int b) { return m.geom_type[a] == GeomType::Sphere && m.geom_type[b] == GeomType::Box; };
   for (int i = 0; i < m.n_body_pair; ++i) {
     const int q = m.body_pair_pair[i], a = m.pair_geom_a[q], b = m.pair_geom_b[q];
-    if (segment(a) && segment(b)) continue;
+    if ((segment(a) && segment(b)) || sphere_box(a, b) || sphere_box(b, a)) continue;
     return detail::concat("geom pair (model.geoms) ", m.geom_name[a], " (geom ", a, ", ", geom_type_name(m.geom_type[a]),
                           ") / ", m.geom_name[b], " (geom ", b, ", ", geom_type_name(m.geom_type[b]),
-                          "): the team form collides spheres and capsules with each other and any geom with a "
-                          "world plane only");
+                          "): the team form collides spheres and capsules with each other, spheres with boxes "
+                          "and any geom with a world plane only");
   }
   return {};
 }

@@ -66,9 +66,10 @@ std::string team_engine_methods();
 /// What of m the team (GPU-form) engines cannot simulate yet, or "" when they can: they take every
 /// geom pair against a world plane (as point cores, Model::point_pair_*), the pairs of spheres and
 /// capsules between two links or against a world sphere / capsule (as core segments,
-/// Model::body_pair_*) and the joint limits, damping, armature and springs (pbfd_residual_team.h),
-/// not a body pair with a box (named with its geoms and types). The one check every team / CUDA
-/// engine builder calls; lift a clause here when the team form gains the term.
+/// Model::body_pair_*), a sphere against a box (either on a link or the world) and the joint
+/// limits, damping, armature and springs (pbfd_residual_team.h); any other body pair (box-capsule,
+/// box-box: collide() has none either) is named with its geoms and types. The one check every team
+/// / CUDA engine builder calls; lift a clause here when the team form gains the term.
 std::string team_unsupported(const Model& m);
 
 /// The optimizers in mask joined by sep ("jtj_lm or lbfgs").

@@ -143,11 +143,12 @@ std::map<std::string, std::vector<double>> expected_fields(const Model& m) {
     for (const int g : {ga, gb}) {
       e["body_pair_type"].push_back(double(m.geom_type[g]));
       e["body_pair_link"].push_back(m.geom_link[g]);
+      e["body_pair_geom"].push_back(g);
     }
     for (const int g : {ga, gb}) v3(e["body_pair_pos"], m.geom_pos[g]);
     for (const int g : {ga, gb}) v3(e["body_pair_axis"], m.geom_R[g].col(2));
     for (const int g : {ga, gb}) {
-      e["body_pair_size"].push_back(m.geom_size[g][0]);
+      e["body_pair_size"].push_back(m.geom_type[g] == GeomType::Box ? 0.0 : m.geom_size[g][0]);
       e["body_pair_size"].push_back(m.geom_type[g] == GeomType::Capsule ? m.geom_size[g][1] : 0.0);
     }
   }

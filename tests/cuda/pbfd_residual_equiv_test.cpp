@@ -3,7 +3,8 @@
 // squared-stiffness terms of J_r lose ~4 digits in float), and the CPU team emulation on the chain
 // with armature, damping, springs and joint limits (same tolerances). Exits 77 (ctest: Skipped) with the
 // reason when no CUDA device is present. The hopper cases add body pairs (capsule-capsule contacts
-// between its links, found in the kernel).
+// between its links, found in the kernel), the a1_walk cases sphere-box pairs (a foot in another
+// leg's or the trunk's box).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -15,6 +16,7 @@
 #include "core/backend.h"
 #include "cuda/pbfd_residual.h"
 #include "envs/scene.h"
+#include "envs/tasks.h"
 #include "solvers/pbfd_residual.h"
 #include "solvers/pbfd_residual_team.h"
 #include "solvers/team.h"
@@ -160,6 +162,32 @@ std::function<VecX(int, std::mt19937&)> hopper_states(const Model& m) {
   };
 }
 
+// configs/tasks/a1_walk.yaml's A1 in random leg poses (base lifted) until a foot (sphere) is a few
+// mm into another link's box (a sphere-box body pair, the reference's contact set), friction on.
+std::function<VecX(int, std::mt19937&)> a1_box_states(const Scene& sc) {
+  return [&sc](int, std::mt19937& rng) {
+    const Model& m = sc.model;
+    std::uniform_real_distribution<double> U(0, 1);
+    PbdWorkspace ws(m);
+    for (;;) {
+      VecX q = sc.theta0;
+      q[2] = 0.6;
+      for (int i = 6; i < m.n_q; ++i) q[i] = m.dof_range[2 * i] + (m.dof_range[2 * i + 1] - m.dof_range[2 * i]) * U(rng);
+      forward_kinematics(m, q, ws.kin);
+      update_contacts(m, q, ws);
+      for (int c = 0; c < ws.cs.n_con; ++c) {
+        const Contact& con = ws.cs.con[size_t(c)];
+        const bool box = m.geom_type[con.geom_a] == GeomType::Box || m.geom_type[con.geom_b] == GeomType::Box;
+        if (box && con.link_a >= 0 && con.link_b >= 0 && con.depth > 0.0005 && con.depth < 0.01) return q;
+      }
+    }
+  };
+}
+
+Scene a1_scene() {
+  return load_task(std::string(BIGSTEP_SOURCE_DIR) + "/configs/tasks/a1_walk.yaml", {"contact.c_par=1e5"}).scene;
+}
+
 Scene chain_scene() { return load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml"); }
 
 }  // namespace
@@ -187,4 +215,12 @@ TEST_CASE("cuda pbfd residual with body pairs (gymnasium hopper) equals the refe
 TEST_CASE("cuda pbfd residual with body pairs (gymnasium hopper) equals the reference (float)", "[cuda][body]") {
   const Scene sc = load_scene("gymnasium:hopper.xml", {"integrator.type=pbfd", "contact.c_par=1e5"});
   check<float>(sc, sc.model, 16, 4, false, 2e-3, hopper_states(sc.model));
+}
+TEST_CASE("cuda pbfd residual with sphere-box pairs (a1_walk) equals the reference (double)", "[cuda][body][box]") {
+  const Scene sc = a1_scene();
+  check<double>(sc, sc.model, 16, 5, false, 1e-12, a1_box_states(sc));
+}
+TEST_CASE("cuda pbfd residual with sphere-box pairs (a1_walk) equals the reference (float)", "[cuda][body][box]") {
+  const Scene sc = a1_scene();
+  check<float>(sc, sc.model, 16, 5, false, 2e-3, a1_box_states(sc));
 }

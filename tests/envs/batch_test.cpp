@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "envs/batch.h"
+#include "envs/tasks.h"
 #include "envs/batch_engines.h"
 
 using namespace bigstep;
@@ -259,4 +260,16 @@ TEST_CASE("batch: randomised limit stiffness equals a lone run on the model with
   Scene team = sc;
   team.engine = "team";
   CHECK_THROWS_AS(make_batch_engine(team, BackendChoice{Backend::Cpu, "cpu"}, b, p), InvalidArgument);
+}
+
+TEST_CASE("scale_mass keeps the pairs a model dropped dropped (a1_walk's box-box, box-capsule)", "[batch]") {
+  // a1_walk allows unsupported_pairs: its box-box and box-capsule pairs (no pair function) are
+  // skipped; the scaled copy must skip the same ones (it threw "no collision function" before)
+  const Scene sc = load_task(std::string(BIGSTEP_SOURCE_DIR) + "/configs/tasks/a1_walk.yaml").scene;
+  REQUIRE(!sc.model.skipped_pairs.empty());
+  const Model s = scale_mass(sc.model, 1.3);
+  CHECK(s.skipped_pairs == sc.model.skipped_pairs);
+  CHECK(s.pair_geom_a == sc.model.pair_geom_a);
+  CHECK(s.pair_geom_b == sc.model.pair_geom_b);
+  for (int j = 0; j < s.n_link; ++j) CHECK(s.link_mass[j] == Approx(1.3 * sc.model.link_mass[j]).epsilon(1e-14));
 }

@@ -250,3 +250,23 @@ def test_every_task_file_steps(task):
         assert np.isfinite(obs).all() and np.isfinite(rew).all()
         assert not (term | trunc).any(), (task, venv.core.qpos)
         assert (info["flags"] == 0).all()
+
+
+def test_a1_walk_on_the_team_engine_matches_the_reference():
+    """a1_walk (feet against the trunk's and legs' boxes: sphere-box body pairs) on batch.engine=team
+    through the vector env: built on the team engine (was refused), observations finite and equal to
+    the reference engine's over 8 steps of random torques (1e-6: the team tolerance 1e-9 on states, over dt)."""
+    rng = np.random.default_rng(3)
+    envs = {e: bigstep.make_vec("a1_walk", num_envs=3, backend="cpu", seed=1, overrides=[f"batch.engine={e}"], copy=True)
+            for e in ("team", "reference")}
+    assert envs["team"].core.engine == "cpu_team_emulation"
+    assert envs["reference"].core.engine != "cpu_team_emulation"
+    obs = {e: v.reset(seed=1)[0] for e, v in envs.items()}
+    np.testing.assert_array_equal(obs["team"], obs["reference"])
+    for _ in range(8):
+        a = rng.uniform(-1, 1, envs["team"].action_space.shape) * envs["team"].single_action_space.high
+        out = {e: v.step(a) for e, v in envs.items()}
+        o_team, o_ref = out["team"][0], out["reference"][0]
+        assert np.isfinite(o_team).all()
+        np.testing.assert_allclose(o_team, o_ref, rtol=0, atol=1e-6)
+        assert (out["team"][4]["flags"] == 0).all()

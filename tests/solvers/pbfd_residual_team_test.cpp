@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "core/collision.h"
 #include "envs/scene.h"
 #include "solvers/pbfd_residual.h"
 #include "envs/batch.h"
@@ -354,26 +355,42 @@ double fd_error(const ModelView<double>& mv, const PbfdStepConst<double>& c, con
 
 namespace {
 
-// tree_all_joints with a sphere or capsule on every link and a world capsule, colliding only with
-// each other (contype 2; no plane): every pair of non-adjacent links, in each type order.
-Scene body_pair_scene(const std::vector<std::string>& ov) {
+// tree_all_joints with a sphere or capsule (box: a box) on every link and a world capsule (box),
+// colliding only with each other (contype 2; no plane): every pair of non-adjacent links, in each
+// type order. With boxes the box-box pairs have no pair function and are dropped (as a1_walk's).
+Scene body_pair_scene(const std::vector<std::string>& ov, bool box = false) {
   Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/tests/data/tree_all_joints.yaml", ov);
   ModelSpec spec;
   spec.links = sc.model.link_specs();
   spec.gravity = sc.model.gravity;
+  spec.skip_unsupported_pairs = box;
+  const GeomType odd = box ? GeomType::Box : GeomType::Capsule;
   for (int j = -1; j < sc.model.n_link; ++j) {
     GeomSpec g;
     g.link = j;
-    g.type = j % 2 == 0 ? GeomType::Sphere : GeomType::Capsule;
+    g.type = j % 2 == 0 ? GeomType::Sphere : odd;
     g.pos = j < 0 ? Vec3(0.1, 0, 0.35) : Vec3(0.05, -0.02 * j, 0.03);
     g.R = Eigen::AngleAxisd(0.4 + 0.3 * j, Vec3(1, 2, -1).normalized()).toRotationMatrix();
-    g.size = Vec3(0.12, 0.15, 0);
+    g.size = g.type == GeomType::Box ? Vec3(0.1, 0.07, 0.05) : Vec3(0.12, 0.15, 0);
     g.contype = g.conaffinity = 2;
     spec.geoms.push_back(g);
   }
   sc.model = Model::finalize(spec);
   return sc;
 }
+
+// Where a sphere-box contact c lies: the sphere's centre in the box frame, beyond the box on
+// `outside` of its three axes (0: inside, the face branch; 3: a corner, a material point of the box).
+int box_outside_axes(const Model& m, const Kinematics& kin, const Contact& c) {
+  const bool box_b = m.geom_type[c.geom_b] == GeomType::Box;
+  const GeomFrame box = geom_frame(m, kin, box_b ? c.geom_b : c.geom_a);
+  const GeomFrame sphere = geom_frame(m, kin, box_b ? c.geom_a : c.geom_b);
+  const Vec3 x = box.R.transpose() * (sphere.p - box.p);
+  return int((x.cwiseAbs() - box.size).array().cwiseMax(0.0).cwiseSign().sum());
+}
+
+// kInside marks a sphere-box contact whose centre is inside the box (type b + kInside, or a + kInside)
+constexpr int kInside = 10;
 
 // The (type a, type b) pairs of the reference's contacts in penetration between two bodies at th.
 std::set<std::pair<int, int>> body_contact_types(const Model& m, const VecX& th) {
@@ -383,8 +400,11 @@ std::set<std::pair<int, int>> body_contact_types(const Model& m, const VecX& th)
   std::set<std::pair<int, int>> types;
   for (int i = 0; i < ws.cs.n_con; ++i) {
     const Contact& c = ws.cs.con[size_t(i)];
-    if (c.depth > 0 && m.geom_type[c.geom_b] != GeomType::Plane)
-      types.insert({int(m.geom_type[c.geom_a]), int(m.geom_type[c.geom_b])});
+    if (!(c.depth > 0) || m.geom_type[c.geom_b] == GeomType::Plane) continue;
+    std::pair<int, int> t{int(m.geom_type[c.geom_a]), int(m.geom_type[c.geom_b])};
+    if ((t.first == int(GeomType::Box) || t.second == int(GeomType::Box)) && box_outside_axes(m, ws.kin, c) == 0)
+      (t.first == int(GeomType::Box) ? t.first : t.second) += kInside;
+    types.insert(t);
   }
   return types;
 }
@@ -411,6 +431,21 @@ void body_contact_states(const Scene& sc, int n, const std::set<std::pair<int, i
   REQUIRE(int(th.size()) >= n);
 }
 
+// body_pair_scene's states with every contact kind of want (the base near the world geom): r and
+// J_r against the reference at beta 1 and 1.5, and with per-link mass scales and a PD servo
+void compare_body_pair_scene(const Scene& sc, const std::set<std::pair<int, int>>& want) {
+  std::vector<VecX> th_n, th_nm1, th;
+  VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
+  lo.head(3) << -0.2, -0.2, -0.6;
+  hi.head(3) << 0.2, 0.2, -0.2;
+  body_contact_states(sc, 4, want, lo, hi, th_n, th_nm1, th);
+  compare(sc, th_n, th_nm1, th, 1.0);
+  compare(sc, th_n, th_nm1, th, 1.5);
+  std::vector<double> ls(sc.model.n_link);
+  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.6 + 0.21 * j;
+  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+}
+
 }  // namespace
 
 TEST_CASE("pbfd team residual equals the reference: sphere and capsule pairs between links and the world",
@@ -422,16 +457,7 @@ TEST_CASE("pbfd team residual equals the reference: sphere and capsule pairs bet
   REQUIRE(sc.model.n_point_pair == 0);
   REQUIRE(team_unsupported(sc.model).empty());
   const int S = int(GeomType::Sphere), C = int(GeomType::Capsule);
-  std::vector<VecX> th_n, th_nm1, th;
-  VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
-  lo.head(3) << -0.2, -0.2, -0.6;  // the base near the world capsule
-  hi.head(3) << 0.2, 0.2, -0.2;
-  body_contact_states(sc, 4, {{S, S}, {S, C}, {C, S}, {C, C}}, lo, hi, th_n, th_nm1, th);
-  compare(sc, th_n, th_nm1, th, 1.0);
-  compare(sc, th_n, th_nm1, th, 1.5);
-  std::vector<double> ls(sc.model.n_link);
-  for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.6 + 0.21 * j;
-  compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+  compare_body_pair_scene(sc, {{S, S}, {S, C}, {C, S}, {C, C}});
 }
 
 TEST_CASE("pbfd team residual equals the reference: gymnasium hopper with its leg folded into itself",
@@ -448,6 +474,61 @@ TEST_CASE("pbfd team residual equals the reference: gymnasium hopper with its le
   hi << 0.1, 0.3, 0.3, 0.0, 0.0, 0.8;
   body_contact_states(sc, 3, {{C, C}}, lo, hi, th_n, th_nm1, th);
   compare(sc, th_n, th_nm1, th, 1.0);
+}
+
+TEST_CASE("pbfd team residual equals the reference: sphere-box pairs between links and the world", "[team][pbfd][body][box]") {
+  // spheres against boxes on links and a world box, in both orders, the centre outside the box
+  // (closest surface point, turning normal) and inside (the nearest face's normal, kappa 0):
+  // r and J_r as the reference's collide_sphere_box path (core/box_closest.h in both)
+  const Scene sc = body_pair_scene({"contact.c_par=1e5", "contact.c_perp=1e5"}, true);
+  REQUIRE(sc.model.n_body_pair > 10);
+  REQUIRE(!sc.model.skipped_pairs.empty());  // box-box: no pair function, dropped
+  REQUIRE(team_unsupported(sc.model).empty());
+  const int S = int(GeomType::Sphere), B = int(GeomType::Box);
+  compare_body_pair_scene(sc, {{S, S}, {S, B}, {B, S}, {S, B + kInside}, {B + kInside, S}});
+}
+
+TEST_CASE("pbfd team residual: a sphere on a box corner, the Jacobian equals central differences", "[team][pbfd][body][box]") {
+  // a sphere centre beyond a box on all three axes touches its corner, a material point of the box
+  // (like a sphere's centre): the reference's J_r is exact there, so the team's J_r must equal the
+  // differences of its r (friction and the turning normal kappa = 1/|x_a - x_b| included)
+  const Scene sc = body_pair_scene({"contact.c_par=3e4", "contact.c_perp=1e5"}, true);
+  const ModelArrays<double> arrays(sc.model);
+  const ModelView<double> mv = arrays.view();
+  PbdWorkspace ws(sc.model);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> U(-0.8, 0.8);
+  int tested = 0;
+  for (int tries = 0; tries < 4000 && tested < 3; ++tries) {
+    VecX q(sc.model.n_q);
+    for (int i = 0; i < q.size(); ++i) q[i] = U(rng);
+    forward_kinematics(sc.model, q, ws.kin);
+    update_contacts(sc.model, q, ws);
+    // every contact in penetration a sphere-box corner contact, at least one
+    int corners = 0, others = 0;
+    for (int i = 0; i < ws.cs.n_con; ++i) {
+      const Contact& con = ws.cs.con[size_t(i)];
+      if (!(con.depth > 0)) continue;
+      const bool box = sc.model.geom_type[con.geom_a] == GeomType::Box || sc.model.geom_type[con.geom_b] == GeomType::Box;
+      (box && box_outside_axes(sc.model, ws.kin, con) == 3 ? corners : others) += 1;
+    }
+    if (corners == 0 || others > 0) continue;
+    ++tested;
+    const VecX th_n = q + 0.004 * VecX::LinSpaced(q.size(), -1, 1.5), th_nm1 = q + 0.01 * VecX::LinSpaced(q.size(), 1, -0.5);
+    for (const double beta : {1.0, 1.5}) {
+      ContactParams cp = sc.settings.contact;
+      cp.beta = beta;
+      const VecX tau = VecX::LinSpaced(sc.model.n_q, -0.3, 0.4);
+      const PbdStepInput in = make_step_input(sc.model, th_n, th_nm1, sc.settings.dt, tau, cp, ws);
+      Flat flat;
+      PbfdStepConst<double> c = flat.view(in);
+      flat.poses_n(ws.kin_n, c);
+      const double err = fd_error(mv, c, th_n, th_nm1, q, 1e-6);
+      INFO("try " << tries << " corners " << corners << " beta " << beta);
+      CHECK(err < 1e-6);
+    }
+  }
+  CHECK(tested == 3);
 }
 
 TEST_CASE("pbfd team residual: the body-pair Jacobian block equals central differences", "[team][pbfd][body]") {
