@@ -181,7 +181,7 @@ const std::vector<std::pair<std::string, std::string>>& task_keys() {
       {"task.torque_limit", "action bound of torque mode [N m]"},
       {"task.position_kp", "stiffness of position mode's servo [N m/rad]"},
       {"task.position_kv", "damping of position mode's servo [N m s/rad]"},
-      {"task.iteration_budget", "solver iterations per attempt in one env step (0 = integrator.it_max)"}};
+      {"task.iteration_budget", "solver iterations per attempt in one env step (0 = integrator.it_max); a PBFD step makes at most 2 + (integrator.friction_continuation + 1) attempts"}};
   return k;
 }
 
