@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/geom.h"
+#include "core/height_field.h"
 #include "core/types.h"
 
 namespace bigstep {
@@ -87,6 +88,7 @@ struct ModelSpec {
   /// a candidate pair without a collision function is skipped (Model::skipped_pairs) instead of an
   /// error: for imported models whose shapes touch where bigstep cannot collide them (opt-in)
   bool skip_unsupported_pairs = false;
+  std::vector<HeightField> height_fields;  ///< surfaces of the height-field geoms (GeomSpec::hfield)
 };
 
 /// Immutable model. Sizes first, then per-link and per-DOF arrays (shape in comments).
@@ -162,6 +164,8 @@ class Model {
   std::vector<Vec3> geom_size;          ///< (n_geom x 3) per type, see GeomSpec
   std::vector<uint32_t> geom_contype;   ///< (n_geom)
   std::vector<uint32_t> geom_conaffinity;  ///< (n_geom)
+  std::vector<int> geom_hfield;         ///< (n_geom) index into hfield for a height field, else -1
+  std::vector<HeightField> hfield;      ///< the height fields, as given (core/height_field.h)
   std::vector<std::pair<int, int>> exclude;  ///< link pairs never in contact, as given
 
   // candidate pairs: every geom pair that passes the filter (see Model::finalize), in geom-index
@@ -195,7 +199,7 @@ class Model {
   // segments (Model::finalize; what the team / CUDA PBFD residual reads, pbfd_residual_team.h): in
   // pair order, a and b as pair_geom_a / _b. A sphere is a segment of half-length 0 (its centre), a
   // capsule its axis segment; collide()'s pair functions reduce both to the closest core points.
-  // Boxes have no segment form (their half-lengths are left 0): team_unsupported refuses them.
+  // Boxes and height fields have no segment form (left 0): team_unsupported refuses them.
   std::vector<int> body_pair_pair;      ///< (n_body_pair) index into pair_geom_a / _b
   std::vector<int> body_pair_link;      ///< (n_body_pair x 2) links of a, b (-1 = world)
   std::vector<Vec3> body_pair_pos;      ///< (n_body_pair x 2) segment centres of a, b, link frames

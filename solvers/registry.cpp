@@ -97,7 +97,7 @@ std::string team_engine_methods() {
 std::string team_unsupported(const Model& m) {
   // the team residual takes every geom against world planes as point cores (Model::point_pair_*)
   // and the body pairs of spheres and capsules as core segments (Model::body_pair_*); a body pair
-  // with a box has no segment form there
+  // with a box or a height field has no segment form there
   auto segment = [&](int g) { return m.geom_type[g] == GeomType::Sphere || m.geom_type[g] == GeomType::Capsule; };
   for (int i = 0; i < m.n_body_pair; ++i) {
     const int q = m.body_pair_pair[i], a = m.pair_geom_a[q], b = m.pair_geom_b[q];
