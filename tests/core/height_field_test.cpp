@@ -2,7 +2,7 @@
 // the B-spline's derivatives against central differences, its bounds and flat outside; the closest
 // point against a brute-force search; the contact of a sphere, a capsule and a box through the
 // table; a flat map equals the plane bit for bit; d depth / d theta = -n^T J against central
-// differences on two moving links.
+// differences on two moving links, allocating nothing.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 
 #include "core/collision.h"
 #include "tests/support/geom_scenes.h"
+#include "tests/support/malloc_guard.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
@@ -241,5 +242,15 @@ TEST_CASE("height field: d depth / d theta = -n^T J by central differences, and 
       // the depth is the exact (Newton) distance, whose gradient is n: no first-order error
       CHECK(err < fd_tol());
       CHECK(G.leftCols(6).cwiseAbs().maxCoeff() > 1e-3);  // the base moves a against the map
+      // the collision stage on the map allocates nothing (no allocation inside a step)
+      uint32_t status = 0;
+      long n_alloc = 0;
+      {
+        const MallocCounter counter;
+        const int n = collide(m, k2, 10, con.data(), int(con.size()), status);
+        for (int i = 0; i < n; ++i) contact_depth_gradient(m, k2, con[i], g);
+        n_alloc = counter.count();
+      }
+      CHECK(n_alloc == 0);
     }
 }
