@@ -1,7 +1,7 @@
 // model.terrain[i].height_map (envs/model_yaml.cpp, core/height_field.h) in scenes: bad values are
 // errors naming key and value; a ball on a slider rests on the bumps at the height of a brute-force
 // oracle under the NE-LCP (touching) and PBFD (sunk by its penalty depth); a flat map reproduces the
-// plane's rollout bit for bit; the team engine refuses the map, naming it.
+// plane's rollout bit for bit; the team engine and the MJCF export refuse the map, naming it.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "envs/batch_engines.h"
+#include "envs/mjcf_export.h"
 #include "envs/rollout.h"
 #include "envs/scene.h"
 #include "solvers/registry.h"
@@ -90,6 +91,10 @@ TEST_CASE("height map: bad values are errors naming the key and the value", "[he
   CHECK(sc.model.geom_link[0] == -1);
   CHECK(sc.model.hfield[0].z == height_field_random(0.5, 0.5, 10, 10, 0.03, 3).z);
   CHECK(sc.model.planes.empty());
+#ifdef BIGSTEP_WITH_MUJOCO
+  // no MJCF form (MuJoCo's hfield is piecewise linear): export refuses it, naming the geom
+  CHECK_THROWS_WITH(export_mjcf(sc.model), Catch::Contains("terrain[0].height_map") && Catch::Contains("height field"));
+#endif
 }
 
 TEST_CASE("height map: a ball on a slider rests at the oracle height under NE-LCP and PBFD", "[height_map]") {
