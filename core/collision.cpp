@@ -11,7 +11,10 @@ namespace bigstep {
 
 GeomFrame geom_frame(const Model& m, const Kinematics& kin, int g) {
   const int j = m.geom_link[g];
-  if (j < 0) return {m.geom_pos[g], m.geom_R[g], m.geom_size[g]};
+  if (j < 0) {
+    const int h = m.geom_hfield[g];
+    return {m.geom_pos[g], m.geom_R[g], m.geom_size[g], h < 0 ? nullptr : &m.hfield[size_t(h)]};
+  }
   // a sphere's orientation is never read (no pair function looks at it): skip the 3x3 product,
   // which was most of the stage's cost on scenes made of contact points
   if (m.geom_type[g] == GeomType::Sphere) return {kin.R[j] * m.geom_pos[g] + kin.t[j], kin.R[j], m.geom_size[g]};

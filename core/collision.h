@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "core/geom.h"
+#include "core/height_field.h"
 #include "core/kinematics.h"
 #include "core/model.h"
 
@@ -57,6 +58,7 @@ struct GeomFrame {
   Vec3 p = Vec3::Zero();         ///< world origin of the geom frame
   Mat3 R = Mat3::Identity();     ///< world orientation of the geom frame
   Vec3 size = Vec3::Zero();      ///< geom_size (GeomSpec)
+  const HeightField* hfield = nullptr;  ///< the surface of a height-field geom (else null)
 };
 
 /// World frame of geom g at the configuration of `kin` (forward_kinematics done).
@@ -84,8 +86,16 @@ inline int sphere_plane(const Vec3& c, double r, const GeomFrame& b, double marg
   return 1;
 }
 
+/// Sphere (centre c, radius r) against the height field b (b.hfield): the sphere_plane() contact
+/// with the tangent plane at the surface point q closest to c (height_field_closest), so n is the
+/// surface normal at q and depth = r - n . (c - q), exact to Newton's tolerance (not a first-order
+/// vertical distance). kappa = 0: the scalar kappa cannot hold the surface's two curvatures; the
+/// integrators treat n as fixed within an iterate (bumps <= 3 cm over cells of >= 5 cm turn it by
+/// little). A flat map gives the plane's contact bit for bit (q = (c_x, c_y, 0), n = +z).
+int sphere_hfield(const Vec3& c, double r, const GeomFrame& b, double margin, Contact* con);
+
 /// The dispatch table, indexed [type of a][type of b]; null where no pair function exists
-/// (plane-plane, box-box, box-capsule). Each pair function below fills one entry; the entry for
+/// (plane-plane, box-box, box-capsule, height field-plane, height field-height field). Each pair function below fills one entry; the entry for
 /// the swapped types calls it with the arguments swapped and the normal flipped.
 extern const CollisionFunc collision_func[n_geom_type][n_geom_type];
 
@@ -100,6 +110,9 @@ int collide_sphere_sphere(const GeomFrame& a, const GeomFrame& b, double margin,
 int collide_sphere_capsule(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
 int collide_capsule_capsule(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
 int collide_sphere_box(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
+int collide_sphere_hfield(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
+int collide_capsule_hfield(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
+int collide_box_hfield(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con);
 
 /// Collision stage: runs every candidate pair of the model (m.pair_geom_a / pair_geom_b, in
 /// order) at the configuration of `kin` (forward_kinematics done) and writes the contacts with

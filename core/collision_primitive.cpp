@@ -62,25 +62,44 @@ int collide_sphere_plane(const GeomFrame& a, const GeomFrame& b, double margin, 
   return sphere_plane(a.p, a.size[0], b, margin, con);
 }
 
-// capsule a, plane b: the two end spheres of the axis segment against the plane. <= 2 contacts
-// (the deepest point of a capsule is always at an end; both ends when it lies flat).
-int collide_capsule_plane(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+namespace {
+
+// A sphere-swept point against geom b: sphere_plane or sphere_hfield (collision.h).
+using SphereContact = int (*)(const Vec3& c, double r, const GeomFrame& b, double margin, Contact* con);
+
+// capsule a against b by f: the two end spheres of its axis segment (+half first). <= 2 contacts.
+template <SphereContact f>
+int capsule_ends(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
   const Vec3 half = a.size[1] * a.R.col(2);
-  int n = sphere_plane(a.p + half, a.size[0], b, margin, con);
-  n += sphere_plane(a.p - half, a.size[0], b, margin, con + n);
+  int n = f(a.p + half, a.size[0], b, margin, con);
+  n += f(a.p - half, a.size[0], b, margin, con + n);
   return n;
 }
 
-// box a, plane b: each of the 8 corners as a point against the plane. <= 8 contacts, corner i
-// at a.p + a.R (+-hx, +-hy, +-hz) with the signs from bits 0, 1, 2 of i (- when clear). All
-// corners within the margin are reported: a face down gives 4, an edge 2, a corner 1.
-int collide_box_plane(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+// box a against b by f: each of the 8 corners as a point (radius 0), corner i at
+// a.p + a.R (+-hx, +-hy, +-hz) with the signs from bits 0, 1, 2 of i (- when clear). <= 8 contacts.
+template <SphereContact f>
+int box_corners(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
   int n = 0;
   for (int i = 0; i < 8; ++i) {
     const Vec3 s((i & 1) ? 1.0 : -1.0, (i & 2) ? 1.0 : -1.0, (i & 4) ? 1.0 : -1.0);
-    n += sphere_plane(a.p + a.R * s.cwiseProduct(a.size), 0.0, b, margin, con + n);
+    n += f(a.p + a.R * s.cwiseProduct(a.size), 0.0, b, margin, con + n);
   }
   return n;
+}
+
+}  // namespace
+
+// capsule a, plane b: the two end spheres of the axis segment against the plane. <= 2 contacts
+// (the deepest point of a capsule is always at an end; both ends when it lies flat).
+int collide_capsule_plane(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  return capsule_ends<sphere_plane>(a, b, margin, con);
+}
+
+// box a, plane b: each of the 8 corners as a point against the plane. <= 8 contacts. All corners
+// within the margin are reported: a face down gives 4, an edge 2, a corner 1.
+int collide_box_plane(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  return box_corners<sphere_plane>(a, b, margin, con);
 }
 
 // sphere a, sphere b: distance of the centres minus both radii, normal along the centre line
@@ -172,22 +191,61 @@ int collide_sphere_box(const GeomFrame& a, const GeomFrame& b, double margin, Co
   return 1;
 }
 
-// The table [type a][type b]; rows and columns in GeomType order: plane, sphere, capsule, box.
+int sphere_hfield(const Vec3& c, double r, const GeomFrame& b, double margin, Contact* con) {
+  const HeightField& hf = *b.hfield;
+  const Vec3 c_local = b.R.transpose() * (c - b.p);
+  // above every bump by more than r + margin (h <= z_max): no contact, no Newton
+  if (c_local.z() - r > hf.z_max + margin) return 0;
+  Vec3 n_local;
+  const Vec3 q_local = height_field_closest(hf, c_local, n_local);
+  // the tangent plane at q as a plane frame: its normal n, through q (sphere_plane reads p, R z)
+  GeomFrame tangent;
+  tangent.p = b.R * q_local + b.p;
+  tangent.R.col(2) = b.R * n_local;
+  return sphere_plane(c, r, tangent, margin, con);
+}
+
+// sphere a, height field b: the sphere's centre against the surface (sphere_hfield). 1 contact.
+int collide_sphere_hfield(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  return sphere_hfield(a.p, a.size[0], b, margin, con);
+}
+
+// capsule a, height field b: the two end spheres of the axis segment, as against a plane. <= 2
+// contacts. [approximation] The deepest point of a capsule over a curved surface can lie between
+// its ends (a capsule lying across a bump); the ends are what a plane needs and what the point
+// feet of the ID scenes use. A capsule longer than the bumps' spacing misses the bump under it.
+int collide_capsule_hfield(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  return capsule_ends<sphere_hfield>(a, b, margin, con);
+}
+
+// box a, height field b: each of the 8 corners as a point (collide_box_plane's order). <= 8
+// contacts. [approximation] as for the capsule: a bump under a face's interior is not seen.
+int collide_box_hfield(const GeomFrame& a, const GeomFrame& b, double margin, Contact* con) {
+  return box_corners<sphere_hfield>(a, b, margin, con);
+}
+
+// The table [type a][type b]; rows and columns in GeomType order: plane, sphere, capsule, box,
+// height field.
 const CollisionFunc collision_func[n_geom_type][n_geom_type] = {
     {nullptr, mirrored<collide_sphere_plane>, mirrored<collide_capsule_plane>,
-     mirrored<collide_box_plane>},
-    {collide_sphere_plane, collide_sphere_sphere, collide_sphere_capsule, collide_sphere_box},
-    {collide_capsule_plane, mirrored<collide_sphere_capsule>, collide_capsule_capsule, nullptr},
-    {collide_box_plane, mirrored<collide_sphere_box>, nullptr, nullptr},
+     mirrored<collide_box_plane>, nullptr},
+    {collide_sphere_plane, collide_sphere_sphere, collide_sphere_capsule, collide_sphere_box,
+     collide_sphere_hfield},
+    {collide_capsule_plane, mirrored<collide_sphere_capsule>, collide_capsule_capsule, nullptr,
+     collide_capsule_hfield},
+    {collide_box_plane, mirrored<collide_sphere_box>, nullptr, nullptr, collide_box_hfield},
+    {nullptr, mirrored<collide_sphere_hfield>, mirrored<collide_capsule_hfield>,
+     mirrored<collide_box_hfield>, nullptr},
 };
 
 int pair_max_contacts(GeomType a, GeomType b) {
   // most contacts of each table entry; symmetric, 0 exactly where the table is null
   static constexpr int max_contacts[n_geom_type][n_geom_type] = {
-      {0, 1, 2, 8},
-      {1, 1, 1, 1},
-      {2, 1, 2, 0},
-      {8, 1, 0, 0},
+      {0, 1, 2, 8, 0},
+      {1, 1, 1, 1, 1},
+      {2, 1, 2, 0, 2},
+      {8, 1, 0, 0, 8},
+      {0, 1, 2, 8, 0},
   };
   return max_contacts[int(a)][int(b)];
 }

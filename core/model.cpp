@@ -25,6 +25,7 @@ const char* geom_type_name(GeomType t) {
     case GeomType::Sphere: return "sphere";
     case GeomType::Capsule: return "capsule";
     case GeomType::Box: return "box";
+    case GeomType::HeightField: return "height field";
   }
   return "?";
 }
@@ -115,8 +116,9 @@ std::vector<Elem> joint_elements(const LinkSpec& l) {
 }
 
 void push_geom(Model& m, std::string name, GeomType type, int link, const Vec3& pos, const Mat3& R,
-               const Vec3& size, uint32_t contype, uint32_t conaffinity) {
+               const Vec3& size, uint32_t contype, uint32_t conaffinity, int hfield = -1) {
   m.geom_name.push_back(std::move(name));
+  m.geom_hfield.push_back(hfield);
   m.geom_type.push_back(type);
   m.geom_link.push_back(link);
   m.geom_pos.push_back(pos);
@@ -133,15 +135,17 @@ std::string geom_label(int i, const std::string& name) {
 }
 
 // Validate spec.geoms[i]: type, link, frame, and the sizes its type reads (GeomSpec).
-void check_geom(const GeomSpec& g, int i, int n_link) {
+void check_geom(const GeomSpec& g, int i, int n_link, const std::vector<HeightField>& hfields) {
   const std::string f = geom_label(i, g.name);
   const int type = int(g.type);
   BIGSTEP_CHECK_ARG(type >= 0 && type < n_geom_type, f + ".type", type,
-                    "must be plane, sphere, capsule or box");
+                    "must be plane, sphere, capsule, box or height field");
   BIGSTEP_CHECK_ARG(g.link >= -1 && g.link < n_link, f + ".link", g.link,
                     "no such link (-1 = world)");
   BIGSTEP_CHECK_ARG(g.type != GeomType::Plane || g.link == -1, f + ".link", g.link,
                     "a plane must be on the world (-1)");
+  BIGSTEP_CHECK_ARG(g.type != GeomType::HeightField || g.link == -1, f + ".link", g.link,
+                    "a height field must be on the world (-1)");
   BIGSTEP_CHECK_ARG(g.pos.allFinite(), f + ".pos", vec_str(g.pos), "must be finite");
   BIGSTEP_CHECK_ARG(is_rotation(g.R), f + ".R", "(matrix)", "must be a finite rotation matrix");
   const Vec3& s = g.size;
@@ -161,15 +165,36 @@ void check_geom(const GeomSpec& g, int i, int n_link) {
       BIGSTEP_CHECK_ARG(s.allFinite() && s.minCoeff() > 0, f + ".size", vec_str(s),
                         "box half-extents must be finite and > 0");
       break;
+    case GeomType::HeightField: {
+      BIGSTEP_CHECK_ARG(g.hfield >= 0 && g.hfield < int(hfields.size()), f + ".hfield", g.hfield,
+                        detail::concat("no such height field (", hfields.size(), " given)"));
+      const HeightField& h = hfields[size_t(g.hfield)];
+      BIGSTEP_CHECK_ARG(h.nx >= 1 && h.ny >= 1 && h.z.size() == size_t(h.nx + 1) * size_t(h.ny + 1),
+                        f + ".hfield", g.hfield, "height field needs nx, ny >= 1 and (nx+1)(ny+1) heights");
+      BIGSTEP_CHECK_ARG(std::isfinite(h.hx) && h.hx > 0 && std::isfinite(h.hy) && h.hy > 0, f + ".hfield",
+                        g.hfield, "height field half extents must be finite and > 0");
+      for (const double zk : h.z)
+        BIGSTEP_CHECK_ARG(std::isfinite(zk) && zk >= h.z_min && zk <= h.z_max, f + ".hfield", zk,
+                          "height field heights must be finite and within [z_min, z_max]");
+      BIGSTEP_CHECK_ARG(h.z_min <= 0 && h.z_max >= 0, f + ".hfield", g.hfield,
+                        "z_min <= 0 <= z_max (the height outside the grid is 0)");
+      break;
+    }
   }
+  BIGSTEP_CHECK_ARG(g.type == GeomType::HeightField || g.hfield == -1, f + ".hfield", g.hfield,
+                    "only a height-field geom names a height field");
 }
 
 // Geom arrays: spec.geoms, then the legacy spheres and planes (order documented in model.h).
 void build_geoms(const ModelSpec& spec, Model& m) {
   for (size_t i = 0; i < spec.geoms.size(); ++i) {
     const GeomSpec& g = spec.geoms[i];
-    check_geom(g, int(i), m.n_link);
-    push_geom(m, g.name, g.type, g.link, g.pos, g.R, g.size, g.contype, g.conaffinity);
+    check_geom(g, int(i), m.n_link, spec.height_fields);
+    // a height field's size is its half extents (GeomSpec), read from the surface
+    const Vec3 size = g.type == GeomType::HeightField
+                          ? Vec3(spec.height_fields[size_t(g.hfield)].hx, spec.height_fields[size_t(g.hfield)].hy, 0)
+                          : g.size;
+    push_geom(m, g.name, g.type, g.link, g.pos, g.R, size, g.contype, g.conaffinity, g.hfield);
   }
   m.sphere_geom_adr = m.n_geom;
   for (size_t s = 0; s < m.spheres.size(); ++s) {
@@ -259,7 +284,8 @@ void build_point_planes(Model& m) {
         m.body_pair_link.push_back(m.geom_link[g]);
         m.body_pair_pos.push_back(m.geom_pos[g]);
         m.body_pair_axis.push_back(m.geom_R[g].col(2));
-        m.body_pair_size.push_back(m.geom_type[g] == GeomType::Box ? 0.0 : m.geom_size[g][0]);
+        const bool segment = m.geom_type[g] == GeomType::Sphere || m.geom_type[g] == GeomType::Capsule;
+        m.body_pair_size.push_back(segment ? m.geom_size[g][0] : 0.0);
         m.body_pair_size.push_back(m.geom_type[g] == GeomType::Capsule ? m.geom_size[g][1] : 0.0);
       }
       continue;
@@ -285,7 +311,8 @@ void build_point_planes(Model& m) {
           for (int i = 0; i < 8; ++i)
             add(p + R * Vec3((i & 1) ? s[0] : -s[0], (i & 2) ? s[1] : -s[1], (i & 4) ? s[2] : -s[2]), 0.0);
           break;
-        case GeomType::Plane: break;  // a plane is on the world, so never a
+        case GeomType::Plane:
+        case GeomType::HeightField: break;  // on the world, so never a
       }
     }
     const int n_core = pair_max_contacts(m.geom_type[a], GeomType::Plane);  // one contact per core point
@@ -454,6 +481,7 @@ Model Model::finalize(const ModelSpec& spec) {
   BIGSTEP_CHECK_ARG(spec.gravity.allFinite(), "gravity", vec_str(spec.gravity), "must be finite");
   m.gravity = spec.gravity;
 
+  m.hfield = spec.height_fields;
   build_geoms(spec, m);
   build_pairs(spec, m);
   build_point_planes(m);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/geom.h"
+#include "core/height_field.h"
 #include "core/types.h"
 
 namespace bigstep {
@@ -87,6 +88,7 @@ struct ModelSpec {
   /// a candidate pair without a collision function is skipped (Model::skipped_pairs) instead of an
   /// error: for imported models whose shapes touch where bigstep cannot collide them (opt-in)
   bool skip_unsupported_pairs = false;
+  std::vector<HeightField> height_fields;  ///< surfaces of the height-field geoms (GeomSpec::hfield)
 };
 
 /// Immutable model. Sizes first, then per-link and per-DOF arrays (shape in comments).
@@ -162,6 +164,8 @@ class Model {
   std::vector<Vec3> geom_size;          ///< (n_geom x 3) per type, see GeomSpec
   std::vector<uint32_t> geom_contype;   ///< (n_geom)
   std::vector<uint32_t> geom_conaffinity;  ///< (n_geom)
+  std::vector<int> geom_hfield;         ///< (n_geom) index into hfield for a height field, else -1
+  std::vector<HeightField> hfield;      ///< the height fields, as given (core/height_field.h)
   std::vector<std::pair<int, int>> exclude;  ///< link pairs never in contact, as given
 
   // candidate pairs: every geom pair that passes the filter (see Model::finalize), in geom-index
@@ -197,7 +201,8 @@ class Model {
   // capsule its axis segment; collide()'s pair functions reduce both to the closest core points.
   // A box (against a sphere: the one box pair collide() has) has no segment form (its radius and
   // half-length are left 0): the team residual reads its frame and half-extents from the geom
-  // (ModelView body_pair_geom -> geom_R, geom_size; core/box_closest.h).
+  // (ModelView body_pair_geom -> geom_R, geom_size; core/box_closest.h). A height field has none
+  // either: team_unsupported refuses it.
   std::vector<int> body_pair_pair;      ///< (n_body_pair) index into pair_geom_a / _b
   std::vector<int> body_pair_link;      ///< (n_body_pair x 2) links of a, b (-1 = world)
   std::vector<Vec3> body_pair_pos;      ///< (n_body_pair x 2) segment centres of a, b, link frames

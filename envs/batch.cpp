@@ -240,7 +240,8 @@ Model scale_mass(const Model& m, const double* link_scale) {
   // the explicit geoms come first in the geom arrays (the legacy spheres and planes follow)
   for (int g = 0; g < m.sphere_geom_adr; ++g)
     spec.geoms.push_back({m.geom_name[g], m.geom_link[g], m.geom_type[g], m.geom_pos[g], m.geom_R[g], m.geom_size[g],
-                          m.geom_contype[g], m.geom_conaffinity[g]});
+                          m.geom_contype[g], m.geom_conaffinity[g], m.geom_hfield[g]});
+  spec.height_fields = m.hfield;
   for (int j = 0; j < m.n_link; ++j) {
     spec.links[j].mass *= link_scale[j];
     spec.links[j].inertia *= link_scale[j];

@@ -127,6 +127,10 @@ std::string export_mjcf(const Model& m, const MjcfExportOptions& opt) {
       case GeomType::Sphere: gs->type = mjGEOM_SPHERE, gs->size[0] = std::max(sz[0], 1e-6); break;
       case GeomType::Capsule: gs->type = mjGEOM_CAPSULE, gs->size[0] = sz[0], gs->size[1] = sz[1]; break;
       case GeomType::Box: gs->type = mjGEOM_BOX, set3(gs->size, sz); break;
+      case GeomType::HeightField:
+        // MuJoCo's hfield is piecewise linear; bigstep's is a bicubic B-spline (core/height_field.h)
+        throw InvalidArgument(detail::concat("geom ", g, " (", m.geom_name[g], "): a height field has no MJCF "
+                                             "form (MuJoCo's hfield is piecewise linear, bigstep's a B-spline)"));
     }
     gs->contype = int(m.geom_contype[g]);
     gs->conaffinity = int(m.geom_conaffinity[g]);

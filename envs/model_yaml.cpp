@@ -144,11 +144,50 @@ void parse_contacts(Cfg& model, ModelSpec& spec, const std::map<std::string, int
   }
 }
 
+// terrain[i].height_map: a seeded random height field (core/height_field.h) as a world geom
+void parse_height_map(Cfg& c, size_t i, ModelSpec& spec) {
+  Cfg h = c.child("height_map");
+  // a pair [a, b] of key k: both finite and > 0
+  auto pair = [&](const char* k) {
+    if (!h.has(k)) h.fail(h.key(k), "(missing)", "expected [x, y]");
+    const VecX v = h.as_vec(h.raw(k), h.key(k), 2);
+    if (!(v.allFinite() && v.minCoeff() > 0)) h.fail_text(h.key(k), show(h.node()[k]), "expected [x, y], each > 0");
+    return v;
+  };
+  const VecX size = pair("size"), cells = pair("cells");
+  for (int a = 0; a < 2; ++a)
+    if (!(cells[a] == std::floor(cells[a]) && cells[a] <= 4096))
+      h.fail_text(h.key("cells"), show(h.node()["cells"]), "expected [nx, ny], integers in [1, 4096]");
+  const double bump_max = h.num("bump_max");
+  if (!(bump_max >= 0)) h.fail(h.key("bump_max"), bump_max, "must be >= 0");
+  // slopes stay below ~1 and the closest point unique within a bump's radius of curvature
+  if (!(bump_max <= 0.5 * std::min(size[0] / cells[0], size[1] / cells[1])))
+    h.fail(h.key("bump_max"), bump_max, "must be <= half the cell size (a terrain of bumps, not spikes)");
+  const int seed = h.integer("seed");
+  if (seed < 0) h.fail(h.key("seed"), seed, "must be >= 0");
+  GeomSpec g;
+  g.name = detail::concat("terrain[", i, "].height_map");
+  g.link = -1;
+  g.type = GeomType::HeightField;
+  g.pos = h.v3("pos");
+  g.hfield = int(spec.height_fields.size());
+  h.finish();
+  spec.height_fields.push_back(
+      height_field_random(size[0] / 2, size[1] / 2, int(cells[0]), int(cells[1]), bump_max, uint64_t(seed)));
+  spec.geoms.push_back(g);
+}
+
 void parse_terrain(Cfg& model, ModelSpec& spec) {
   const YAML::Node t = optional_list(model, "terrain", "expected a list of planes");
   for (size_t i = 0; i < t.size(); ++i) {
     Cfg c = model.item("terrain", t, i);
     Plane p;
+    if (c.has("height_map")) {
+      parse_height_map(c, i, spec);
+      c.finish();
+      continue;
+    }
+    c.raw("height_map");
     if (c.has("slope_deg")) {
       // a slope descending along +x through `point`: n = (sin s, 0, cos s)
       const double s = c.num("slope_deg", 0.0) * M_PI / 180;

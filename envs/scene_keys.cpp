@@ -79,11 +79,22 @@ std::vector<SceneKey> build_table() {
   key("model.contacts[i].link", "string", "(required)", "the link they move with");
   key("model.contacts[i].points", "list", "(required)", "[[x, y, z], ...] in the link frame [m]");
   key("model.contacts[i].radius", "number", "0", "sphere radius [m], >= 0");
-  key("model.terrain", "list", "(none)", "ground planes (half-spaces)");
+  key("model.terrain", "list", "(none)", "ground planes (half-spaces) and height maps");
   key("model.terrain[i].normal", "[x, y, z]", "[0, 0, 1]", "outward normal (normalised)");
   key("model.terrain[i].offset", "number", "0", "plane n . x = offset [m]");
   key("model.terrain[i].slope_deg", "number", "(none)", "instead of normal/offset: slope descending along +x, in (-90, 90)");
   key("model.terrain[i].point", "[x, y, z]", "[0, 0, 0]", "slope_deg: a point on the plane [m]");
+  key("model.terrain[i].height_map", "map", "(none)",
+      "instead of a plane: rigid terrain z = h(x, y), a C2 bicubic B-spline of seeded control heights "
+      "U(0, bump_max) over a rectangle, flat (z = pos.z) outside it (core/height_field.h); NE, NMDP, PBD/PBFD, "
+      "compliant; the team / CUDA engines refuse it");
+  key("model.terrain[i].height_map.size", "[x, y]", "(required)", "side lengths of the rectangle [m], each > 0");
+  key("model.terrain[i].height_map.cells", "[nx, ny]", "(required)",
+      "cells along x, y, integers in [1, 4096]; control heights on the nodes, the two outer rings 0");
+  key("model.terrain[i].height_map.bump_max", "number", "0.03",
+      "control heights ~ U(0, bump_max), so 0 <= h - pos.z <= bump_max [m]; <= half a cell; 0 = flat");
+  key("model.terrain[i].height_map.seed", "integer", "0", "seed of the control heights (std::mt19937_64), >= 0");
+  key("model.terrain[i].height_map.pos", "[x, y, z]", "[0, 0, 0]", "centre of the rectangle; z = height of the flat part [m]");
   key("model.geoms", "list", "(none)", "collision shapes on links or the world (core/geom.h)");
   key("model.geoms[i].name", "string", "(none)", "geom name used in errors");
   key("model.geoms[i].link", "string", "world", "the link it moves with, or world");

@@ -136,7 +136,8 @@ NeContacts::NeContacts(const Model& m, int n_dirs)
     const Vec3& sz = m.geom_size[g];
     double extent = 0;
     switch (m.geom_type[g]) {
-      case GeomType::Plane: extent = std::numeric_limits<double>::infinity(); break;
+      case GeomType::Plane:
+      case GeomType::HeightField: extent = std::numeric_limits<double>::infinity(); break;
       case GeomType::Sphere: extent = sz[0]; break;
       case GeomType::Capsule: extent = sz[0] + sz[1]; break;
       case GeomType::Box: extent = sz.norm(); break;

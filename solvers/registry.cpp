@@ -98,7 +98,7 @@ std::string team_unsupported(const Model& m) {
   // the team residual takes every geom against world planes as point cores (Model::point_pair_*)
   // and the body pairs of spheres and capsules as core segments, a sphere against a box through
   // the box's closest point (Model::body_pair_*, pbfd_residual_team.h body_pair_cores); any other
-  // body pair (collide() has none today: box-capsule and box-box have no pair function) is refused
+  // body pair (box-capsule and box-box have no pair function in collide()) or a height field is refused
   auto segment = [&](int g) { return m.geom_type[g] == GeomType::Sphere || m.geom_type[g] == GeomType::Capsule; };
   auto sphere_box = [&](int a, int b) { return m.geom_type[a] == GeomType::Sphere && m.geom_type[b] == GeomType::Box; };
   for (int i = 0; i < m.n_body_pair; ++i) {

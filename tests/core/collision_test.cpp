@@ -669,22 +669,6 @@ TEST_CASE("collision: collide does not allocate", "[collision]") {
 // Contact Jacobians: point_jacobian oracle and central differences on two moving links
 // ---------------------------------------------------------------------------------------
 
-namespace {
-
-// Depths of all contacts at theta (margin 10: every contact of every pair is reported, so the
-// count is the same at theta +- h).
-VecX depths(const Model& m, const VecX& th, std::vector<Contact>& con) {
-  Kinematics kin(m);
-  forward_kinematics(m, th, kin);
-  uint32_t status = 0;
-  const int n = collide(m, kin, 10, con.data(), int(con.size()), status);
-  VecX d(n);
-  for (int i = 0; i < n; ++i) d[i] = con[i].depth;
-  return d;
-}
-
-}  // namespace
-
 TEST_CASE("collision: d depth / d theta = -n^T (J_a - J_b) by central differences, two moving links",
           "[collision]") {
   struct Case { GeomType a, b; };
@@ -704,7 +688,7 @@ TEST_CASE("collision: d depth / d theta = -n^T (J_a - J_b) by central difference
       Kinematics kin(m);
       REQUIRE(m.n_pair == 1);
       std::vector<Contact> con(m.max_contacts);
-      const VecX d0 = depths(m, th, con);
+      const VecX d0 = contact_depths(m, th, con);
       REQUIRE(d0.size() >= 1);
       forward_kinematics(m, th, kin);
       // analytic rows -n^T (J_a - J_b), and J against the point_jacobian oracle
@@ -725,7 +709,7 @@ TEST_CASE("collision: d depth / d theta = -n^T (J_a - J_b) by central difference
         G.row(i) = g.transpose();
       }
       std::vector<Contact> scratch(m.max_contacts);
-      const MatX fd = fd_jacobian([&](const VecX& x) { return depths(m, x, scratch); }, th);
+      const MatX fd = fd_jacobian([&](const VecX& x) { return contact_depths(m, x, scratch); }, th);
       const double err = rel_err(G, fd);
       INFO(geom_type_name(cs.a) << "-" << geom_type_name(cs.b) << " seed " << seed << " contacts "
                                 << d0.size() << " rel err " << err);

@@ -58,6 +58,7 @@ struct Probe {
 
 const char* kBall = "model.geoms=[{type: sphere, link: b, size: [0.1]}]";
 const char* kMotor = "model.actuators=[{joint: b}]";
+const char* kHeightMap = "model.terrain[0]={height_map: {size: [2, 1], cells: [20, 10]}}";
 
 // Where each defaulted key lands in the Scene, read back by hand (independent of the parser).
 std::map<std::string, Probe> probes() {
@@ -97,6 +98,15 @@ std::map<std::string, Probe> probes() {
       // the point on a sloped plane closest to the origin is the default point [0, 0, 0]
       {"model.terrain[i].point", {{"model.terrain[0]={slope_deg: 10}"},
                                   [](const Scene& s) { return Value(Vec3(s.model.planes[0].offset * s.model.planes[0].normal)); }}},
+      {"model.terrain[i].height_map.bump_max",
+       {{kHeightMap}, [](const Scene& s) { return Value(s.model.hfield[0].z_max); }}},
+      // the seed: the heights are those height_field_random draws with seed 0
+      {"model.terrain[i].height_map.seed",
+       {{kHeightMap}, [d](const Scene& s) {
+          const HeightField& h = s.model.hfield[0];
+          return d(h.z == height_field_random(h.hx, h.hy, h.nx, h.ny, h.z_max, 0).z ? 0.0 : -1.0);
+        }}},
+      {"model.terrain[i].height_map.pos", {{kHeightMap}, [](const Scene& s) { return Value(s.model.geom_pos[0]); }}},
       {"control.load.point", {{"control.load={link: b, force: [0, 0, -1]}"}, [](const Scene& s) { return Value(s.load.point); }}},
       {"control.load.spin", {{"control.load={link: b, force: [0, 0, -1]}"}, [](const Scene& s) { return Value(s.load.spin); }}},
       {"control.reference.type", {{}, [](const Scene& s) { return Value(std::string(reference_kind_name(s.reference.kind))); }}},

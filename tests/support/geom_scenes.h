@@ -2,7 +2,9 @@
 // and child, each moving with shared base DOFs and its own, with one geom pair placed in contact.
 #pragma once
 #include <string>
+#include <vector>
 
+#include "core/collision.h"
 #include "core/model.h"
 #include "core/kinematics.h"
 #include "tests/support/random_models.h"
@@ -62,6 +64,18 @@ inline Model two_arm_pair_model(Rng& rng, GeomType ta, GeomType tb, ModelSpec& s
   }
   spec.geoms = {gb, ga};
   return Model::finalize(spec);
+}
+
+/// Depths of all contacts at theta (margin 10: every contact of every pair is reported, so the
+/// count is the same at theta +- h), con sized m.max_contacts; for central differences.
+inline VecX contact_depths(const Model& m, const VecX& th, std::vector<Contact>& con) {
+  Kinematics kin(m);
+  forward_kinematics(m, th, kin);
+  uint32_t status = 0;
+  const int n = collide(m, kin, 10, con.data(), int(con.size()), status);
+  VecX d(n);
+  for (int i = 0; i < n; ++i) d[i] = con[i].depth;
+  return d;
 }
 
 }  // namespace bigstep::test
