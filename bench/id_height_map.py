@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import id_tables  # noqa: E402  (the fall rule)
 
 CONTROLLERS = ["pd", "id_lcp_mu", "id_qp_mu", "id_lcp_inf", "id_prev1"]
 FIELDS = ["terrain", "seed", "controller", "fell", "rc", "steps", "track_pos_rad", "ratio_to_pd",
@@ -80,9 +81,7 @@ def main() -> None:
         ctl = s.get("controller", {})
         tilt = s.get("tilt_max_rad")
         hmin, hmax = s.get("height_min_m"), s.get("height_max_m")
-        fell = bool(r.rc not in (0, 1) or s.get("aborted") or tilt is None or tilt > 1.0 or hmin is None
-                    or hmin < 0.1 or hmax > 0.6)
-        rows.append({"terrain": terrain, "seed": seed, "controller": c, "fell": fell, "rc": r.rc,
+        rows.append({"terrain": terrain, "seed": seed, "controller": c, "fell": id_tables.fell(r), "rc": r.rc,
                      "steps": len(r.steps), "track_pos_rad": ctl.get("track_pos_rad"),
                      "track_vel_rad_s": ctl.get("track_vel_rad_s"), "tilt_max_rad": tilt, "height_min_m": hmin,
                      "height_max_m": hmax, "distance_final_m": s.get("distance_final_m"),

@@ -60,6 +60,15 @@ def terrains(names=("high", "low", "rand")):
     return out
 
 
+def fell(r) -> bool:
+    """The fall rule of the trot tables (module doc): the run failed or aborted, the torso tilted past
+    1 rad or left [0.1, 0.6] m in height."""
+    s = r.summary or {}
+    tilt, hmin, hmax = s.get("tilt_max_rad"), s.get("height_min_m"), s.get("height_max_m")
+    return bool(r.rc not in (0, 1) or s.get("aborted") or tilt is None or tilt > 1.0 or hmin is None
+                or hmin < 0.1 or hmax > 0.6)
+
+
 def controller_columns(row: dict, c: str, ctl: dict) -> None:
     """The controller's summary columns into row; blank where they mean nothing (PD's servo torques
     are recorded only under an actuator limit, controller.tau_max; PD and the ID(t-1), ID(t-2)
@@ -115,9 +124,7 @@ def main() -> None:
         ctl = s.get("controller", {})
         tilt = s.get("tilt_max_rad")
         hmin, hmax = s.get("height_min_m"), s.get("height_max_m")
-        fell = bool(r.rc not in (0, 1) or s.get("aborted") or tilt is None or tilt > 1.0 or hmin is None
-                    or hmin < 0.1 or hmax > 0.6)
-        row = {"terrain": terrain, "mu": mu, "seed": seed, "controller": c, "fell": fell, "rc": r.rc,
+        row = {"terrain": terrain, "mu": mu, "seed": seed, "controller": c, "fell": fell(r), "rc": r.rc,
                "steps": len(r.steps), "tilt_max_rad": tilt, "height_min_m": hmin, "height_max_m": hmax,
                "distance_final_m": s.get("distance_final_m"), "wall_s": s.get("wall_time_s")}
         controller_columns(row, c, ctl)
