@@ -139,7 +139,7 @@ def main() -> int:
                 p.write_text(foundation_yaml(side))
                 for E in B4_MODULI:
                     # 50 N rocks the box: elements lift off; the N-step's reduced QP (2n unknowns,
-                    # solvers/compliant_reduced_qp.h) solves it, where the dense 900-row QP took
+                    # solvers/compliant/compliant_reduced_qp.h) solves it, where the dense 900-row QP took
                     # seconds per step
                     for force in (5.0, 50.0):
                         k = E * (1.0 / side ** 2) / 1.0

@@ -27,7 +27,7 @@ Friction in (b), (c): NE mu = 0.3 (the config's value) and PBFD C_par = 0.3 C_pe
 PBFD friction grows with dt: at dt = 0.1 and C_par = 5e6 the chain sticks on the slope).
 
 Stability verdict (per run, from trajectory.csv; energies with the simulator's own definition,
-envs/rollout.h mechanical_energy: E = 1/2 v^T H(theta_b) v + V(theta_b), v = (theta_b - theta_a)/dt,
+batch/rollout.h mechanical_energy: E = 1/2 v^T H(theta_b) v + V(theta_b), v = (theta_b - theta_a)/dt,
 V = sum m_i g z_i with z = 0 on the ground; H from a numpy copy of the kinematics that is checked
 against `bigstep inspect` at start-up). Gravity work is inside V and friction and contact can only
 remove energy, so a run is `stable` when all of:

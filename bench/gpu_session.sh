@@ -98,11 +98,11 @@ fi
 # 5. the static plan (ptxas -v) of the kernels
 if stage ptxas; then
   log "ptxas -v"
-  # the build's own nvcc command for cuda/pbfd_lm.cu, plus -Xptxas -v
+  # the build's own nvcc command for cuda/pbd_step.cu, plus -Xptxas -v
   python3 - "$BUILD" > /tmp/ptxas_cmd.sh <<'PY'
 import json, re, sys
 for e in json.load(open(sys.argv[1] + "/compile_commands.json")):
-    if e["file"].endswith("cuda/pbfd_lm.cu"):
+    if e["file"].endswith("cuda/pbd_step.cu"):
         c = re.sub(r"^\S*ccache\s+", "", e["command"])
         c = re.sub(r" -o \S+", " -o /tmp/pbfd_lm_ptxas.o", c)
         print("cd " + e["directory"] + " && " + c + " -Xptxas -v")

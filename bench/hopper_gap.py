@@ -301,7 +301,7 @@ def main() -> None:
     print(f"wrote {out}, hopper_gap_traj.csv, {out.with_suffix('.png').name}")
 
 
-C_PERP0 = 0.0  # set in __main__: the MJCF default W / (4 (2 mm)^2) (envs/model_import.cpp c_perp_rest_depth)
+C_PERP0 = 0.0  # set in __main__: the MJCF default W / (4 (2 mm)^2) (io/mjcf_scene.cpp c_perp_rest_depth)
 
 
 def plot(traj, path: Path) -> None:

@@ -38,7 +38,7 @@ FIELDS = ["terrain", "seed", "controller", "fell", "rc", "steps", "track_pos_rad
 
 
 def height_map(seed: int, bump_max: float = 0.03) -> str:
-    """The terrain override of one seed (the CI test tests/envs/id_height_map_test.cpp uses the
+    """The terrain override of one seed (the CI test tests/control/inverse_dynamics/id_height_map_test.cpp uses the
     default): bumps in [-bump_max, 0], so the feet start on or above the surface."""
     return ("[{height_map: {size: [6, 3], cells: [60, 30], "
             f"bump_max: {bump_max!r}, seed: {seed}, pos: [0.5, 0, {-bump_max!r}]}}}}]")

@@ -10,7 +10,7 @@ rigid terrains:
   rand   mu ~ U(0.1, 1.5) per contact (per foot geom: batch.contact_mu_min / max, batch.seed = 0..2)
 The ID controllers assume the terrain's mu (the rollout's contact.mu, or each contact's drawn mu).
 
-Per run, from summary.json "controller" (envs/rollout.h Metrics): mean |joint position error| [rad]
+Per run, from summary.json "controller" (batch/rollout.h Metrics): mean |joint position error| [rad]
 and |velocity error| [rad/s] against the plan (Table 3), the joint error against the ID controllers'
 own targets (track_state_pos_rad: walk.world_swing's swing IK, walk.replan_gain's footholds taken;
 the plan's where neither is set), E|dtau| [N m/s] and E|tau| [N m]
@@ -19,7 +19,7 @@ prediction vs the simulator's force in the same step (Table 5; ID(t_i) controlle
 whether the robot fell (torso tilt > 1 rad or torso height outside [0.1, 0.6] m, or aborted).
 
 Writes bench/results/id_tables.csv (+ .meta.json) and id_tables.png; with --tag T,
-id_tables_T.* (e.g. the base feedback of solvers/id_base_feedback.h on every run:
+id_tables_T.* (e.g. the base feedback of control/inverse_dynamics/id_base_feedback.h on every run:
 --set controller.base_kp=100 --set controller.base_kd=20 --tag basefb).
 
     python3 bench/id_tables.py [--duration 3] [--workers 2] [--set key=value]... [--tag T]

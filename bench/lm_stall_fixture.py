@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Failing ant env steps of vec_env_failures.py, replayed one by one (issue 14; the fixture of
-tests/envs/friction_continuation_test.cpp).
+tests/solvers/pbd/pbd_friction_continuation_test.cpp).
 
 Runs bench/vec_env_failures.py's ant configuration (64 envs x 300 steps of uniform random actions,
 seed 0) and records every env step flagged ENV_BUDGET_EXCEEDED with the state before it (MuJoCo

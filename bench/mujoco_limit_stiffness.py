@@ -5,7 +5,7 @@ MuJoCo's limit row obeys a1 + d (b v + k r) = (1 - d) a0 (MuJoCo documentation, 
 soft constraints), with k = 1 / (dmax^2 tc^2 dr^2) from solref (tc, dr) and solimp (d0, dmax, ...).
 At rest (a1 = v = 0) under a joint torque tau, a0 = A tau with A = (M^-1)_jj, so the limit is
 overshot by r = (1 - d) A tau / (d k): a linear stop of stiffness K = d k / ((1 - d) A). PBFD's limit
-torque is C r^alpha (alpha = 2, solvers/joint_terms.cpp), equal at the actuator's largest torque
+torque is C r^alpha (alpha = 2, solvers/terms/joint_terms.cpp), equal at the actuator's largest torque
 when C = tau / r^2. Evaluated at qpos0 with d = dmax (overshoot beyond solimp's width).
 
     python3 bench/mujoco_limit_stiffness.py

@@ -15,7 +15,7 @@ Rows go to bench/results/step_cost.csv under a label (default: the short commit)
 labels are kept, so before/after sit in one file.
 
 --engine team measures the team engine instead (batch.engine: team, the CPU emulation of the
-CUDA algorithm, solvers/pbfd_lm_team.h): two identical rollouts (no perturbation) on one thread,
+CUDA algorithm, solvers/pbd/pbd_step_team.h): two identical rollouts (no perturbation) on one thread,
 so the iterations are the reference's; the LM iterations come from rollouts.csv and the wall
 time from summary.json (wall_time_s at N2 steps minus at N1 steps, medians); its rows carry
 engine = team and the label suffix "-team".
@@ -70,11 +70,11 @@ PHASES = [
     ("point_jacobians", r"bigstep::point_jacobian\("),
     ("point_hessians", r"bigstep::add_point_hessian\("),
     # Eigen's GEMM / GEMV / Cholesky drivers (their kernels are inside; fixed-size products are inlined)
-    # (and, from 2026-11-24, LM's small Cholesky of solvers/dense_small.h, which replaced Eigen's LLT)
+    # (and, from 2026-11-24, LM's small Cholesky of numerics/dense_small.h, which replaced Eigen's LLT)
     ("dense_algebra", r"Eigen::internal::(general_matrix_matrix_product<.*>::run|"
                       r"general_matrix_vector_product<.*>::run|llt_inplace<|triangular_solve_)|"
                       r"bigstep::(cholesky_inplace|forward_subst|backward_subst_transposed)<"),
-    # the team engine (--engine team): its residual r, J_r (solvers/pbfd_residual_team.h)
+    # the team engine (--engine team): its residual r, J_r (solvers/pbd/pbd_residual_team.h)
     # (its lambdas, the lanes' bodies, are named inside it: excluded, they count in its inclusive cost)
     ("team_residual", r"bigstep::pbfd_residual_team<(?!.*\{lambda)"),
 ]

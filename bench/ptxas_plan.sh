@@ -8,13 +8,13 @@
 # nvdisasm / cuobjdump are not part of this CUDA image: `pip install nvidia-cuda-nvdisasm` puts
 # nvdisasm in site-packages (found below), or set NVDISASM.
 #
-# usage: bash bench/ptxas_plan.sh [file.cu]            (default cuda/pbfd_lm.cu)
+# usage: bash bench/ptxas_plan.sh [file.cu]            (default cuda/pbd_step.cu)
 #        SITES=1 SITES_KERNEL='lm_warp_kernel<float, 16>' bash bench/ptxas_plan.sh
 # env:   NVCC (nvcc), ARCH (sm_90), CUBIN (kept there when set), NVDISASM, PTXAS_LOG (parse this saved
 #        nvcc ... -Xptxas -v output instead of compiling; the header's commit is then this tree's)
 # Rows: each kernel, then "<kernel> > body_pair_*" for its __noinline__ callees (own frame, spills).
 # The warp kernel has no static shared memory (static_smem_bytes 0): its per-trajectory dynamic
-# shared memory (cuda/pbfd_lm.cu WarpSmem: lm_local_size, ints, views, step constants) is printed by
+# shared memory (cuda/pbd_step.cu WarpSmem: lm_local_size, ints, views, step constants) is printed by
 # `bigstep bench gpu-speedup --work-model` (smem_per_traj_bytes) and by the run-time plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."

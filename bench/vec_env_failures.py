@@ -26,7 +26,7 @@ import common  # noqa: E402
 
 # the default sweep: every task at its own settings, and the ant (PBFD at 50 ms, the task's dt)
 # with the knobs that decide its failures (friction_continuation=0: the solver without the friction
-# continuation of solvers/pbd_step.cpp, as before it)
+# continuation of solvers/pbd/pbd_step.cpp, as before it)
 DEFAULT = [("hopper", []), ("walker2d", []), ("half_cheetah", []), ("humanoid", []), ("ant", []),
            ("ant", ["integrator.friction_continuation=0"]),
            ("ant", ["integrator.dt=0.03"]), ("ant", ["integrator.dt=0.02"]),

@@ -11,8 +11,8 @@
 
 #include "cli/compliant_counters.h"
 #include "cli/run_command.h"
-#include "envs/batch_engines.h"
-#include "envs/penetration.h"
+#include "batch/batch_engines.h"
+#include "batch/penetration.h"
 #include "core/error.h"
 #include "solvers/registry.h"
 
@@ -30,7 +30,7 @@ void check_batch_memory(const Scene& sc) {
                                    " states, more than this machine's ", have / 1e9, " GB"));
 }
 
-// Rollouts whose state went through the terrain this step (envs/penetration.h): first step
+// Rollouts whose state went through the terrain this step (batch/penetration.h): first step
 // recorded in pen_step (0 = never).
 void flag_penetration(const Model& m, const StateBatch& b, int step, std::vector<int>& pen_step) {
   if (m.n_pair == 0) return;

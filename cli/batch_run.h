@@ -4,7 +4,7 @@
 #include <functional>
 
 #include "core/backend.h"
-#include "envs/scene.h"
+#include "io/scene.h"
 
 namespace bigstep {
 

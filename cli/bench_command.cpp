@@ -18,12 +18,12 @@
 
 #include "core/backend.h"
 #include "core/error.h"
-#include "envs/chain_model.h"
-#include "envs/scene.h"
-#include "solvers/pbfd_batch_team.h"
-#include "solvers/team_work_model.h"
+#include "io/chain_model.h"
+#include "io/scene.h"
+#include "solvers/pbd/pbd_batch_team.h"
+#include "solvers/pbd/pbd_work_model.h"
 #ifdef BIGSTEP_WITH_CUDA
-#include "cuda/pbfd_lm.h"
+#include "cuda/pbd_step.h"
 #endif
 
 namespace bigstep {
@@ -123,7 +123,7 @@ Row measure(const std::string& sweep, const std::string& backend, const Problem&
 }
 
 // Every counted operation of one LM pass (one evaluation, the normal equations, the factorisation,
-// the solves and the decisions: solvers/team_work_model.h, Counted<S> on the team code the kernels
+// the solves and the decisions: solvers/pbd/pbd_work_model.h, Counted<S> on the team code the kernels
 // run) for problem pr in precision T, from 4 rollouts perturbed as measure() perturbs them, over
 // the run's steps (10 for a contact-free chain, whose passes all cost the same).
 template <class T>
@@ -289,7 +289,7 @@ int bench_command(const std::vector<std::string>& args) {
                 "CPU rows whose estimated time exceeds S seconds (default 120) are skipped and say so.\n"
                 "--sweeps: comma-separated subset of vs_D,vs_K,vs_K_floating (default all three).\n"
                 "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.\n"
-                "First, the GPU work model (solvers/team_work_model.h): the team LM iteration of the floating\n"
+                "First, the GPU work model (solvers/pbd/pbd_work_model.h): the team LM iteration of the floating\n"
                 "chain counted per phase (operations, busiest-lane path, barriers, lane efficiency) and the\n"
                 "predicted H100 time per env step at K = 65536, FP32 and FP64, one block vs one warp per\n"
                 "trajectory; writes OUT/gpu_work_model.csv. --work-model: only that.");

@@ -16,8 +16,8 @@
 #include <random>
 
 #include "cli/commands.h"
-#include "envs/scene.h"
-#include "solvers/inverse_dynamics.h"
+#include "io/scene.h"
+#include "control/inverse_dynamics/id_problem.h"
 
 namespace bigstep {
 

@@ -22,11 +22,11 @@
 #include "core/error.h"
 #include "core/inertia.h"
 #include "core/kinematics.h"
-#include "envs/batch.h"
-#include "envs/model_import.h"
-#include "envs/mujoco_import.h"
-#include "envs/penetration.h"
-#include "envs/scene.h"
+#include "batch/batch.h"
+#include "io/mjcf_scene.h"
+#include "io/mjcf_import.h"
+#include "batch/penetration.h"
+#include "io/scene.h"
 
 #ifdef BIGSTEP_WITH_MUJOCO
 #include <mujoco/mujoco.h>
@@ -341,7 +341,7 @@ Run run_bigstep(const Scene& sc, double horizon) {
   return r;
 }
 
-// K rollouts on the batched CPU engine (envs/batch.h, threads over rollouts). Returns the wall time.
+// K rollouts on the batched CPU engine (batch/batch.h, threads over rollouts). Returns the wall time.
 double batch_bigstep(const Scene& sc, double horizon, int K, int threads) {
   const int steps = std::max(1, int(std::lround(horizon / sc.settings.dt)));
   BatchOptions opt;

@@ -1,14 +1,14 @@
-// `bigstep bench gpu-speedup`'s work model (issue 13 item 4, solvers/team_work_model.h): the team
+// `bigstep bench gpu-speedup`'s work model (issue 13 item 4, solvers/pbd/pbd_work_model.h): the team
 // LM iteration counted per phase on the CPU (Counted<S> on a CountingTeam), and the predicted H100
 // time per env step of the floating chain (D = 15) at K = 65536 for the current mapping (one block
-// per trajectory, cuda/pbfd_lm.cu) and for one warp (and half a warp) per trajectory (item 2).
+// per trajectory, cuda/pbd_step.cu) and for one warp (and half a warp) per trajectory (item 2).
 #include <cstdio>
 #include <random>
 
 #include "cli/bench_command.h"
-#include "envs/scene.h"
-#include "solvers/pbfd_lm_persistent.h"
-#include "solvers/team_work_model.h"
+#include "io/scene.h"
+#include "solvers/pbd/pbd_step_persistent.h"
+#include "solvers/pbd/pbd_work_model.h"
 
 namespace bigstep {
 
@@ -19,7 +19,7 @@ std::vector<GpuMapping> mappings(const Model& model, bool fp64) {
   const ModelArrays<double> arrays(model);
   const ModelView<double> mv = arrays.view();
   const double D = model.n_q, bytes = fp64 ? 8 : 4, scratch = pbfd_scratch_size(mv);
-  GpuMapping block;  // cuda/pbfd_lm.cu today: a block of ceil(D/32) warps, J_r and L in shared memory
+  GpuMapping block;  // cuda/pbd_step.cu today: a block of ceil(D/32) warps, J_r and L in shared memory
   block.name = "block_per_traj";
   block.lanes = (model.n_q + 31) / 32 * 32;
   block.regs = 232;  // FP64 fused kernel, -Xptxas -v (issue 13); taken for FP32 too (no bound either)
@@ -34,7 +34,7 @@ std::vector<GpuMapping> mappings(const Model& model, bool fp64) {
   // lm_warp_kernel<S, 16, true> by bench/ptxas_plan.sh (sm_90, results/ptxas_plan.csv): FP32 at its
   // __launch_bounds__(128, 5) cap (no spills), FP64 what ptxas needs
   warp.regs = fp64 ? 178 : 96;
-  // the kernel's dynamic shared memory per trajectory (cuda/pbfd_lm.cu WarpSmem): workspace, ints,
+  // the kernel's dynamic shared memory per trajectory (cuda/pbd_step.cu WarpSmem): workspace, ints,
   // the local and global views (LmTraj: pointers) and the residual's step constants
   warp.smem_per_traj = lm_local_size(mv) * bytes + kLmInts * 4 + 2.0 * sizeof(LmTraj<double>) +
                        double(fp64 ? sizeof(PbfdStepConst<double>) : sizeof(PbfdStepConst<float>));
@@ -98,7 +98,7 @@ int bench_work_model(const std::string& out, int steps, bool quick) {
                 g.name.c_str(), g.n_sm, g.clock_ghz, g.issue_fp32, g.issue_fp64, g.dep_fp32, g.dep_fp64, g.special_fp32,
                 g.special_fp64, g.regs_per_sm, g.max_warps_per_sm, g.max_blocks_per_sm, g.smem_per_sm,
                 g.smem_reserved_per_block, g.reg_alloc_unit);
-  std::printf("work model (solvers/team_work_model.h): floating chain D = %d, %d rollouts x %d steps counted\n"
+  std::printf("work model (solvers/pbd/pbd_work_model.h): floating chain D = %d, %d rollouts x %d steps counted\n"
               "  (Counted<S> on a CountingTeam: ops = + - * / compare sqrt pow sin cos, one each; path = sum over\n"
               "  barrier intervals of the busiest lane; lane efficiency = ops / (lanes x path); dense-only count\n"
               "  2D^3 + D^3/3 + 4D^2 = %.0f)\n  %s\n",

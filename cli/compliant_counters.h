@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "solvers/compliant_step.h"
+#include "solvers/compliant/compliant_step.h"
 #include "solvers/integrator.h"
 
 namespace bigstep {

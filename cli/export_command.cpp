@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "cli/commands.h"
-#include "envs/mjcf_export.h"
-#include "envs/scene.h"
+#include "io/mjcf_export.h"
+#include "io/scene.h"
 
 namespace bigstep {
 

@@ -1,4 +1,4 @@
-// `bigstep export-mjcf CONFIG -o scene.xml`: any scene's model as MJCF (envs/mjcf_export.h).
+// `bigstep export-mjcf CONFIG -o scene.xml`: any scene's model as MJCF (io/mjcf_export.h).
 #pragma once
 #include <string>
 #include <vector>

@@ -9,8 +9,8 @@
 #include "core/crba.h"
 #include "core/error.h"
 #include "core/rnea.h"
-#include "envs/mujoco_import.h"
-#include "envs/scene.h"
+#include "io/mjcf_import.h"
+#include "io/scene.h"
 
 namespace bigstep {
 
@@ -113,7 +113,7 @@ int inspect_command(const std::vector<std::string>& args) {
     crba(m, q, H);
     rnea<double>(m, q, qd, qdd, tau);
     nlohmann::ordered_json st{{"q", vec(q)}, {"qd", vec(qd)}, {"qdd", vec(qdd)}, {"H", mat(H)}, {"tau", vec(tau)}};
-    if (sc.imported) {  // the same state in MuJoCo's coordinates (envs/mujoco_import.h)
+    if (sc.imported) {  // the same state in MuJoCo's coordinates (io/mjcf_import.h)
       VecX qpos, qvel;
       qpos_from_theta(*sc.imported, q, qpos);
       qvel_from_theta_dot(*sc.imported, q, qd, qvel);

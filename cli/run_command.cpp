@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/render_command.h"
-#include "envs/mjcf_export.h"
+#include "io/mjcf_export.h"
 
 #include <unistd.h>
 
@@ -21,9 +21,9 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "cli/batch_run.h"
-#include "envs/penetration.h"
-#include "envs/rollout.h"
-#include "envs/scene_keys.h"
+#include "batch/penetration.h"
+#include "batch/rollout.h"
+#include "io/scene_keys.h"
 #include "solvers/registry.h"
 
 namespace bigstep {
@@ -95,7 +95,7 @@ std::string status_text(uint32_t s) {
 }
 
 // Sets STATUS_PENETRATED on every step that ends with a contact through the terrain or a body
-// (envs/penetration.h); returns the first such step (1-based), 0 if none.
+// (batch/penetration.h); returns the first such step (1-based), 0 if none.
 int flag_penetration(const Scene& sc, Rollout& r) {
   PenetrationCheck check(sc.model);
   int first = 0;
@@ -214,7 +214,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["contact"] = {{"c_perp", sc.settings.contact.c_perp}, {"c_par", sc.settings.contact.c_par},
                   {"mu", sc.settings.contact.mu}};
   if (sc.pd.active()) {
-    // tracking of control.reference; ID controller smoothness and force prediction (envs/rollout.h)
+    // tracking of control.reference; ID controller smoothness and force prediction (batch/rollout.h)
     j["controller"] = {{"type", controller_type_name(sc.controller.type)},
                        {"track_pos_rad", mt.track_pos_rad},
                        {"track_state_pos_rad", mt.track_state_pos_rad},

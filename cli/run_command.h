@@ -8,7 +8,7 @@ namespace bigstep {
 
 struct Scene;
 
-/// DIR/model.xml: the scene's model as MJCF (envs/mjcf_export.h), what `bigstep render` draws; when
+/// DIR/model.xml: the scene's model as MJCF (io/mjcf_export.h), what `bigstep render` draws; when
 /// the export is impossible (built without MuJoCo, a branching massless link) DIR/model_export_error.txt
 /// says why instead, and the run goes on.
 void write_model_xml(const Scene& sc, const std::filesystem::path& dir);

@@ -1,6 +1,6 @@
 # BIGSTEP_MUJOCO=AUTO|ON|OFF: MJCF / URDF import through MuJoCo's own compiler (libmujoco from the
 # PyPI `mujoco` package, found through Python). Defines the IMPORTED target bigstep_mujoco::mujoco
-# and BIGSTEP_HAVE_MUJOCO; without it envs/mujoco_import.cpp throws "built without MuJoCo".
+# and BIGSTEP_HAVE_MUJOCO; without it io/mjcf_import.cpp throws "built without MuJoCo".
 set(BIGSTEP_MUJOCO AUTO CACHE STRING "Import MJCF/URDF through libmujoco (pip mujoco): AUTO|ON|OFF")
 set_property(CACHE BIGSTEP_MUJOCO PROPERTY STRINGS AUTO ON OFF)
 set(BIGSTEP_HAVE_MUJOCO OFF)

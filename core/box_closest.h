@@ -1,7 +1,7 @@
 // Sphere centre against a box, in the box frame (half-extents h, centre c = R_b^T (x - p_b)): the
 // closest box point when c is outside, the face c leaves through when inside. One form for the
 // reference collision stage (core/collision_primitive.cpp collide_sphere_box) and the team / CUDA
-// residual (solvers/pbfd_residual_team.h body_pair_box_cores), so that both find the same contact.
+// residual (solvers/pbd/pbd_residual_team.h body_pair_box_cores), so that both find the same contact.
 // V: any 3-vector with operator[] (Eigen's Vec3, hd::V3<S>).
 #pragma once
 #include "core/hd.h"

@@ -18,8 +18,8 @@
 // finish() sums each moment over the subtree (children after parents, Model order) and forms
 //   r_k += tr(W_k G_sub(k)),  J_kl += tr(W_k (P_sub(l) W_l^T + W_l G_sub(l))) + s_k^T K6_sub(l) s_l
 // for k <= l with k moving link(l) (J_lk the same with K6 transposed); other pairs are zero.
-// Users: the PBFD residual r, J_r (Eq. 13, solvers/pbfd_residual.cpp) and the PBD objective's
-// grad E and model matrices (Eq. 6, solvers/pbd_objective.cpp).
+// Users: the PBFD residual r, J_r (Eq. 13, solvers/pbd/pbd_residual.cpp) and the PBD objective's
+// grad E and model matrices (Eq. 6, solvers/pbd/pbd_objective.cpp).
 #pragma once
 #include <vector>
 

@@ -7,7 +7,7 @@
 
 namespace bigstep {
 
-// Per-rollout mass randomisation (envs/batch.h RolloutParamTable::link_mass_scale): every function
+// Per-rollout mass randomisation (batch/batch.h RolloutParamTable::link_mass_scale): every function
 // that reads masses takes an optional `const double* mass_scale` (n_link factors, nullptr = 1).
 // Link j then has mass s_j m_j, central inertia s_j I_j, hence second moment s_j S_j, and the same
 // COM: the result equals the unscaled call on a Model whose link masses and inertias are scaled

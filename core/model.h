@@ -179,7 +179,7 @@ class Model {
                                         ///< can return at most
 
   // the plane pairs as point cores against planes (Model::finalize; what the team / CUDA PBFD
-  // residual reads, solvers/pbfd_residual_team.h). Every link geom in a pair with a world plane
+  // residual reads, solvers/pbd/pbd_residual_team.h). Every link geom in a pair with a world plane
   // contributes its core points once, in collide()'s order: a sphere its centre (radius r), a
   // capsule its two axis ends (+half first, radius r), a box its 8 corners (radius 0, corner i with
   // the signs of bits 0, 1, 2 of i). A legacy scene gives exactly spheres x planes, sphere-major.
@@ -196,7 +196,7 @@ class Model {
   int n_body_pair = 0;                  ///< pairs whose b is not a plane (no point-plane form)
 
   // the body pairs (b not a plane: two links, or a link and a world sphere / capsule) as core
-  // segments (Model::finalize; what the team / CUDA PBFD residual reads, pbfd_residual_team.h): in
+  // segments (Model::finalize; what the team / CUDA PBFD residual reads, pbd_residual_team.h): in
   // pair order, a and b as pair_geom_a / _b. A sphere is a segment of half-length 0 (its centre), a
   // capsule its axis segment; collide()'s pair functions reduce both to the closest core points.
   // A box (against a sphere: the one box pair collide() has) has no segment form (its radius and

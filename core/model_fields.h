@@ -65,7 +65,7 @@
   /* candidate pairs (Model::finalize); a world geom is b */                                       \
   X(int,  pair_geom_a,      n_pair,   1)                                                           \
   X(int,  pair_geom_b,      n_pair,   1)                                                           \
-  /* actuators (solvers/actuation.h) */                                                            \
+  /* actuators (solvers/terms/actuation.h) */                                                            \
   X(u8,   actuator_type,    n_u,      1)       /* ActuatorType: 0 motor, 1 position */             \
   X(int,  actuator_dof,     n_u,      1)       /* driven DOF */                                    \
   X(real, actuator_gear,    n_u,      1)       /* length = gear * theta */                         \

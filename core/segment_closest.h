@@ -1,7 +1,7 @@
 // Closest points of two capsule axis segments a.p + s ua (|s| <= ha) and b.p + t ub (|t| <= hb),
 // in the scalars of the pair (cab = ua.ub, c = ua.r, f = ub.r, r = a.p - b.p, sin2 = 1 - cab^2):
 // one form for the reference collision stage (core/collision_primitive.cpp collide_capsule_capsule)
-// and the team / CUDA residual (solvers/pbfd_residual_team.h body_pair_cores), so that both find
+// and the team / CUDA residual (solvers/pbd/pbd_residual_team.h body_pair_cores), so that both find
 // the same contacts bit for bit.
 #pragma once
 #include "core/hd.h"

@@ -31,7 +31,7 @@ enum StatusBits : uint32_t {
   STATUS_GIMBAL_LOCK = 1u << 3,    ///< a middle Euler angle reached |cos| < 1e-6
   STATUS_RESTARTED = 1u << 4,      ///< informational: the restart from theta_n was used
   STATUS_SMALL_STEP = 1u << 5,     ///< informational: ended on the small-step test
-  STATUS_PENETRATED = 1u << 6,     ///< a contact sphere sank through the terrain (envs/penetration.h; set by the run loop)
+  STATUS_PENETRATED = 1u << 6,     ///< a contact sphere sank through the terrain (batch/penetration.h; set by the run loop)
   STATUS_CONTACT_OVERFLOW = 1u << 7,  ///< collide() found more contacts than its capacity
 };
 

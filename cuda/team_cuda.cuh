@@ -1,7 +1,7 @@
-// CUDA instantiation of the team interface (solvers/team.h): one block = one rollout,
+// CUDA instantiation of the team interface (solvers/team/team.h): one block = one rollout,
 // lanes = threads of the block, sync = __syncthreads(). The CPU emulation is CpuTeam.
 #pragma once
-#include "solvers/team_reduce.h"
+#include "solvers/team/team_reduce.h"
 
 namespace bigstep {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "envs/mujoco_import.h"
+#include "io/mjcf_import.h"
 
 #ifdef BIGSTEP_WITH_MUJOCO
 #include <mujoco/mujoco.h>
@@ -269,7 +269,7 @@ Task::Task(const TaskSpec& spec, const Scene& sc) : spec_(spec) {
       low_.push_back(lim ? m.actuator_ctrlrange[2 * size_t(u)] : -kInf);
       high_.push_back(lim ? m.actuator_ctrlrange[2 * size_t(u) + 1] : kInf);
       if (!position) continue;
-      // K_p = sum kp gear^2, K_d = sum kv gear^2 per DOF (solvers/actuation.h)
+      // K_p = sum kp gear^2, K_d = sum kv gear^2 per DOF (solvers/terms/actuation.h)
       if (servo_kp_.size() == 0) servo_kp_ = servo_kd_ = VecX::Zero(m.n_q);
       servo_kp_[m.actuator_dof[u]] += m.actuator_kp[u] * m.actuator_gear[u] * m.actuator_gear[u];
       servo_kd_[m.actuator_dof[u]] += m.actuator_kv[u] * m.actuator_gear[u] * m.actuator_gear[u];

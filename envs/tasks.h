@@ -1,6 +1,6 @@
 // RL tasks on imported MuJoCo models: Gymnasium v5's observation, reward and termination
 // definitions (gymnasium/envs/mujoco/{hopper,walker2d,half_cheetah,ant,humanoid}_v5.py) evaluated
-// on MuJoCo's qpos / qvel (envs/mujoco_import.h maps bigstep's theta to them), so returns are
+// on MuJoCo's qpos / qvel (io/mjcf_import.h maps bigstep's theta to them), so returns are
 // comparable with Gymnasium's MuJoCo environments, plus a quadruped walking task on the A1.
 // A task file (configs/tasks/*.yaml) is a scene with one extra `task:` block (task_keys() lists
 // its keys); the scene part is loaded by load_scene_text, so every scene key and --set works.
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "envs/scene.h"
+#include "io/scene.h"
 
 namespace bigstep {
 
@@ -33,7 +33,7 @@ enum class TaskKind { Hopper, Walker2d, HalfCheetah, Ant, Humanoid, Quadruped };
 /// How actions become controls (VecEnv).
 ///   actuator: one action per model actuator; motors apply gear * clamp(a, ctrlrange), position
 ///             actuators set the stable-PD target of their DOF (MuJoCo's <position>: kp, kv;
-///             solvers/actuation.h's map: theta_bar = sum kp gear clamp(a) / sum kp gear^2)
+///             solvers/terms/actuation.h's map: theta_bar = sum kp gear clamp(a) / sum kp gear^2)
 ///   torque  : one action per actuated DOF (the actuators' DOFs, or every DOF outside a free joint
 ///             when the model has none) in [-torque_limit, torque_limit] N m, applied as given (an
 ///             out-of-range value is flagged, not clipped: the iteration budget guards the batch)

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/parallel_for.h"
-#include "envs/mujoco_import.h"
+#include "io/mjcf_import.h"
 
 namespace bigstep {
 

@@ -1,10 +1,10 @@
 // VecEnv: K environments of one task (envs/tasks.h) stepped by one batch engine
-// (envs/batch_engines.h), for RL loops (design.md "Front ends": C++ VecEnv; issue 14).
+// (batch/batch_engines.h), for RL loops (design.md "Front ends": C++ VecEnv; issue 14).
 //
 // One step(actions):
 //   1. actions (K x n_a) -> joint torques (K x n_q) and stable-PD targets theta_bar (K x n_q):
 //      actuator mode: motors gear * clamp(a, ctrlrange), position actuators the target
-//      sum kp gear clamp(a) / sum kp gear^2 of their DOF (solvers/actuation.h); torque mode: a on
+//      sum kp gear clamp(a) / sum kp gear^2 of their DOF (solvers/terms/actuation.h); torque mode: a on
 //      the actuated DOFs; position mode: theta_bar = clamp(a, joint range) on the actuated DOFs
 //      with gains task.position_kp / position_kv (envs/tasks.h ActionMode). A non-finite row or an
 //      out-of-range value is flagged per env (flags), never thrown
@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "envs/batch_engines.h"
+#include "batch/batch_engines.h"
 #include "envs/tasks.h"
 
 namespace bigstep {

@@ -1,5 +1,5 @@
 // Python module bigstep._bigstep (nanobind): K rollouts of a scene behind the batch engines of
-// envs/batch_engines.h, for RL loops: step(actions) with a (K, n_q) float64 array of joint torques,
+// batch/batch_engines.h, for RL loops: step(actions) with a (K, n_q) float64 array of joint torques,
 // states and per-rollout status bits back as numpy arrays. Same engines, seeds and errors as the CLI.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -17,9 +17,9 @@
 #include "core/error.h"
 #include "core/model_view.h"
 #include "core/rnea.h"
-#include "envs/batch_engines.h"
-#include "envs/mujoco_import.h"
-#include "envs/scene_keys.h"
+#include "batch/batch_engines.h"
+#include "io/mjcf_import.h"
+#include "io/scene_keys.h"
 #include "envs/vec_env.h"
 
 namespace nb = nanobind;
@@ -128,7 +128,7 @@ class BatchEnv {
 };
 
 // A loaded scene's model for inspection and cross-checks (bigstep.load_model): dynamics at a state
-// and, for an MJCF / URDF file, the map to MuJoCo's qpos / qvel (envs/mujoco_import.h).
+// and, for an MJCF / URDF file, the map to MuJoCo's qpos / qvel (io/mjcf_import.h).
 class LoadedModel {
  public:
   using In = nb::ndarray<const double, nb::numpy, nb::c_contig>;

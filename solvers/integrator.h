@@ -11,8 +11,8 @@
 
 #include "core/data.h"
 #include "core/types.h"
-#include "solvers/contact_terms.h"
-#include "solvers/stable_pd.h"
+#include "solvers/terms/contact_terms.h"
+#include "solvers/terms/stable_pd.h"
 
 namespace bigstep {
 
@@ -40,7 +40,7 @@ struct StepStats {
   bool converged() const { return !status_failed(status); }
 };
 
-/// One rollout's model parameters (a row of the batch table, envs/batch.h RolloutParamTable).
+/// One rollout's model parameters (a row of the batch table, batch/batch.h RolloutParamTable).
 /// PBD/PBFD read contact.c_perp / c_par (and alpha, beta, gamma); Newton-Euler baselines and NMDP
 /// read contact.mu. Every integrator reads link_mass_scale: link j's mass and inertia are
 /// multiplied by link_mass_scale[j] (COM unchanged), and weight-derived scales (convergence scale
@@ -51,7 +51,7 @@ struct RolloutParams {
   ContactParams contact;
   const double* link_mass_scale = nullptr;  ///< (n_link) factor per link, nullptr = 1; not owned
   /// (n_geom) per-contact Coulomb mu, nullptr = contact.mu; not owned. Read by the NE-LCP baseline
-  /// only: a contact (a, b) uses geom_mu[a] (envs/batch.h draw_geom_mu).
+  /// only: a contact (a, b) uses geom_mu[a] (batch/batch.h draw_geom_mu).
   const double* geom_mu = nullptr;
   /// factor on the contact-normal stiffness of methods whose stiffness is not contact.c_perp (the
   /// compliant solver's E* or k_n); batch.randomize_stiffness draws it together with c_perp's factor

@@ -1,10 +1,10 @@
 // The solver registry: one entry per integrator.type (design.md "Integrators" table).
-// cpu-only: a table of host factories; the CUDA engines are chosen in envs/batch_engines.cpp.
+// cpu-only: a table of host factories; the CUDA engines are chosen in batch/batch_engines.cpp.
 #include "solvers/registry.h"
 
 #include "core/error.h"
-#include "solvers/ne_lcp.h"
-#include "solvers/ne_mdp.h"
+#include "solvers/ne/ne_lcp.h"
+#include "solvers/ne/ne_mdp.h"
 
 namespace bigstep {
 
@@ -97,7 +97,7 @@ std::string team_engine_methods() {
 std::string team_unsupported(const Model& m) {
   // the team residual takes every geom against world planes as point cores (Model::point_pair_*)
   // and the body pairs of spheres and capsules as core segments, a sphere against a box through
-  // the box's closest point (Model::body_pair_*, pbfd_residual_team.h body_pair_cores); any other
+  // the box's closest point (Model::body_pair_*, pbd_residual_team.h body_pair_cores); any other
   // body pair (box-capsule and box-box have no pair function in collide()) or a height field is refused
   auto segment = [&](int g) { return m.geom_type[g] == GeomType::Sphere || m.geom_type[g] == GeomType::Capsule; };
   auto sphere_box = [&](int a, int b) { return m.geom_type[a] == GeomType::Sphere && m.geom_type[b] == GeomType::Box; };

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "solvers/compliant_step.h"
+#include "solvers/compliant/compliant_step.h"
 #include "solvers/integrator.h"
-#include "solvers/ne_contact.h"
-#include "solvers/nmdp_step.h"
-#include "solvers/pbd_step.h"
+#include "solvers/terms/ne_contact.h"
+#include "solvers/nmdp/nmdp_step.h"
+#include "solvers/pbd/pbd_step.h"
 
 namespace bigstep {
 
@@ -67,7 +67,7 @@ std::string team_engine_methods();
 /// geom pair against a world plane (as point cores, Model::point_pair_*), the pairs of spheres and
 /// capsules between two links or against a world sphere / capsule (as core segments,
 /// Model::body_pair_*), a sphere against a box (either on a link or the world) and the joint
-/// limits, damping, armature and springs (pbfd_residual_team.h); any other body pair (box-capsule,
+/// limits, damping, armature and springs (pbd_residual_team.h); any other body pair (box-capsule,
 /// box-box: collide() has none either) is named with its geoms and types. The one check every team
 /// / CUDA engine builder calls; lift a clause here when the team form gains the term.
 std::string team_unsupported(const Model& m);

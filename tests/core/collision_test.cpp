@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/collision.h"
-#include "solvers/contact_terms.h"
+#include "solvers/terms/contact_terms.h"
 #include "tests/support/geom_scenes.h"
 
 using namespace bigstep;

@@ -1,4 +1,4 @@
-// Per-contact random friction (batch.contact_mu_min / max; envs/batch.h draw_geom_mu,
+// Per-contact random friction (batch.contact_mu_min / max; batch/batch.h draw_geom_mu,
 // RolloutParams::geom_mu; issue 16's random terrain, inverse-dynamics-contact.md §9): the draws are
 // seeded, per rollout and per geom, inside [min, max] and redrawn per episode; the NE-LCP uses the
 // contact's own mu (a box on an incline: sticks above tan(theta), slides with the Coulomb
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "envs/batch.h"
-#include "envs/rollout.h"
-#include "envs/scene.h"
-#include "solvers/id_controller.h"
+#include "batch/batch.h"
+#include "batch/rollout.h"
+#include "io/scene.h"
+#include "control/inverse_dynamics/id_controller.h"
 
 using namespace bigstep;
 

@@ -1,4 +1,4 @@
-// model.terrain[i].height_map (envs/model_yaml.cpp, core/height_field.h) in scenes: bad values are
+// model.terrain[i].height_map (io/model_yaml.cpp, core/height_field.h) in scenes: bad values are
 // errors naming key and value; a ball on a slider rests on the bumps at the height of a brute-force
 // oracle under the NE-LCP (touching) and PBFD (sunk by its penalty depth); a flat map reproduces the
 // plane's rollout bit for bit; the team engine and the MJCF export refuse the map, naming it.
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "envs/batch_engines.h"
-#include "envs/mjcf_export.h"
-#include "envs/rollout.h"
-#include "envs/scene.h"
+#include "batch/batch_engines.h"
+#include "io/mjcf_export.h"
+#include "batch/rollout.h"
+#include "io/scene.h"
 #include "solvers/registry.h"
 #include "tests/support/scene_errors.h"
 #include "tests/support/tol.h"

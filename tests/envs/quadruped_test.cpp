@@ -1,6 +1,6 @@
 // Quadruped benchmark scenes (spec nmdp.md §10): configs/quadruped_spider.yaml and
 // configs/quadruped_robosimian.yaml load with their documented sizes, their reference motions
-// (envs/reference_motion.h) are periodic with theta_dot_bar = d theta_bar / dt, and the robots
+// (control/reference_motion.h) are periodic with theta_dot_bar = d theta_bar / dt, and the robots
 // stand (hold), jump (the feet leave the ground) and walk forward under the stable PD servo.
 // Runtime: well under a second in Release (the longest run is 1000 NE-MDP steps of D = 22).
 #include <catch2/catch.hpp>
@@ -9,9 +9,9 @@
 #include <cmath>
 #include <string>
 
-#include "envs/reference_motion.h"
-#include "envs/rollout.h"
-#include "envs/scene.h"
+#include "control/reference_motion.h"
+#include "batch/rollout.h"
+#include "io/scene.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
@@ -222,7 +222,7 @@ TEST_CASE("quadruped: the trot moves the spider forward at roughly 2 stride / pe
 }
 
 TEST_CASE("quadruped: with nmdp.md §8's literal QP metric H the push-off sinks the feet instead", "[quadruped][physics]") {
-  // Documents the departure in solvers/ne_mdp.cpp: minimizing 1/2 v^T H v while the impulse acts
+  // Documents the departure in solvers/ne/ne_mdp.cpp: minimizing 1/2 v^T H v while the impulse acts
   // through M~ = H + dt K_d cannot resist the servo's joint motion. Measured: feet 80 mm deep,
   // no flight (the default effective metric: 9 mm, 0.29 s of flight, see above).
   const Scene sc = load_scene(config("quadruped_spider"),

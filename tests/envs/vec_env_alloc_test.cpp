@@ -91,7 +91,7 @@ TEST_CASE("vec_env_alloc: VecEnv::step with auto-resets does not allocate", "[ve
 }
 
 TEST_CASE("vec_env_alloc: the allocation-free seed sequence gives std::seed_seq's streams", "[vec_env][alloc]") {
-  // oracle: the initial state of env k, episode e, drawn here through std::seed_seq (envs/batch.h:
+  // oracle: the initial state of env k, episode e, drawn here through std::seed_seq (batch/batch.h:
   // stream (seed, k, episode), theta then theta_dot, N(0, 1) scaled by batch.perturb_*)
   const uint64_t seed = 0x1234567890abcdefull;
   VecEnv env(std::string(BIGSTEP_SOURCE_DIR) + "/configs/tasks/hopper.yaml",

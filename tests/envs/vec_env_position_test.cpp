@@ -7,7 +7,7 @@
 //   - the reference engine's rollout k equals a single-rollout run (make_integrator, one Data, a
 //     PdServo whose reference is the same targets) bit for bit; the team engine's (on walker2d)
 //     rollout 0 of a K = 3 batch equals its K = 1 run bit for bit
-//   - actuator mode maps a model's <position> actuators (kp, kv, gear) the same way (solvers/actuation.h)
+//   - actuator mode maps a model's <position> actuators (kp, kv, gear) the same way (solvers/terms/actuation.h)
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "envs/pd_limit.h"
+#include "control/pd_limit.h"
 #include "envs/vec_env.h"
 
 using namespace bigstep;

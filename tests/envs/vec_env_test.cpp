@@ -38,8 +38,8 @@ std::vector<double> row(const double* p, int k, int n) { return std::vector<doub
 
 TEST_CASE("vec_env: a 1e6 action in env 0 is flagged within the budget; envs 1..K-1 are bit-identical", "[vec_env]") {
   // torque mode: the action is applied as given (no ctrlrange clamp), so only the budget guards.
-  // The friction continuation off: with it the 1e6 step converges (solvers/pbd_step.cpp, tested in
-  // friction_continuation_test.cpp), and this case is about the budget's flag
+  // The friction continuation off: with it the 1e6 step converges (solvers/pbd/pbd_step.cpp, tested in
+  // pbd_friction_continuation_test.cpp), and this case is about the budget's flag
   const std::vector<std::string> ov{"task.action_mode=torque", "task.torque_limit=200", "task.iteration_budget=40",
                                     "batch.threads=2", "integrator.friction_continuation=0"};
   const int K = 4, steps = 6;

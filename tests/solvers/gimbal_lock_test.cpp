@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/types.h"
-#include "envs/rollout.h"
-#include "envs/scene.h"
+#include "batch/rollout.h"
+#include "io/scene.h"
 
 using namespace bigstep;
 

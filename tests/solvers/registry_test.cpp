@@ -2,10 +2,10 @@
 // loader and batch engines asking it instead of comparing names.
 #include <catch2/catch.hpp>
 
-#include "envs/batch_engines.h"
-#include "envs/scene.h"
-#include "solvers/ne_lcp.h"
-#include "solvers/ne_mdp.h"
+#include "batch/batch_engines.h"
+#include "io/scene.h"
+#include "solvers/ne/ne_lcp.h"
+#include "solvers/ne/ne_mdp.h"
 #include "solvers/registry.h"
 
 using namespace bigstep;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "envs/scene.h"
+#include "io/scene.h"
 #include "solvers/integrator.h"
 
 using namespace bigstep;

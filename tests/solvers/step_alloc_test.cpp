@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "envs/batch.h"
-#include "solvers/pbd_step.h"
+#include "batch/batch.h"
+#include "solvers/pbd/pbd_step.h"
 #include "tests/support/malloc_guard.h"
 
 using namespace bigstep;

@@ -2,9 +2,9 @@
 #pragma once
 #include <cmath>
 
-#include "solvers/joint_terms.h"
-#include "solvers/pbd_objective.h"
-#include "solvers/pbfd_residual.h"
+#include "solvers/terms/joint_terms.h"
+#include "solvers/pbd/pbd_objective.h"
+#include "solvers/pbd/pbd_residual.h"
 
 namespace bigstep::test {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "envs/scene.h"
+#include "io/scene.h"
 
 namespace bigstep::test {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "envs/scene.h"
+#include "io/scene.h"
 
 namespace bigstep::test {
 

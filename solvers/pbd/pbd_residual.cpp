@@ -1,0 +1,63 @@
+// PBFD residual, Eq. 13 (spec pbfd.md §4.6; friction force §4.4 with the A1 exponent).
+//
+// Evaluated at the cost of its maths (issue 12): every per-link term (inertia §3, gravity, the
+// contact forces at their cores and their second kinematic derivatives) goes into one subtree
+// moment per link and is read out per DOF (core/composite_moments.h: O(L + D^2) instead of
+// per link and DOF pair); a contact against the world adds its 3 x 3 stiffness there too, so no
+// 3 x n_q Jacobian is formed for it. Kinematics and the contact set are found once per iterate:
+// LM evaluates r at a trial point and then r, J_r at the same point once accepted.
+#include "solvers/pbd/pbd_residual.h"
+
+#include "solvers/terms/joint_terms.h"
+#include "solvers/pbd/pbd_objective.h"
+
+namespace bigstep {
+
+void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws,
+                   VecX& r, MatX* Jr) {
+  // ws.kin and ws.cs are at ws.theta_cs (pbd_context.h): reuse them at the same iterate
+  if (!(ws.theta_cs == theta)) {
+    forward_kinematics(m, theta, ws.kin);
+    update_contacts(m, theta, ws);
+  }
+  CompositeMoments& cm = ws.cm;
+  begin_moments(m, ws.kin, in.anchor, in.dt, in.mass_scale, Jr != nullptr, cm);  // inertia, gravity
+  r.setZero(m.n_q);
+  r -= in.tau;
+  if (Jr) Jr->setZero(m.n_q, m.n_q);
+  add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (pbfd.md §4.6)
+  // armature, damping, limits: the gradients of their Eq. 6 energies (conservative / implicit)
+  add_joint_passive_terms(m, theta, in.theta_n, in.theta_pred, in.dt, r, Jr);
+  add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, r, Jr);
+  const ContactParams& cp = in.cp;
+  for (int i = 0; i < ws.cs.n_con; ++i) {
+    const Contact& c = ws.cs.con[size_t(i)];
+    const double d = c.depth;
+    if (!(d > 0)) continue;
+    // F on core a, -F on core b: the normal force C_perp d^alpha n (§4.2) and C_par f_par (§4.4,
+    // turning normal: contact_terms.h); r -= J^T (C_perp d^alpha n + C_par f_par)
+    const Vec3 xa = contact_core_a(ws.kin, c), xb = contact_core_b(ws.kin, c);
+    const double fn = cp.c_perp * powr(d, cp.alpha);
+    Vec3 F = -fn * c.n;
+    FrictionForce ff;
+    if (cp.c_par != 0) {
+      // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
+      const Vec3 y = contact_core_displacement(ws.kin_n, c, xa, xb);
+      const double eta = c.n.dot(y);
+      const Vec3 u = y - c.n * eta;
+      ff = pbfd_friction(u, d, c.n, cp);
+      if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
+      F -= cp.c_par * ff.f;
+    }
+    add_contact_force(c, xa, xb, F, cm);
+    if (!Jr) continue;
+    // J^T K J with K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha kappa P_t - C_par df_par/dp
+    Mat3 K = cp.c_perp * cp.alpha * powr(d, cp.alpha - 1) * c.n * c.n.transpose();
+    if (c.kappa != 0) K -= fn * c.kappa * (Mat3::Identity() - c.n * c.n.transpose());
+    if (cp.c_par != 0) K -= cp.c_par * ff.df_dp;
+    add_contact_stiffness(m, c, xa, xb, K, ws, *Jr);
+  }
+  finish_moments(m, ws.kin, cm, r, Jr);
+}
+
+}  // namespace bigstep

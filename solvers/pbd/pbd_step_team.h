@@ -1,0 +1,623 @@
+// One LM iteration of one PBFD trajectory per call (spec pbfd.md §6 "Batched GPU scheduling"),
+// written once against the team interface: the CPU emulation loops it over rollouts, the CUDA
+// kernel runs one block per rollout, so every launch advances every running trajectory by exactly
+// one LM iteration and a converged trajectory moves on to its next timestep (Fig. 3).
+// Same decisions as the Eigen reference (numerics/lm.cpp + solvers/pbd/pbd_step.cpp): predictor start,
+// Nielsen lambda schedule, rounding rule for 1/2|r|^2, small-step test, one restart from theta_n.
+#pragma once
+#include "core/types.h"
+#include "numerics/lm.h"  // kLambdaFloor
+#include "solvers/pbd/pbd_residual_team.h"
+
+namespace bigstep {
+
+/// Where the LM iteration's dense algebra runs: inside the team code (one fused kernel) or in
+/// batched library calls between team phases (cuBLAS / cuSOLVER on the GPU).
+enum class DenseAlgebra { Fused, Library };
+
+enum TrajStatus : int { TRAJ_RUNNING = 0, TRAJ_WAITING = 1, TRAJ_DONE = 2, TRAJ_FAILED = 3 };
+
+/// Solver settings shared by all trajectories.
+template <class S>
+struct LmTeamSettings {
+  S eps_r = S(1e-8), eps_x = S(1e-12);
+  int it_max = 500;
+  int n_steps = 1;        ///< timesteps per trajectory (DONE after the last)
+  int n_out = 1;          ///< output slots: committed step s lands in slot s % n_out (n_steps keeps all)
+  bool lockstep = false;  ///< WAITING after each committed step (an RL step()); else free-running
+  bool restart = true;
+  bool warm_lambda = true;  ///< lambda starts from the last converged step's (lm.cpp, LmSettings::lambda0)
+  bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
+};
+
+/// Ints per trajectory: status, step, it, first_eval, attempt, it_total, over, tries.
+constexpr int kLmInts = 8;
+/// Per-rollout scalar parameters at the head of LmTraj::params: C_perp, C_par, W (the rollout's
+/// weight with its link mass scales); the n_link link mass scales follow (lm_params_size in all).
+constexpr int kLmParams = 3;
+template <class S>
+BIGSTEP_HD int lm_params_size(const ModelView<S>& m) { return kLmParams + m.n_link; }
+
+/// Per-trajectory state (global memory). Arrays: D = n_q entries unless noted.
+template <class S>
+struct LmTraj {
+  S *th_n, *th_nm1, *th, *th_c, *g, *r;
+  S *J, *B, *Lc;               // (D x D) row-major: J_r at the candidate, model matrix, Cholesky factor
+  S *anchor_R, *anchor_t;      // (n_link x 9), (n_link x 3): step constants
+  S *centre_n;                 // (n_point x 3)
+  S *pose_n_R, *pose_n_t;      // (n_link x 9), (n_link x 3) link poses at theta_n: body pairs' slip
+                               // (none, null, for a model without body pairs)
+  S *tau;                      // (D) constant torques of the current step      } controls of the step,
+  S *theta_bar, *theta_dot_bar; // (D) PD targets at the step's end time           } contiguous (3 D)
+  S *kp, *kd;                  // (D) PD gains (used when LmTeamSettings::pd)
+  S *out_theta;                // (n_out x D) committed configurations, slot = step % n_out
+  int *out_iters;              // (n_out) iterations of each committed step
+  unsigned *out_status;        // (n_out) StatusBits of each committed step
+  S *scal;                     // 9 scalars: F, lambda, nu, pred, res, rho, accept, gmax, lambda_last
+  S *params;                   // lm_params_size: C_perp, C_par, W, then the n_link link mass scales
+  int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
+};
+
+/// Number of S / int per trajectory for LmTraj storage (the caller carves the pointers).
+template <class S>
+BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
+  const int D = m.n_q;
+  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_point * 3 + (m.n_body_pair > 0 ? 12 * m.n_link : 0) + 5 * D +
+         n_out * D + 9 + lm_params_size(m);
+}
+
+/// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
+/// iters and status (K x n_out). Used by the CPU emulation and the CUDA kernels alike.
+template <class S>
+BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data, int* ints, int* iters,
+                                unsigned* status) {
+  const int D = m.n_q, L = m.n_link;
+  S* p = data + size_t(lm_traj_size(m, n_out)) * k;
+  LmTraj<S> t;
+  t.th_n = p; p += D;
+  t.th_nm1 = p; p += D;
+  t.th = p; p += D;
+  t.th_c = p; p += D;
+  t.g = p; p += D;
+  t.r = p; p += D;
+  t.J = p; p += D * D;
+  t.B = p; p += D * D;
+  t.Lc = p; p += D * D;
+  t.anchor_R = p; p += 9 * L;
+  t.anchor_t = p; p += 3 * L;
+  t.centre_n = p; p += 3 * m.n_point;
+  t.pose_n_R = t.pose_n_t = nullptr;
+  if (m.n_body_pair > 0) {
+    t.pose_n_R = p; p += 9 * L;
+    t.pose_n_t = p; p += 3 * L;
+  }
+  t.tau = p; p += D;
+  t.theta_bar = p; p += D;
+  t.theta_dot_bar = p; p += D;
+  t.kp = p; p += D;
+  t.kd = p; p += D;
+  t.out_theta = p; p += n_out * D;
+  t.scal = p; p += 9;
+  t.params = p;
+  t.ints = ints + kLmInts * k;
+  t.out_iters = iters + size_t(k) * n_out;
+  t.out_status = status + size_t(k) * n_out;
+  return t;
+}
+
+/// Host side, shared by the CPU emulation and the CUDA upload: one rollout's parameters into
+/// params (lm_params_size entries). link_scale: n_link mass factors (RolloutParams::link_mass_scale)
+/// or nullptr = 1; W is the scaled weight computed in double as the reference does (core/model.h).
+template <class S>
+inline void lm_write_params(const Model& m, S* params, double c_perp, double c_par, const double* link_scale) {
+  params[0] = S(c_perp);
+  params[1] = S(c_par);
+  params[2] = S(weight(m, link_scale));
+  for (int j = 0; j < m.n_link; ++j) params[kLmParams + j] = S(bigstep::link_scale(link_scale, j));
+}
+
+namespace team_detail {
+// s = max(1, W) with W this rollout's weight (numerics/lm.h): the residual's natural scale.
+template <class S>
+BIGSTEP_HD S lm_scale(const ModelView<S>&, const LmTraj<S>& t) {
+  const S W = t.params[2];
+  return W > S(1) ? W : S(1);
+}
+enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7, LAMBDA_LAST = 8 };
+enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5, OVER = 6, TRIES = 7 };
+constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
+
+// Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n
+// and, with body pairs, the link poses T(theta_n). FK lane-parallel inside each link (team_fk), then
+// lane per anchor entry and per core point.
+template <class S, class Team>
+BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  const int L = m.n_link;
+  Scratch<S> sh(scratch, m);
+  // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T)
+  for (int pass = 0; pass < 2; ++pass) {
+    const S* th = pass == 0 ? t.th_nm1 : t.th_n;
+    const S coef = pass == 0 ? S(-1) : S(2);
+    team_fk(team, m, th, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
+    team.for_each_lane(12 * L, [&](int e) {
+      if (e < 9 * L) t.anchor_R[e] = (pass == 0 ? S(0) : t.anchor_R[e]) + coef * sh.R[e];
+      else t.anchor_t[e - 9 * L] = (pass == 0 ? S(0) : t.anchor_t[e - 9 * L]) + coef * sh.t[e - 9 * L];
+      if (pass == 1 && t.pose_n_R) {
+        if (e < 9 * L) t.pose_n_R[e] = sh.R[e];
+        else t.pose_n_t[e - 9 * L] = sh.t[e - 9 * L];
+      }
+    });
+    if (pass == 1)
+      team.for_each_lane(m.n_point, [&](int s) {
+        const int j = m.point_link[s];
+        const hd::V3<S> c = ld9(sh.R + 9 * j) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * j);
+        st3(t.centre_n + 3 * s, c);
+      });
+    team.sync();
+  }
+}
+
+// Commits theta as the step's result and prepares the next step (predictor 2 theta_n - theta_{n-1}).
+template <class S, class Team>
+BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                          unsigned status_bits, S* scratch) {
+  const int D = m.n_q;
+  const int step = t.ints[STEP], slot = step % cfg.n_out;
+  team.for_each_lane(D, [&](int i) {
+    t.out_theta[slot * D + i] = t.th[i];
+    t.th_nm1[i] = t.th_n[i];
+    t.th_n[i] = t.th[i];
+  });
+  team.sync();
+  team.single([&] {
+    t.out_iters[slot] = t.ints[IT_TOTAL] + t.ints[IT];
+    t.ints[IT_TOTAL] = 0;
+    t.out_status[slot] = status_bits;
+    // the next step's warm start: this step's final lambda when it converged (pbd_step.cpp)
+    t.scal[LAMBDA_LAST] = (status_bits & kFailBits) ? S(0) : t.scal[LAMBDA];
+    t.ints[STEP] = step + 1;
+    t.ints[IT] = 0;
+    t.ints[FIRST] = 1;
+    t.ints[ATTEMPT] = 0;
+    if (step + 1 == cfg.n_steps) t.ints[STATUS] = TRAJ_DONE;
+    else if (cfg.lockstep) t.ints[STATUS] = TRAJ_WAITING;
+  });
+  team.sync();
+  if (t.ints[STATUS] == TRAJ_DONE) return;
+  team.for_each_lane(D, [&](int i) { t.th_c[i] = 2 * t.th_n[i] - t.th_nm1[i]; });
+  team.sync();
+  lm_step_constants(team, m, t, scratch);
+}
+
+}  // namespace team_detail
+
+/// Prepares trajectory t for step 0 from theta(0) (in t.th_n) and theta_{-1} (in t.th_nm1).
+template <class S, class Team>
+BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  using namespace team_detail;
+  team.single([&] {
+    t.ints[STATUS] = TRAJ_RUNNING;
+    t.ints[STEP] = 0;
+    t.ints[IT] = 0;
+    t.ints[FIRST] = 1;
+    t.ints[ATTEMPT] = 0;
+    t.ints[IT_TOTAL] = 0;
+    t.scal[LAMBDA_LAST] = 0;  // a new episode starts cold
+  });
+  team.for_each_lane(m.n_q, [&](int i) { t.th_c[i] = 2 * t.th_n[i] - t.th_nm1[i]; });
+  team.sync();
+  lm_step_constants(team, m, t, scratch);
+}
+
+// The iteration is split into phases so that the library path (cuBLAS J^T J, cuSOLVER Cholesky;
+// spec pbfd.md §6 "library path") can replace the dense algebra between them while the decisions
+// stay written once. Each phase is a no-op for a trajectory whose iteration is over (ints[OVER]).
+//   evaluate -> normal equations -> update -> factor -> solve -> candidate
+// Fused: lm_team_iteration() runs all six with the team's own J^T J / Cholesky / substitutions.
+
+/// The residual's step constants of trajectory t (pbfd_residual_team's PbfdStepConst): pointers
+/// into t, its rollout's C_perp, C_par and mass scales, and the step's scalars. The same for every
+/// iteration of a launch (t's pointers and parameters do not change), so lm_team_run builds it once.
+template <class S>
+BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTraj<S>& t, S dt, S alpha, S beta,
+                                       S gamma) {
+  PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.params[0], t.params[1], alpha, beta, gamma};
+  in.mass_scale = t.params + kLmParams;
+  in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
+  in.theta_nm1 = t.th_nm1;
+  in.pose_n_R = t.pose_n_R;  // null without body pairs
+  in.pose_n_t = t.pose_n_t;
+  if (cfg.pd) {
+    in.kp = t.kp;
+    in.kd = t.kd;
+    in.theta_bar = t.theta_bar;
+    in.theta_dot_bar = t.theta_dot_bar;
+  }
+  return in;
+}
+
+/// Phase 1: r and J_r at th_c (the only evaluation of the iteration), accept or reject.
+/// in = lm_step_in(cfg, t, ...) (the CUDA warp kernel keeps it in shared memory: see lm_team_run_view).
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  const PbfdStepConst<S>& in, S* scratch) {
+  using namespace team_detail;
+  using std::abs;
+  using std::isfinite;
+  using std::pow;
+  if (t.ints[STATUS] != TRAJ_RUNNING) {
+    team.sync();  // every lane has read OVER (last phase's entry tests) before lane 0 rewrites it
+    team.single([&] { t.ints[OVER] = 1; });
+    team.sync();
+    return;
+  }
+  const int D = m.n_q;
+  const S eps = sizeof(S) == 8 ? S(2.220446049250313e-16) : S(1.1920929e-7);
+  const S scale = lm_scale(m, t);
+  pbfd_residual_team(team, m, in, t.th_c, scratch, t.r, t.J);
+  // F_c = 1/2 |r|^2, |r|_inf and finiteness: lane-parallel, a tree over the DOFs (fixed order:
+  // deterministic); the residual's scratch is free once r and J_r are out
+  const auto red = team_reduce<3>(
+      team, D, scratch,
+      [&](int i, S* v) {
+        v[0] = t.r[i] * t.r[i];
+        v[1] = abs(t.r[i]);
+        v[2] = isfinite(t.r[i]) ? S(0) : S(1);
+      },
+      [](S* x, const S* y) {
+        x[0] += y[0];
+        x[1] = y[1] > x[1] ? y[1] : x[1];
+        x[2] = y[2] > x[2] ? y[2] : x[2];
+      });
+  // every lane decides (the same values: no broadcast); lane 0 writes after a sync
+  const S Fc = S(0.5) * red[0], rc = red[1];
+  const bool finite = !(red[2] > S(0));
+  bool accept = false;
+  S rho = 0;
+  if (t.ints[FIRST]) {
+    accept = finite;
+  } else if (finite) {
+    const S F = t.scal[F_];
+    const S sqrt2F = pow(S(2) * abs(F), S(0.5));
+    const S rounding = 64 * eps * (abs(F) > sqrt2F * scale ? abs(F) : sqrt2F * scale);
+    if (abs(F - Fc) <= rounding) {  // below F's rounding: compare ||g||_inf = max_i |(J^T r)_i| instead
+      const auto red2 = team_reduce<1>(
+          team, D, scratch + 3 * D,
+          [&](int i, S* v) {
+            S gi = 0;
+            for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
+            v[0] = abs(gi);
+          },
+          [](S* x, const S* y) { x[0] = y[0] > x[0] ? y[0] : x[0]; });
+      accept = red2[0] < t.scal[GMAX];
+      rho = S(0.5);
+    } else {
+      rho = (F - Fc) / t.scal[PRED];
+      accept = rho > 0;
+    }
+  }
+  team.sync();  // every lane has read FIRST, F, PRED, GMAX and red before lane 0 rewrites them
+  team.single([&] {
+    t.ints[OVER] = 0;
+    t.scal[ACCEPT] = accept ? S(1) : S(0);
+    t.scal[RHO] = rho;
+    if (accept) {
+      t.scal[F_] = Fc;
+      t.scal[RES] = rc;
+    }
+  });
+  team.sync();
+}
+
+/// Phase 1 with the step constants built here (the library path and the one-iteration launches).
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  S dt, S alpha, S beta, S gamma, S* scratch) {
+  lm_phase_evaluate(team, m, cfg, t, lm_step_in(cfg, t, dt, alpha, beta, gamma), scratch);
+}
+
+/// Phase 2 (fused): on acceptance g = J^T r, B = J^T J (lane i: entry i and row i), th = th_c.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_normal_fused(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  if (t.ints[OVER] || t.scal[ACCEPT] == S(0)) return;
+  team.for_each_lane(D, [&](int i) {
+    S gi = 0;
+    for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
+    t.g[i] = gi;
+    for (int l = 0; l < D; ++l) {
+      S b = 0;
+      for (int k = 0; k < D; ++k) b += t.J[k * D + i] * t.J[k * D + l];
+      t.B[i * D + l] = b;
+    }
+    t.th[i] = t.th_c[i];
+  });
+  team.sync();
+}
+
+/// Phase 2 (library): on acceptance take B, g computed for every trajectory by batched GEMMs.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_normal_take(Team& team, int D, LmTraj<S>& t, const S* B_new, const S* g_new) {
+  using namespace team_detail;
+  if (t.ints[OVER] || t.scal[ACCEPT] == S(0)) return;
+  team.for_each_lane(D, [&](int i) {
+    t.g[i] = g_new[i];
+    for (int l = 0; l < D; ++l) t.B[i * D + l] = B_new[i * D + l];
+    t.th[i] = t.th_c[i];
+  });
+  team.sync();
+}
+
+/// Ends the current attempt: restart once from theta_n on failure, else commit the step.
+template <class S, class Team>
+BIGSTEP_HD void lm_end_attempt(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                               unsigned bits, S* scratch) {
+  using namespace team_detail;
+  const int D = m.n_q;
+  if ((bits & kFailBits) && cfg.restart && t.ints[ATTEMPT] == 0) {
+    team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th_n[i]; });
+    team.sync();  // every lane has read ATTEMPT (above) and IT (the caller's cap test) before lane 0 rewrites them
+    team.single([&] {
+      t.ints[ATTEMPT] = 1;
+      t.ints[FIRST] = 1;
+      t.ints[IT_TOTAL] += t.ints[IT];
+      t.ints[IT] = 0;
+    });
+    team.sync();
+  } else {
+    lm_commit(team, m, cfg, t, bits | (t.ints[ATTEMPT] ? unsigned(STATUS_RESTARTED) : 0u), scratch);
+  }
+  team.single([&] { t.ints[OVER] = 1; });
+  team.sync();
+}
+
+/// Phase 3: lambda schedule, convergence test (commit), iteration / lambda caps (restart, commit).
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                S* scratch) {
+  using namespace team_detail;
+  using std::abs;
+  if (t.ints[OVER]) return;
+  const int D = m.n_q;
+  const bool accept = t.scal[ACCEPT] != S(0), first = t.ints[FIRST] != 0;
+  team.sync();  // every lane has read OVER, ACCEPT and FIRST before lane 0 rewrites OVER or FIRST below
+  if (!accept && first) {  // non-finite at the predictor: the trajectory fails
+    team.single([&] {
+      t.ints[STATUS] = TRAJ_FAILED;
+      t.ints[OVER] = 1;
+    });
+    team.sync();
+    return;
+  }
+  // max_i B_ii and |g|_inf: a tree over the DOFs, read by every lane
+  const auto red = team_reduce<2>(
+      team, D, scratch,
+      [&](int i, S* v) {
+        v[0] = t.B[i * D + i];
+        v[1] = abs(t.g[i]);
+      },
+      [](S* x, const S* y) {
+        x[0] = y[0] > x[0] ? y[0] : x[0];
+        x[1] = y[1] > x[1] ? y[1] : x[1];
+      });
+  const S bmax = red[0] > S(0) ? red[0] : S(0), gmax = red[1];
+  team.single([&] {
+    if (accept) {
+      t.scal[GMAX] = gmax;
+      if (t.ints[FIRST]) {
+        // warm start from the last converged step (the restart starts cold), as lm.cpp; FP32's
+        // floor sits near its epsilon (B + lambda I must stay factorable in single precision)
+        const S ll = t.scal[LAMBDA_LAST], lo = S(sizeof(S) == 4 ? 1e-6 : kLambdaFloor) * (bmax > S(1) ? bmax : S(1));
+        if (cfg.warm_lambda && t.ints[ATTEMPT] == 0 && ll > S(0)) t.scal[LAMBDA] = ll > lo ? ll : lo;
+        else t.scal[LAMBDA] = S(1e-3) * bmax > S(1e-12) ? S(1e-3) * bmax : S(1e-12);
+      } else {
+        const S x = 2 * t.scal[RHO] - 1, f = 1 - x * x * x;
+        t.scal[LAMBDA] *= f > S(1) / 3 ? f : S(1) / 3;
+      }
+      t.scal[NU] = 2;
+    } else {
+      t.scal[LAMBDA] *= t.scal[NU];
+      t.scal[NU] *= 2;
+    }
+    t.ints[FIRST] = 0;
+    t.ints[TRIES] = 0;
+  });
+  team.sync();
+  const S tol = cfg.eps_r * lm_scale(m, t);
+  if (t.scal[RES] <= tol) {
+    lm_end_attempt(team, m, cfg, t, STATUS_OK, scratch);
+    return;
+  }
+  if (t.ints[IT] >= cfg.it_max || t.scal[LAMBDA] > S(1e16) * (bmax > 1 ? bmax : S(1))) {
+    lm_end_attempt(team, m, cfg, t, STATUS_NOT_CONVERGED, scratch);
+  }
+}
+
+/// Phase 4 (fused): Cholesky of B + lambda I into Lc, right-looking in place (lanes over the
+/// lower triangle): per column j the pivot (every lane computes it from the updated diagonal), the
+/// column below it scaled (lane per row), then the trailing triangle A_il -= L_ij L_lj (lane per
+/// entry). Each entry sees the left-looking sums' operations in the same order (k = 0..j-1), so L
+/// is the same bits. On a non-positive pivot lambda grows (x nu, nu x 2) and the factorisation is
+/// retried, 30 tries.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_factor_fused(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  using std::isfinite;
+  using std::pow;
+  if (t.ints[OVER]) return;
+  for (int tries = 0;; ++tries) {
+    // A = lower triangle of B + lambda I, lane per entry
+    team.for_each_lane(D * (D + 1) / 2, [&](int q) {
+      int i, l;
+      tri_index(q, i, l);
+      t.Lc[i * D + l] = i == l ? t.B[i * D + i] + t.scal[LAMBDA] : t.B[i * D + l];
+    });
+    team.sync();
+    bool ok = true;
+    for (int j = 0; j < D && ok; ++j) {
+      const S d = t.Lc[j * D + j];
+      const S piv = d > 0 && isfinite(d) ? pow(d, S(0.5)) : S(0);
+      ok = piv > 0;
+      if (!ok) break;
+      team.for_each_lane(D - j - 1, [&](int q) { t.Lc[(j + 1 + q) * D + j] /= piv; });
+      team.sync();  // every lane has read A_jj; column j is final
+      const int n = D - j - 1;
+      team.for_each_lane(n * (n + 1) / 2, [&](int q) {
+        int a, b;
+        tri_index(q, a, b);
+        const int i = j + 1 + a, l = j + 1 + b;
+        t.Lc[i * D + l] -= t.Lc[i * D + j] * t.Lc[l * D + j];
+      });
+      team.single([&] { t.Lc[j * D + j] = piv; });
+      team.sync();
+    }
+    if (ok) return;
+    if (tries >= 29) {
+      team.single([&] {
+        t.ints[STATUS] = TRAJ_FAILED;
+        t.ints[OVER] = 1;
+      });
+      team.sync();
+      return;
+    }
+    team.single([&] {
+      t.scal[LAMBDA] *= t.scal[NU];
+      t.scal[NU] *= 2;
+    });
+    team.sync();
+  }
+}
+
+/// Phase 4 (library), before the batched factorisation: Lc = B + lambda I and r = -g for the
+/// trajectories that factor this iteration; identity and 0 for the others (so a batched call
+/// over all K is harmless for them).
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_assemble(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  const bool active = !t.ints[OVER];
+  team.for_each_lane(D, [&](int i) {
+    for (int l = 0; l < D; ++l)
+      t.Lc[i * D + l] = active ? t.B[i * D + l] + (i == l ? t.scal[LAMBDA] : S(0)) : S(i == l ? 1 : 0);
+    t.r[i] = active ? -t.g[i] : S(0);
+  });
+  team.sync();
+}
+
+/// Phase 4 (library), after the batched factorisation reported `info` (0 = success): on failure
+/// lambda grows as in the fused path and the caller re-assembles and re-factors (30 tries).
+/// Returns true when this trajectory needs another factorisation.
+template <class S, class Team>
+BIGSTEP_HD bool lm_phase_factor_check(Team& team, LmTraj<S>& t, int info) {
+  using namespace team_detail;
+  if (t.ints[OVER] || info == 0) return false;
+  const bool give_up = t.ints[TRIES] >= 29;
+  team.sync();  // every lane has read TRIES before lane 0 changes it
+  team.single([&] {
+    if (give_up) {
+      t.ints[STATUS] = TRAJ_FAILED;
+      t.ints[OVER] = 1;
+    } else {
+      t.ints[TRIES] += 1;
+      t.scal[LAMBDA] *= t.scal[NU];
+      t.scal[NU] *= 2;
+    }
+  });
+  team.sync();
+  return !give_up;
+}
+
+/// Phase 5 (fused): delta = -(L L^T)^-1 g kept in r, both substitutions column by column across
+/// lanes (warp-synchronous): every lane divides by the pivot (y_j = delta_j / L_jj, the same value on
+/// each), the lanes update the remaining rows, one sync per column; lane 0 stores y_j during the next
+/// column (when no lane reads delta_j any more), so the division needs no barrier of its own.
+/// Forward: r_i -= L_ij y_j for j = 0..i-1 in order, the row-oriented sums' order. Backward: why
+/// descending k in r_q -= L_kq x_k: ascending order (row-oriented) would serialise every row.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_solve_fused(Team& team, int D, LmTraj<S>& t) {
+  using namespace team_detail;
+  if (t.ints[OVER]) return;
+  S* delta = t.r;
+  team.for_each_lane(D, [&](int i) { delta[i] = -t.g[i]; });
+  team.sync();
+  S prev = 0;
+  for (int j = 0; j < D; ++j) {  // L y = -g
+    const S yj = delta[j] / t.Lc[j * D + j];
+    team.for_each_lane(D - j - 1, [&](int q) { delta[j + 1 + q] -= t.Lc[(j + 1 + q) * D + j] * yj; });
+    if (j > 0) team.single([&] { delta[j - 1] = prev; });
+    prev = yj;
+    team.sync();
+  }
+  team.single([&] { delta[D - 1] = prev; });
+  team.sync();
+  for (int i = D - 1; i >= 0; --i) {  // L^T x = y
+    const S xi = delta[i] / t.Lc[i * D + i];
+    team.for_each_lane(i, [&](int q) { delta[q] -= t.Lc[i * D + q] * xi; });
+    if (i < D - 1) team.single([&] { delta[i + 1] = prev; });
+    prev = xi;
+    team.sync();
+  }
+  team.single([&] { delta[0] = prev; });
+  team.sync();
+}
+
+/// Phase 6: predicted decrease, small-step test (ends the attempt), next candidate th + delta.
+template <class S, class Team>
+BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                   S* scratch) {
+  using namespace team_detail;
+  using std::abs;
+  if (t.ints[OVER]) return;
+  const int D = m.n_q;
+  // |delta|_inf, |theta|_inf and the predicted decrease: a tree over the DOFs
+  const S* delta = t.r;
+  const auto red = team_reduce<3>(
+      team, D, scratch,
+      [&](int i, S* v) {
+        v[0] = abs(delta[i]);
+        v[1] = abs(t.th[i]);
+        v[2] = delta[i] * (t.scal[LAMBDA] * delta[i] - t.g[i]);
+      },
+      [](S* x, const S* y) {
+        x[0] = y[0] > x[0] ? y[0] : x[0];
+        x[1] = y[1] > x[1] ? y[1] : x[1];
+        x[2] += y[2];
+      });
+  // every lane has the reduction, so every lane decides: no shared slot and no barrier between
+  // lane 0's writes and the branch (the next reads of PRED and ACCEPT follow later barriers)
+  const bool small = red[0] <= cfg.eps_x * (cfg.eps_x + red[1]);
+  team.single([&] {
+    t.scal[PRED] = S(0.5) * red[2];
+    t.scal[ACCEPT] = small ? S(1) : S(0);  // reused: small step
+  });
+  if (small) {
+    const S tol = cfg.eps_r * lm_scale(m, t);
+    lm_end_attempt(team, m, cfg, t, t.scal[RES] <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED),
+                   scratch);
+    return;
+  }
+  team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th[i] + t.r[i]; });
+  team.single([&] { t.ints[IT] += 1; });
+  team.sync();
+}
+
+/// One LM iteration of trajectory t (a no-op unless RUNNING), fused: every phase with the team's
+/// own dense algebra. in: lm_step_in(cfg, t, ...). scratch: pbfd_scratch_size(m) S.
+template <class S, class Team>
+BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  const PbfdStepConst<S>& in, S* scratch) {
+  lm_phase_evaluate(team, m, cfg, t, in, scratch);
+  lm_phase_normal_fused(team, m.n_q, t);
+  lm_phase_update(team, m, cfg, t, scratch);
+  lm_phase_factor_fused(team, m.n_q, t);
+  lm_phase_solve_fused(team, m.n_q, t);
+  lm_phase_candidate(team, m, cfg, t, scratch);
+}
+
+/// The same with the step constants built here (C_perp, C_par and the mass scale from t.params).
+template <class S, class Team>
+BIGSTEP_HD void lm_team_iteration(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
+                                  S dt, S alpha, S beta, S gamma, S* scratch) {
+  lm_team_iteration(team, m, cfg, t, lm_step_in(cfg, t, dt, alpha, beta, gamma), scratch);
+}
+
+}  // namespace bigstep
