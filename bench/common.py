@@ -46,6 +46,14 @@ def find_binary() -> Path:
     return p.resolve()
 
 
+def find_bench_binary() -> Path:
+    """The benchmark harness bigstep-bench, built beside the bigstep executable (find_binary)."""
+    p = find_binary().parent / "bigstep-bench"
+    if not p.is_file() or not os.access(p, os.X_OK):
+        raise SystemExit(f"bigstep-bench not found beside {find_binary()}: build the target bigstep_bench")
+    return p
+
+
 def fmt_value(v: Any) -> str:
     """A --set value as YAML text (floats with full precision, lists as [a, b])."""
     if isinstance(v, bool):
@@ -232,7 +240,7 @@ def callgrind(args: Sequence[str], out_file: Path, *, inclusive: bool, env: Mapp
     """Runs args under valgrind --tool=callgrind -> (total Ir, {function: Ir}) from
     callgrind_annotate (inclusive or self costs, summed over a function's instances)."""
     import re
-    # a set OMP_WAIT_POLICY keeps the bigstep CLI from re-executing itself (cli/omp_wait.h), which
+    # a set OMP_WAIT_POLICY keeps the bigstep CLI from re-executing itself (batch/omp_wait.h), which
     # valgrind would not follow: the counts would then cover only the start-up
     run_env = {"OMP_WAIT_POLICY": "passive", **os.environ, **(env or {})}
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *args],

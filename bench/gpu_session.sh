@@ -90,7 +90,7 @@ fi
 # 4. the benchmark (chain D = 15), CPU on 16 threads in the same run
 if stage bench; then
 log "bench gpu-speedup --sweeps vs_K_floating --steps $STEPS"
-timeout "${BENCH_S:-300}" "$BUILD/bigstep" bench gpu-speedup --sweeps vs_K_floating --steps "$STEPS" --threads 16 \
+timeout "${BENCH_S:-300}" "$BUILD/bigstep-bench" gpu-speedup --sweeps vs_K_floating --steps "$STEPS" --threads 16 \
   --iters-per-launch 1 --cpu-max-s "${CPU_MAX_S:-40}" --out "$OUT" > "$OUT/bench.txt" 2>&1 || rc=1
 grep -E "warp plan|cuda_warp|cpu_batched" "$OUT/bench.txt" | tee -a "$OUT/session.txt"
 fi

@@ -2,7 +2,7 @@
 """Inverse-dynamics solve time vs number of contacts (issue 16; spec inverse-dynamics-contact.md
 §10 oracle 9, the paper's Fig. 19).
 
-Runs `bigstep bench id-runtime` (cli/bench_id_runtime.cpp: the standing spider, each foot's contact
+Runs `bigstep-bench id-runtime` (bench/harness/bench_id_runtime.cpp: the standing spider, each foot's contact
 multiplied c = 1..C times, n = 4c contacts; median thread CPU time of one id_solve per model over R
 repetitions, warm start carried), then fits log(time) = a + s log(n) per model (the slope s: 1 =
 linear, the reduced Model A of §4.5) and the linear slope [us per contact] of id_lcp_inf.
@@ -42,7 +42,7 @@ def main() -> None:
     info = common.machine_info(binary)
     with tempfile.TemporaryDirectory() as tmp:
         # one thread, nice'd: the bench times single solves (its progress goes to stderr)
-        subprocess.run(["nice", "-n", "10", str(binary), "bench", "id-runtime", "--out", tmp, "--reps", str(args.reps),
+        subprocess.run(["nice", "-n", "10", str(common.find_bench_binary()), "id-runtime", "--out", tmp, "--reps", str(args.reps),
                         "--max-per-foot", str(args.max_per_foot)], check=True)
         with open(Path(tmp) / "id_runtime.csv") as f:
             rows = list(csv.DictReader(f))

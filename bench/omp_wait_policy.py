@@ -9,7 +9,7 @@ Two workloads, both with 2 OpenMP threads:
         with a small numpy "policy" (two 64x256 matmuls) between the steps.
 The policies are selected through the environment: OMP_WAIT_POLICY=passive / active, and
 GOMP_SPINCOUNT=300000 for libgomp's default (the value it uses when neither variable is set; setting
-it also stops bigstep from choosing passive, see cli/omp_wait.h).
+it also stops bigstep from choosing passive, see batch/omp_wait.h).
 
     python3 bench/omp_wait_policy.py [--reps 5]
 writes bench/results/omp_wait_policy.csv (+ .meta.json): per workload and policy, median wall and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plot `bigstep bench gpu-speedup` output (PBFD paper Fig. 8): time per timestep vs D and vs K.
+"""Plot `bigstep-bench gpu-speedup` output (PBFD paper Fig. 8): time per timestep vs D and vs K.
 
 usage: python3 bench/plot_gpu_speedup.py [bench/results/gpu_speedup.csv]  ->  same stem .png
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plot `bigstep bench vs-mujoco` output: per scene (columns), simulated seconds per wall second vs dt
+"""Plot `bigstep-bench vs-mujoco` output: per scene (columns), simulated seconds per wall second vs dt
 (top: one core solid, all cores dashed), COM error against each simulator's own reference vs dt
 (middle) and the largest contact depth vs dt (bottom). Largest stable dt from vs_mujoco_stability.csv
 is given in each column's title.

@@ -15,7 +15,7 @@
 # Rows: each kernel, then "<kernel> > body_pair_*" for its __noinline__ callees (own frame, spills).
 # The warp kernel has no static shared memory (static_smem_bytes 0): its per-trajectory dynamic
 # shared memory (cuda/pbd_step.cu WarpSmem: lm_local_size, ints, views, step constants) is printed by
-# `bigstep bench gpu-speedup --work-model` (smem_per_traj_bytes) and by the run-time plan.
+# `bigstep-bench gpu-speedup --work-model` (smem_per_traj_bytes) and by the run-time plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=${1:-cuda/pbfd_lm.cu}

@@ -9,7 +9,7 @@ bin=${1:-build/bigstep}
 label=${2:-$(git rev-parse --short HEAD 2>/dev/null || echo local)}
 command -v valgrind >/dev/null || { echo "bench/step_instructions.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-# set, so the CLI does not re-execute itself (cli/omp_wait.h) outside valgrind's view
+# set, so the CLI does not re-execute itself (batch/omp_wait.h) outside valgrind's view
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -21,8 +21,6 @@ inline constexpr CommandInfo kCommands[] = {
     {"export-mjcf", "CONFIG [--set key=value]... [-o FILE]", "the scene's model as MJCF (MuJoCo loads it; qpos = theta)"},
     {"render", "OUTDIR [--rollout K | --grid N] [--frames N] [--fps F] [--width W] [--height H] [--strip K]",
      "a run as render.gif + filmstrip.png through MuJoCo's offscreen renderer"},
-    {"bench", "gpu-speedup | vs-mujoco | id-runtime [options]",
-     "benchmarks: batched PBFD CPU vs CUDA; the same scenes in MuJoCo; ID solve time vs contacts"},
 };
 
 /// "usage: bigstep <name> <synopsis>\n" of a table entry ("" for an unknown name).

@@ -1,21 +1,16 @@
 // bigstep command-line entry: dispatches sub-commands.
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <new>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
-#include "cli/bench_command.h"
+#include "batch/omp_wait.h"
 #include "cli/commands.h"
 #include "cli/export_command.h"
 #include "cli/render_command.h"
 #include "cli/inspect_command.h"
-#include "cli/omp_wait.h"
 #include "cli/run_command.h"
+#include "io/exit_status.h"
 
 #ifdef BIGSTEP_WITH_MUJOCO
 #define BIGSTEP_WITH_MUJOCO_TEXT "on"
@@ -44,7 +39,6 @@ int dispatch(const std::vector<std::string>& args) {
     return 0;
   }
   if (args[0] == "run") return bigstep::run_command({args.begin() + 1, args.end()});
-  if (args[0] == "bench") return bigstep::bench_command({args.begin() + 1, args.end()});
   if (args[0] == "inspect") return bigstep::inspect_command({args.begin() + 1, args.end()});
   if (args[0] == "export-mjcf") return bigstep::export_command({args.begin() + 1, args.end()});
   if (args[0] == "render") return bigstep::render_command({args.begin() + 1, args.end()});
@@ -54,28 +48,14 @@ int dispatch(const std::vector<std::string>& args) {
 
 }  // namespace
 
-// Nothing escapes as an abort (exit 134): bad input is exit 2, anything else that stops a run exit 1,
-// each with one line on stderr.
+// Nothing escapes as an abort (exit 134): io/exit_status.h maps the exception to exit 2 or 1.
 int main(int argc, char** argv) {
   bigstep::prefer_passive_omp_wait(argv);  // may re-execute this program once (see omp_wait.h)
   const std::vector<std::string> args(argv + 1, argv + argc);
   const std::string cmd = args.empty() ? "bigstep" : "bigstep " + args[0];
   try {
     return dispatch(args);
-  } catch (const std::invalid_argument& e) {  // bigstep::InvalidArgument and other bad input
-    std::fprintf(stderr, "%s: %s\n", cmd.c_str(), e.what());
-    return 2;
-  } catch (const YAML::Exception& e) {  // a YAML error the scene reader did not name (a bug; still input)
-    std::fprintf(stderr, "%s: YAML: %s\n", cmd.c_str(), e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory (try fewer --rollouts or a shorter integrator.duration)\n", cmd.c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: failed: %s\n", cmd.c_str(), e.what());
-    return 1;
   } catch (...) {
-    std::fprintf(stderr, "%s: failed with an unknown exception\n", cmd.c_str());
-    return 1;
+    return bigstep::exit_status_of_current_exception(cmd);
   }
 }

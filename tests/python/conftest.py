@@ -6,20 +6,32 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("BIGSTEP_BIN", ROOT / "build" / "bigstep"))
+BENCH_BIN = BIN.parent / "bigstep-bench"  # the benchmark harness, built beside the CLI
 
 
-@pytest.fixture(scope="session")
-def bigstep():
-    if not BIN.exists():
-        pytest.fail(f"{BIN} not built: run scripts/build.sh first")
+def _runner(exe):
+    if not exe.exists():
+        pytest.fail(f"{exe} not built: run scripts/build.sh first")
 
     def run(*args, check=None):
-        p = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, cwd=ROOT)
+        p = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, cwd=ROOT)
         if check is not None:
             assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
         return p
 
     return run
+
+
+@pytest.fixture(scope="session")
+def bigstep():
+    """build/bigstep (BIGSTEP_BIN overrides) run from the repository root."""
+    return _runner(BIN)
+
+
+@pytest.fixture(scope="session")
+def bigstep_bench():
+    """build/bigstep-bench, the benchmark harness, run from the repository root."""
+    return _runner(BENCH_BIN)
 
 
 @pytest.fixture(scope="session")

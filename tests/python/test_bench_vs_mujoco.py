@@ -1,4 +1,4 @@
-"""Smoke test of `bigstep bench vs-mujoco --quick` on the floating chain: the command runs the same
+"""Smoke test of `bigstep-bench vs-mujoco --quick` on the floating chain: the command runs the same
 scene in MuJoCo and bigstep (after checking that the chain's MJCF is the YAML model: same mass
 matrix), and writes its CSVs with the documented columns and finite, positive numbers. Speed is
 never asserted."""
@@ -10,9 +10,9 @@ COLUMNS = ["scene", "simulator", "integrator", "dt", "role", "horizon_s", "steps
            "com_err_vs_other_ref_m", "max_penetration_m", "stable", "note"]
 
 
-def test_vs_mujoco_quick_chain(bigstep, tmp_path):
+def test_vs_mujoco_quick_chain(bigstep_bench, tmp_path):
     # 0.6 s: the chain (dropped from 1 m) lands at ~0.45 s, so contact is in every run
-    bigstep("bench", "vs-mujoco", "--quick", "--scenes", "chain", "--horizon", "0.6", "--rollouts", "2",
+    bigstep_bench("vs-mujoco", "--quick", "--scenes", "chain", "--horizon", "0.6", "--rollouts", "2",
             "--threads", "2", "--out", tmp_path, check=0)
     rows = list(csv.DictReader(open(tmp_path / "vs_mujoco.csv")))
     assert list(rows[0]) == COLUMNS
@@ -49,6 +49,6 @@ def test_vs_mujoco_quick_chain(bigstep, tmp_path):
     assert (tmp_path / "vs_mujoco.meta.json").exists()
 
 
-def test_vs_mujoco_bad_scene(bigstep, tmp_path):
-    p = bigstep("bench", "vs-mujoco", "--scenes", "nosuch", "--out", tmp_path, check=2)
+def test_vs_mujoco_bad_scene(bigstep_bench, tmp_path):
+    p = bigstep_bench("vs-mujoco", "--scenes", "nosuch", "--out", tmp_path, check=2)
     assert "nosuch" in p.stderr

@@ -353,9 +353,20 @@ def test_version_and_help_of_every_command(bigstep):
     """--version names the version and commit; --help of every command goes to stdout with exit 0."""
     v = bigstep("--version", check=0).stdout
     assert v.startswith("bigstep 0.1.0 (commit ") and "MuJoCo import" in v
-    for cmd in (["run"], ["inspect"], ["export-mjcf"], ["render"], ["bench"], ["bench", "gpu-speedup"], ["bench", "vs-mujoco"]):
+    for cmd in (["run"], ["inspect"], ["export-mjcf"], ["render"]):
         p = bigstep(*cmd, "--help", check=0)
         assert p.returncode == 0 and "usage" in p.stdout.lower() and p.stderr == "", (cmd, p.returncode, p.stderr)
+    # the benchmarks are a separate program; the user CLI has no bench command
+    assert "bench" not in bigstep("--help", check=0).stdout
+    assert bigstep("bench", check=2).returncode == 2
+
+
+def test_help_of_every_benchmark(bigstep_bench):
+    """bigstep-bench --help and each benchmark's --help go to stdout with exit 0; no benchmark is exit 2."""
+    for cmd in ([], ["gpu-speedup"], ["vs-mujoco"], ["id-runtime"]):
+        p = bigstep_bench(*cmd, "--help", check=0)
+        assert "usage: bigstep-bench" in p.stdout and p.stderr == "", (cmd, p.stderr)
+    assert "which benchmark" in bigstep_bench(check=2).stderr
 
 
 def test_render_a_grid_of_batch_rollouts(bigstep, tmp_path):

@@ -1,4 +1,4 @@
-#include "cli/omp_wait.h"
+#include "batch/omp_wait.h"
 
 #include <cstdlib>
 #include <unistd.h>

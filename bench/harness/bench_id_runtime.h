@@ -1,4 +1,4 @@
-// `bigstep bench id-runtime`: inverse-dynamics solve time vs number of contacts (issue 16,
+// `bigstep-bench id-runtime`: inverse-dynamics solve time vs number of contacts (issue 16,
 // inverse-dynamics-contact.md §10 oracle 9, the paper's Fig. 19). Writes DIR/id_runtime.csv;
 // bench/id_runtime.py draws it.
 #pragma once

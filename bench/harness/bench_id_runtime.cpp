@@ -1,11 +1,11 @@
-// `bigstep bench id-runtime` (cli/bench_id_runtime.h). The spider (configs/quadruped_spider.yaml,
+// `bigstep-bench id-runtime` (bench/harness/bench_id_runtime.h). The spider (configs/quadruped_spider.yaml,
 // 42 kg, 18 DOF) standing with its feet on the ground, q̈_des = 0 plus a small random joint velocity
 // plan (seeded); each foot's contact point is multiplied c times (the paper's Fig. 19 setup:
 // "contacts artificially multiplied per foot"; the copies' normal rows perturbed by 2e-3 so that
 // they are distinct), n = 4c contacts. Per model (id_lcp_inf, id_lcp_mu, id_qp_mu,
 // id_qp_inf) and n: the median thread CPU time of one id_solve over R repetitions (warm start carried
 // between repetitions, as in a control loop), the pivots / QP iterations and the status.
-#include "cli/bench_id_runtime.h"
+#include "bench/harness/bench_id_runtime.h"
 
 #include <algorithm>
 #include <ctime>
@@ -15,7 +15,6 @@
 #include <fstream>
 #include <random>
 
-#include "cli/commands.h"
 #include "io/scene.h"
 #include "control/inverse_dynamics/id_problem.h"
 
@@ -31,21 +30,25 @@ double thread_cpu_s() {
 }  // namespace
 
 int bench_id_runtime(const std::vector<std::string>& args) {
-  const std::string usage = command_usage("bench") +
+  const std::string usage = std::string("usage: bigstep-bench id-runtime [options]\n") +
                             "  id-runtime [--out DIR] [--reps R] [--max-per-foot C]   ID solve time vs contacts (Fig. 19)\n";
   std::string out = "out/bench";
   int reps = 200, cmax = 10;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::fputs(usage.c_str(), stdout);
+      return 0;
+    }
     if (args[i] == "--out" && i + 1 < args.size()) out = args[++i];
     else if (args[i] == "--reps" && i + 1 < args.size()) reps = std::atoi(args[++i].c_str());
     else if (args[i] == "--max-per-foot" && i + 1 < args.size()) cmax = std::atoi(args[++i].c_str());
     else {
-      std::fprintf(stderr, "error: bench id-runtime: unknown option '%s'\n%s", args[i].c_str(), usage.c_str());
+      std::fprintf(stderr, "bigstep-bench id-runtime: unknown option '%s'\n%s", args[i].c_str(), usage.c_str());
       return 2;
     }
   }
   if (reps < 1 || cmax < 1 || cmax > 64) {
-    std::fprintf(stderr, "error: bench id-runtime: --reps (%d) must be >= 1 and --max-per-foot (%d) in [1, 64]\n%s", reps,
+    std::fprintf(stderr, "bigstep-bench id-runtime: --reps (%d) must be >= 1 and --max-per-foot (%d) in [1, 64]\n%s", reps,
                  cmax, usage.c_str());
     return 2;
   }

@@ -1,9 +1,8 @@
-#include "cli/bench_command.h"
+#include "bench/harness/bench_command.h"
 
-#include "cli/commands.h"
 
-#include "cli/bench_vs_mujoco.h"
-#include "cli/bench_id_runtime.h"
+#include "bench/harness/bench_vs_mujoco.h"
+#include "bench/harness/bench_id_runtime.h"
 
 #include <algorithm>
 #include <chrono>
@@ -233,8 +232,8 @@ std::ofstream bench_result_file(const std::string& out, const std::string& name,
 }
 
 int bench_command(const std::vector<std::string>& args) {
-  static const std::string usage = command_usage("bench") +
-      "(bigstep bench <benchmark> --help for its options)\n"
+  static const std::string usage = std::string("usage: bigstep-bench <benchmark> [options]\n") +
+      "(bigstep-bench <benchmark> --help for its options)\n"
       "  gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]   Fig. 8: batched PBFD, CPU vs CUDA\n"
       "  vs-mujoco [--quick] [--out DIR]                                  the same scenes in MuJoCo and bigstep\n"
       "  id-runtime [--out DIR] [--reps R] [--max-per-foot C]             inverse-dynamics solve time vs contacts\n";
@@ -245,7 +244,7 @@ int bench_command(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "vs-mujoco") return bench_vs_mujoco({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "id-runtime") return bench_id_runtime({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "gpu-speedup") {
-    std::fprintf(stderr, "bigstep bench: %s\n%s",
+    std::fprintf(stderr, "bigstep-bench: %s\n%s",
                  args.empty() ? "which benchmark?" : ("unknown benchmark '" + args[0] + "'").c_str(), usage.c_str());
     return 2;
   }
@@ -267,7 +266,7 @@ int bench_command(const std::vector<std::string>& args) {
     else if (args[i] == "--sweeps" && i + 1 < args.size()) sweeps = args[++i];
     else if (args[i] == "--work-model") work_model_only = true;
     else if (args[i] == "--help") {
-      std::puts("usage: bigstep bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]\n"
+      std::puts("usage: bigstep-bench gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]\n"
                 "                                [--iters-per-launch N1,N2] [--cpu-max-s S] [--sweeps LIST]\n"
                 "                                [--work-model]\n"
                 "Fig. 8: time per timestep of K fixed-chain trajectories (PBFD JTJ-LM, dt = 0.01 s) vs D at\n"
@@ -295,7 +294,7 @@ int bench_command(const std::vector<std::string>& args) {
                 "trajectory; writes OUT/gpu_work_model.csv. --work-model: only that.");
       return 0;
     } else {
-      std::fprintf(stderr, "bigstep bench gpu-speedup: bad argument '%s'\n", args[i].c_str());
+      std::fprintf(stderr, "bigstep-bench gpu-speedup: bad argument '%s'\n", args[i].c_str());
       return 2;
     }
   }
@@ -303,14 +302,14 @@ int bench_command(const std::vector<std::string>& args) {
     const size_t j = std::min(sweeps.find(',', i), sweeps.size());
     const std::string sw = sweeps.substr(i, j - i);
     if (sw != "vs_D" && sw != "vs_K" && sw != "vs_K_floating") {
-      std::fprintf(stderr, "bigstep bench gpu-speedup: --sweeps: unknown sweep '%s' (vs_D, vs_K, vs_K_floating)\n",
+      std::fprintf(stderr, "bigstep-bench gpu-speedup: --sweeps: unknown sweep '%s' (vs_D, vs_K, vs_K_floating)\n",
                    sw.c_str());
       return 2;
     }
     i = j + 1;
   }
   if (steps <= 0 || thread_counts.empty() || ipls.empty() || !(cpu_max_s > 0)) {
-    std::fprintf(stderr, "bigstep bench gpu-speedup: --steps, --cpu-max-s and the --threads / --iters-per-launch lists "
+    std::fprintf(stderr, "bigstep-bench gpu-speedup: --steps, --cpu-max-s and the --threads / --iters-per-launch lists "
                  "(comma-separated) must be > 0\n");
     return 2;
   }
@@ -318,7 +317,7 @@ int bench_command(const std::vector<std::string>& args) {
   try {
     floating = std::make_unique<Problem>(floating_problem());
   } catch (const InvalidArgument& e) {
-    std::fprintf(stderr, "bigstep bench gpu-speedup: %s (run it from the repository root)\n", e.what());
+    std::fprintf(stderr, "bigstep-bench gpu-speedup: %s (run it from the repository root)\n", e.what());
     return 2;
   }
   bench_work_model(out, quick ? std::min(steps, 30) : steps, quick);
@@ -421,7 +420,7 @@ int bench_command(const std::vector<std::string>& args) {
   std::filesystem::path path;
   std::string date;
   std::ofstream f = bench_result_file(out, "gpu_speedup.csv", path, date);
-  f << "# bigstep bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
+  f << "# bigstep-bench gpu-speedup" << (quick ? " --quick" : "") << " --steps " << steps << "; device: " << device
     << "; cpu threads: " << threads_list << "; " << date << "\n";
   f << "sweep,backend,precision,D,K,steps,threads,iters_per_launch,wall_s,time_per_timestep_ms,lm_iterations_per_s,"
        "env_steps_per_s,iterations_per_step,dense_gflops,peak_gflops,dense_fraction_of_peak,ops_per_pass,all_gflops,"

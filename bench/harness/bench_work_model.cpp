@@ -1,11 +1,11 @@
-// `bigstep bench gpu-speedup`'s work model (issue 13 item 4, solvers/pbd/pbd_work_model.h): the team
+// `bigstep-bench gpu-speedup`'s work model (issue 13 item 4, solvers/pbd/pbd_work_model.h): the team
 // LM iteration counted per phase on the CPU (Counted<S> on a CountingTeam), and the predicted H100
 // time per env step of the floating chain (D = 15) at K = 65536 for the current mapping (one block
 // per trajectory, cuda/pbd_step.cu) and for one warp (and half a warp) per trajectory (item 2).
 #include <cstdio>
 #include <random>
 
-#include "cli/bench_command.h"
+#include "bench/harness/bench_command.h"
 #include "io/scene.h"
 #include "solvers/pbd/pbd_step_persistent.h"
 #include "solvers/pbd/pbd_work_model.h"
@@ -106,7 +106,7 @@ int bench_work_model(const std::string& out, int steps, bool quick) {
   std::filesystem::path path;
   std::string date;
   std::ofstream f = bench_result_file(out, "gpu_work_model.csv", path, date);
-  f << "# bigstep bench gpu-speedup --work-model" << (quick ? " --quick" : "") << " --steps " << steps
+  f << "# bigstep-bench gpu-speedup --work-model" << (quick ? " --quick" : "") << " --steps " << steps
     << "; floating chain D=" << sc.model.n_q << ", " << K_count << " rollouts counted; predicted at K=" << K << "; "
     << date << "\n# " << constants << "\n";
   f << "mapping,precision,lanes,phase,ops_per_iteration,path_per_iteration,barriers_per_iteration,"

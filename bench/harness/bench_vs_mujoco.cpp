@@ -1,10 +1,10 @@
-// `bigstep bench vs-mujoco`: the same scene in MuJoCo (libmujoco, mj_step with the model's own
+// `bigstep-bench vs-mujoco`: the same scene in MuJoCo (libmujoco, mj_step with the model's own
 // integrator, solver and default options) and in bigstep (issue 12 item 6). For each scene and
 // simulator at several dt: simulated seconds per wall second on one core and on all cores (K
 // rollouts: bigstep's batched CPU engine vs K MjData on a thread pool), accuracy against the
 // simulator's OWN fine-dt reference from the same initial state (COM trajectory error, largest
 // penetration) and the largest stable dt (doubling until non-finite, failed or blown-up).
-#include "cli/bench_vs_mujoco.h"
+#include "bench/harness/bench_vs_mujoco.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,7 +37,7 @@ namespace bigstep {
 #ifndef BIGSTEP_WITH_MUJOCO
 
 int bench_vs_mujoco(const std::vector<std::string>&) {
-  std::fprintf(stderr, "bigstep bench vs-mujoco: built without MuJoCo (pip install mujoco and reconfigure)\n");
+  std::fprintf(stderr, "bigstep-bench vs-mujoco: built without MuJoCo (pip install mujoco and reconfigure)\n");
   return 2;
 }
 
@@ -444,7 +444,7 @@ void write_meta(const std::filesystem::path& csv, const std::string& command, co
 }
 
 const char* kUsage =
-    "usage: bigstep bench vs-mujoco [--quick] [--out DIR] [--scenes a,b] [--horizon S] [--rollouts K] [--threads N]\n"
+    "usage: bigstep-bench vs-mujoco [--quick] [--out DIR] [--scenes a,b] [--horizon S] [--rollouts K] [--threads N]\n"
     "                               [--min-wall S]\n"
     "The same scene in MuJoCo (mj_step, the model's own integrator / solver / options) and bigstep,\n"
     "run from the repository root. Scenes: chain (configs/chain_floating_ground.yaml vs\n"
@@ -486,7 +486,7 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
       std::fputs(kUsage, stdout);
       return 0;
     } else {
-      std::fprintf(stderr, "bigstep bench vs-mujoco: bad argument '%s'\n%s", args[i].c_str(), kUsage);
+      std::fprintf(stderr, "bigstep-bench vs-mujoco: bad argument '%s'\n%s", args[i].c_str(), kUsage);
       return 2;
     }
   }
@@ -497,14 +497,14 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
   if (o.scenes.empty()) o.scenes = o.quick ? std::vector<std::string>{"chain", "hopper"}
                                            : std::vector<std::string>{"chain", "hopper", "ant", "a1"};
   if (!(o.horizon > 0)) {
-    std::fprintf(stderr, "bigstep bench vs-mujoco: --horizon must be > 0\n");
+    std::fprintf(stderr, "bigstep-bench vs-mujoco: --horizon must be > 0\n");
     return 2;
   }
   std::vector<const SceneDef*> defs;
   for (const std::string& n : o.scenes) {
     const auto it = std::find_if(all_scenes().begin(), all_scenes().end(), [&](const SceneDef& s) { return s.name == n; });
     if (it == all_scenes().end()) {
-      std::fprintf(stderr, "bigstep bench vs-mujoco: --scenes: unknown scene '%s' (chain, hopper, ant, a1)\n", n.c_str());
+      std::fprintf(stderr, "bigstep-bench vs-mujoco: --scenes: unknown scene '%s' (chain, hopper, ant, a1)\n", n.c_str());
       return 2;
     }
     defs.push_back(&*it);
@@ -529,7 +529,7 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
         const double e = chain_mass_matrix_check(base, *imp);
         std::fprintf(stderr, "  mass matrix, YAML vs MJCF import: max relative difference %.3g\n", e);
         if (!(e < 1e-9)) {
-          std::fprintf(stderr, "bigstep bench vs-mujoco: %s is not the YAML chain (mass matrices differ by %g)\n",
+          std::fprintf(stderr, "bigstep-bench vs-mujoco: %s is not the YAML chain (mass matrices differ by %g)\n",
                        def->mujoco_file.c_str(), e);
           return 1;
         }
@@ -602,11 +602,11 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
                                [&](double dt) { return run_bigstep(load_bigstep(*def, "ne_lcp", dt), H); }));
     }
   } catch (const InvalidArgument& e) {
-    std::fprintf(stderr, "bigstep bench vs-mujoco: %s (run it from the repository root)\n", e.what());
+    std::fprintf(stderr, "bigstep-bench vs-mujoco: %s (run it from the repository root)\n", e.what());
     return 2;
   }
   std::filesystem::create_directories(o.out);
-  std::string cmd = "bigstep bench vs-mujoco";
+  std::string cmd = "bigstep-bench vs-mujoco";
   for (const std::string& a : args) cmd += " " + a;
   const std::filesystem::path path = std::filesystem::path(o.out) / "vs_mujoco.csv";
   {
