@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Why gymnasium's ant lies lower in bigstep's NE-LCP than in MuJoCo (bench/README.md, "The same
+"""Why gymnasium's ant lies lower in bigstep's NE-LCP than in MuJoCo (bench/experiments/README.md, "The same
 scenes in MuJoCo and bigstep"): torso height and ankle angle over 2 s, controls 0, dt 0.01 in both.
 
 Two starts: gymnasium's pose (qpos 0: every ankle 30 deg outside its range [30, 70] deg and
@@ -8,9 +8,9 @@ contact.max_correction_speed 0.1 (the default), 1 and 3 rad/s for the violated s
 (the Python package, mj_step with the model's own options): the shipped geom margin 0.01 (on the
 feet and the floor: contacts act from 2 cm) and margin 0.
 
-Writes bench/results/ant_rest_height.csv (+ .meta.json). About 10 s.
+Writes bench/experiments/results/ant_rest_height.csv (+ .meta.json). About 10 s.
 
-    python3 bench/ant_rest_height.py
+    python3 bench/experiments/ant_rest_height.py
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 DT = 0.01
@@ -79,7 +79,7 @@ def main() -> int:
     binary = common.find_binary()
     rows = bigstep_rows(binary) + mujoco_rows()
     meta = {"command": common.command_line(), **common.machine_info(binary)}
-    out = common.write_csv(common.RESULTS / "ant_rest_height.csv", rows, FIELDS, meta)
+    out = common.write_csv(common.EXPERIMENT_RESULTS / "ant_rest_height.csv", rows, FIELDS, meta)
     common.print_table(rows, FIELDS, {"torso_z_m": ".4f", "ankle_1_rad": ".3f"})
     print(f"wrote {out}")
     return 0

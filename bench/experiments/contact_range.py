@@ -1,10 +1,10 @@
-"""The foot penetrations a training randomisation really produces (issue 14, item 4): K envs of a
+"""The foot penetrations a training randomisation really produces: K envs of a
 task with a policy's --set overrides (its batch.randomize_* draws included), the policy acting,
 no termination; per env the deepest floor penetration over the run, measured by MuJoCo's own
 collision (margin 0) on the shipped XML at bigstep's qpos -- the yardstick of hopper_gap.py, so it
 compares with MuJoCo's 4.2 cm (Hopper-v5 as shipped) and bigstep's nominal ~1 cm.
 
-    PYTHONPATH=build/python python3 bench/contact_range.py --policy out/ppo/hopper/policy.pt
+    PYTHONPATH=build/python python3 bench/experiments/contact_range.py --policy out/ppo/hopper/policy.pt
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 XML = {"hopper": "hopper.xml", "walker2d": "walker2d_v5.xml"}

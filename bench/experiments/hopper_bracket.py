@@ -1,5 +1,5 @@
-"""Does bigstep's randomised training family bracket MuJoCo's first hop? (issue 14, item 4; the
-hopper's transfer gap of bench/hopper_gap.py.) A policy's actions, recorded closed loop in MuJoCo
+"""Does bigstep's randomised training family bracket MuJoCo's first hop? (the
+hopper's transfer gap of bench/experiments/hopper_gap.py.) A policy's actions, recorded closed loop in MuJoCo
 Hopper-v5 as shipped from qpos0 (hopper_gap.policy_actions), are replayed open loop, each held for
 20 ms, in MuJoCo (as shipped, elliptic cone) and in bigstep PBFD at the training step (dt = 20 ms)
 over a grid of the parameters a training run draws per episode: contact.c_perp (as a factor of the
@@ -8,8 +8,8 @@ slip: small = sticky), with model.limit_stiffness. Per row: the first hop's apex
 0.5-1.0 s), the torso pitch there, and the deepest floor penetration (MuJoCo's collision on the
 replayed states), as hopper_gap.py measures them.
 
-    PYTHONPATH=build/python nice -n 10 python3 bench/hopper_bracket.py    # ~2 min per --limit-stiffness value (loaded box)
-    # -> bench/results/hopper_bracket.csv, .meta.json
+    PYTHONPATH=build/python nice -n 10 python3 bench/experiments/hopper_bracket.py    # ~2 min per --limit-stiffness value (loaded box)
+    # -> bench/experiments/results/hopper_bracket.csv, .meta.json
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 import hopper_gap as hg  # noqa: E402
 
@@ -38,14 +38,14 @@ def main() -> None:
     p.add_argument("--policies", nargs="+", default=["ppo_hopper_policy.pt", "ppo_hopper_dr2_lim_policy.pt"],
                    help="policy files in bench/results whose MuJoCo actions are replayed")
     p.add_argument("--limit-stiffness", type=float, nargs="+", default=[1e5])
-    p.add_argument("--out", default=str(common.RESULTS / "hopper_bracket.csv"))
+    p.add_argument("--out", default=str(common.EXPERIMENT_RESULTS / "hopper_bracket.csv"))
     args = p.parse_args()
     import mujoco
     import bigstep
     ell = hg.mj_edit(cone=mujoco.mjtCone.mjCONE_ELLIPTIC)
     rows = []
     for pol in args.policies:
-        acts = hg.policy_actions(common.RESULTS / pol)
+        acts = hg.policy_actions(common.EXPERIMENT_RESULTS / pol)
         t = np.arange(len(acts) + 1) * hg.H
         for name, edit in (("mujoco as shipped", None), ("mujoco elliptic cone", ell)):
             rows.append(dict(actions=pol, simulator=name, **apex(hg.mj_run(acts, edit), t)))

@@ -1,5 +1,5 @@
-"""Why the hopper hops higher in MuJoCo than in bigstep (issue 14, the PPO transfer gap of
-bench/ppo_transfer.py). The trained PPO policy's actions (bench/results/ppo_hopper_policy.pt, recorded
+"""Why the hopper hops higher in MuJoCo than in bigstep (the PPO transfer gap of
+bench/experiments/ppo_transfer.py). The trained PPO policy's actions (bench/experiments/results/ppo_hopper_policy.pt, recorded
 closed loop in MuJoCo as shipped, frame_skip 10) are replayed open loop, each held for 20 ms, from
 qpos0 (qvel = 0, no reset noise) in
 
@@ -16,8 +16,8 @@ regulariser efc_R at a stance state, and for five MuJoCo variants the policy clo
 Hopper-v5 (5 episodes, 8 s). A contact- and limit-free check replays 1.5 x a periodic ctrl (so the
 ctrlrange clamp acts) in MuJoCo (Euler) and bigstep NE-LCP: the model import and the actuation alone.
 
-    PYTHONPATH=build/python nice -n 10 python3 bench/hopper_gap.py     # ~2 min
-    # -> bench/results/hopper_gap.csv (one row per simulator / ablation), hopper_gap_traj.csv (qpos
+    PYTHONPATH=build/python nice -n 10 python3 bench/experiments/hopper_gap.py     # ~2 min
+    # -> bench/experiments/results/hopper_gap.csv (one row per simulator / ablation), hopper_gap_traj.csv (qpos
     #    every 20 ms), hopper_gap.png (torso height), .meta.json
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 H = 0.02         # control period [s] (the policy's step)
@@ -162,7 +162,7 @@ def nolimit_xml(folder: Path) -> str:
 def closed_loop(path: Path, edit, episodes: int) -> tuple[np.ndarray, np.ndarray]:
     """The policy closed loop in gymnasium's Hopper-v5 (frame_skip 10 = the 20-ms control step,
     400 steps = 8 s, Gymnasium's reset noise, seeds 0 .. episodes-1) on an edited model: returns,
-    lengths (as bench/ppo_transfer.py's MuJoCo rows)."""
+    lengths (as bench/experiments/ppo_transfer.py's MuJoCo rows)."""
     import gymnasium
     from bigstep.examples.ppo import load_policy
     pol = load_policy(str(path))
@@ -231,7 +231,7 @@ def main() -> None:
         ("bigstep pbfd dt 20 ms (training)", "pbfd", 0.02, []),
     ] + [(f"bigstep pbfd dt {int(dt * 1000)} ms c_perp x{s:g}", "pbfd", dt, cp(s))
          for dt in (0.002, 0.02) for s in (0.3, 0.1, 0.03)]
-    acts = policy_actions(common.RESULTS / "ppo_hopper_policy.pt")
+    acts = policy_actions(common.EXPERIMENT_RESULTS / "ppo_hopper_policy.pt")
     t = np.arange(len(acts) + 1) * H
     win = (t >= WINDOW[0]) & (t <= WINDOW[1])
     cmp_ = t <= COMPARE_T + 1e-9
@@ -244,7 +244,7 @@ def main() -> None:
     mj_kw = dict(mj_rows)
     closed = {}
     for name in CLOSED:
-        closed[name] = closed_loop(common.RESULTS / "ppo_hopper_policy.pt", mj_edit(**mj_kw[name]) if mj_kw[name] else None,
+        closed[name] = closed_loop(common.EXPERIMENT_RESULTS / "ppo_hopper_policy.pt", mj_edit(**mj_kw[name]) if mj_kw[name] else None,
                                    EPISODES)
         print(f"  closed loop {name}: return {closed[name][0].mean():.1f}, length {closed[name][1].mean():.0f}", flush=True)
     q_stance = runs[mj_rows[0][0]][20]  # t = 0.4 s: the foot on the floor in every variant
@@ -293,7 +293,7 @@ def main() -> None:
                      "contact row at the shipped run's t = 0.4 s state; closed_*: the policy closed loop in gymnasium "
                      f"Hopper-v5 with that edit, frame_skip 10, 400 steps, seeds 0-{EPISODES - 1} (mean return, "
                      "mean length, full episodes)")
-    out = common.RESULTS / "hopper_gap.csv"
+    out = common.EXPERIMENT_RESULTS / "hopper_gap.csv"
     common.write_csv(out, rows, cols, meta)
     common.write_csv(out.with_name("hopper_gap_traj.csv"), traj,
                      ["actions", "simulator", "t", "x", "z", "pitch", "thigh", "leg", "foot"], meta)

@@ -1,6 +1,6 @@
 """The hopper's first landing in MuJoCo Hopper-v5, pyramidal (as shipped) vs elliptic cone, for a
-policy that survives the shipped cone (rl4_soft) and one that does not (rl5_soft_s6) (issue 14
-item 4, fifth session). A diagnosis only: MuJoCo is the system whose logs we read, never a part of
+policy that survives the shipped cone (rl4_soft) and one that does not (rl5_soft_s6)
+(fifth round). A diagnosis only: MuJoCo is the system whose logs we read, never a part of
 training or checkpoint selection.
 
 Each policy runs closed loop (deterministic action, held for the 20-ms control period) from
@@ -20,8 +20,8 @@ The episode runs past Hopper-v5's health limit (it is not ended) to STEPS contro
 landing after an unhealthy pitch is still logged; `healthy_end` is the control step at which
 Hopper-v5 would have ended it.
 
-    PYTHONPATH=build/python nice -n 10 python3 bench/hopper_landing.py     # ~1 min
-    # -> bench/results/hopper_landing.csv (seed 0, every physics step of control steps 24-46),
+    PYTHONPATH=build/python nice -n 10 python3 bench/experiments/hopper_landing.py     # ~1 min
+    # -> bench/experiments/results/hopper_landing.csv (seed 0, every physics step of control steps 24-46),
     #    hopper_landing_summary.csv (lift-off, flight, touchdown per run), hopper_landing.png
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 from ppo_transfer import mj_edit  # noqa: E402
 
@@ -110,11 +110,12 @@ def run_bigstep(policy_path: Path, integrator: str, dt: float, seed: int, label:
     state is read into MuJoCo's model for its kinematics only (mj_forward: the foot's penetration by
     MuJoCo's collision, contact = within its 1-mm margin; mj_subtreeVel: L_y and the centre of mass's velocity).
     Contact forces are not available: f_n, f_t are NaN. gain != 1: every physics step's tangential
-    ground impulse is scaled by exactly gain (bigstep.examples.ppo.PushoffGain, fixed; sixth session)."""
+    ground impulse is scaled by exactly gain (ppo_hopper_wrappers.PushoffGain, fixed; sixth round)."""
     import bigstep
     import gymnasium
     import mujoco
-    from bigstep.examples.ppo import PushoffGain, load_policy
+    from bigstep.examples.ppo import load_policy
+    from ppo_hopper_wrappers import PushoffGain
     from ppo_transfer import model_overrides
     pol = load_policy(str(policy_path))
     env = gymnasium.make("Hopper-v5", frame_skip=10)
@@ -239,16 +240,16 @@ def main() -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--policy", nargs="*", default=None, metavar="LABEL=FILE",
                    help="policies to run (default: rl4_soft and rl5_soft_s6 from bench/results)")
-    p.add_argument("--out", default=str(common.RESULTS / "hopper_landing.csv"))
+    p.add_argument("--out", default=str(common.EXPERIMENT_RESULTS / "hopper_landing.csv"))
     args = p.parse_args()
     policies = dict(x.split("=", 1) for x in args.policy) if args.policy else POLICIES
     rows = []
     for label, f in policies.items():
         for seed in args.seeds:
             for variant in ("shipped", "elliptic"):
-                rows += run(common.RESULTS / f, variant, seed, label)
-            rows += run_bigstep(common.RESULTS / f, "pbfd", H, seed, label)
-            rows += run_bigstep(common.RESULTS / f, "ne_lcp", 0.002, seed, label)
+                rows += run(common.EXPERIMENT_RESULTS / f, variant, seed, label)
+            rows += run_bigstep(common.EXPERIMENT_RESULTS / f, "pbfd", H, seed, label)
+            rows += run_bigstep(common.EXPERIMENT_RESULTS / f, "ne_lcp", 0.002, seed, label)
     meta = dict(command=common.command_line(), **common.machine_info())
     out = Path(args.out)
     # the log file: the first seed's control steps 24-46 (the push-off, flight and the failing

@@ -1,11 +1,11 @@
 """Does scaling bigstep's push-off friction reproduce MuJoCo Hopper-v5's (as shipped) lift-off spin?
-(issue 14 item 4, sixth session.)
+(sixth round.)
 
-bench/hopper_landing.py found that the shipped soft pyramidal cone (foot friction 2) lets the foot's
+bench/experiments/hopper_landing.py found that the shipped soft pyramidal cone (foot friction 2) lets the foot's
 tangential force reach ~1.5 f_n at push-off, ~2x the elliptic cone's, and sends the hopper off with
 L_y about its centre of mass -7.6..-8.1 kg m^2/s (rl5_soft_s6, 7 % kept as shipped) and -4.2..-4.7
 (rl4_soft, 107 %), where bigstep PBFD at 20 ms gives -3.7..-4.2 and -2.1..-2.8. The push-off friction
-gain (bigstep.examples.ppo.PushoffGain) scales every step's tangential ground impulse by g at the
+gain (ppo_hopper_wrappers.PushoffGain) scales every step's tangential ground impulse by g at the
 foot's contact point, so the extra spin scales with the policy's own push.
 
 Part 1 (--lift): hopper_landing.run_bigstep, PBFD at 20 ms, the policy's nominal training model,
@@ -15,8 +15,8 @@ hopper_landing_summary.csv (not rerun).
 Part 2 (--returns): PBFD at the training step and nominal model, `--episodes` episodes from seed
 `--seed`, every episode at a fixed g: return and full episodes. Bigstep only.
 
-    PYTHONPATH=build/python nice -n 10 python3 bench/hopper_pushoff_gain.py     # ~3 min on the loaded box
-    # -> bench/results/hopper_pushoff_gain_liftoff.csv, hopper_pushoff_gain_returns.csv (+ .meta.json)
+    PYTHONPATH=build/python nice -n 10 python3 bench/experiments/hopper_pushoff_gain.py     # ~3 min on the loaded box
+    # -> bench/experiments/results/hopper_pushoff_gain_liftoff.csv, hopper_pushoff_gain_returns.csv (+ .meta.json)
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 from hopper_landing import H, run_bigstep, summarise  # noqa: E402
 from ppo_transfer import model_overrides  # noqa: E402
@@ -38,7 +38,7 @@ POLICIES = {"rl4_soft": "ppo_hopper_rl4_soft_policy.pt", "rl5_soft_s6": "ppo_hop
 def gained_return(policy, gain: float, episodes: int, seed: int, steps: int):
     """First episodes of `episodes` envs in PBFD at the policy's step and nominal model, each at gain g."""
     import bigstep
-    from bigstep.examples.ppo import PushoffGain
+    from ppo_hopper_wrappers import PushoffGain
     cfg = policy.config
     venv = bigstep.make_vec(Path(cfg["task"]).stem, num_envs=episodes, backend="cpu", integrator=cfg["integrator"],
                             dt=float(cfg["dt_used"]), seed=seed, episode_steps=steps,
@@ -68,7 +68,7 @@ def main() -> None:
     p.add_argument("--episodes", type=int, default=8)
     p.add_argument("--seed", type=int, default=0, help="part 2's seed")
     p.add_argument("--no-returns", action="store_true", help="part 1 only")
-    p.add_argument("--out", default=str(common.RESULTS / "hopper_pushoff_gain.csv"))
+    p.add_argument("--out", default=str(common.EXPERIMENT_RESULTS / "hopper_pushoff_gain.csv"))
     args = p.parse_args()
     policies = dict(x.split("=", 1) for x in args.policy) if args.policy else POLICIES
     meta = dict(command=common.command_line(), **common.machine_info())
@@ -79,8 +79,8 @@ def main() -> None:
     for label, f in policies.items():
         for g in args.gains:
             for seed in args.seeds:
-                lift += summarise(run_bigstep(common.RESULTS / f, "pbfd", H, seed, label, gain=g))
-    with open(common.RESULTS / "hopper_landing_summary.csv") as fh:
+                lift += summarise(run_bigstep(common.EXPERIMENT_RESULTS / f, "pbfd", H, seed, label, gain=g))
+    with open(common.EXPERIMENT_RESULTS / "hopper_landing_summary.csv") as fh:
         mj = [r for r in csv.DictReader(fh) if r["policy"] in policies and r["variant"] in ("shipped", "elliptic")
               and int(r["seed"]) in args.seeds]
     keys = ["policy", "variant", "seed", "healthy_end", "liftoff_step", "L_y_liftoff", "com_vx_liftoff",
@@ -96,7 +96,7 @@ def main() -> None:
     # part 2: returns in bigstep PBFD at a fixed g
     ret_rows = []
     for label, f in policies.items():
-        pol = load_policy(str(common.RESULTS / f))
+        pol = load_policy(str(common.EXPERIMENT_RESULTS / f))
         steps = int(round(8.0 / float(pol.config["dt_used"])))
         for g in args.gains:
             ret, length = gained_return(pol, g, args.episodes, args.seed, steps)

@@ -1,7 +1,7 @@
 """Does a backward spin at take-off reproduce, inside bigstep, which hopper policies survive MuJoCo
-Hopper-v5's pyramidal cone? (issue 14 item 4, fifth session.)
+Hopper-v5's pyramidal cone? (fifth round.)
 
-bench/hopper_landing.py found that the shipped soft pyramid (foot friction 2) sends the hopper off
+bench/experiments/hopper_landing.py found that the shipped soft pyramid (foot friction 2) sends the hopper off
 its first push-off with 2-4x the backward angular momentum of the elliptic cone: L_y about the
 centre of mass -4.2..-4.7 vs -1.9..-2.2 kg m^2/s for rl4_soft (which keeps 107 % as shipped),
 -7.6..-8.1 vs -1.7..-1.9 for rl5_soft_s6 (7 %); the failing policy pitches past the health limit in
@@ -10,11 +10,11 @@ difference is a pitch-rate kick of ~0.7 (rl4_soft) to ~1.7 rad/s (rl5_soft_s6).
 
 Here each policy runs deterministic in bigstep PBFD at its training step and nominal training model
 (ppo_transfer.model_overrides), and every hop's push-off (qvel[1] rising through 1.8 m/s) gets
-exactly the kick qvel[2] -= spin (bigstep.examples.ppo.TakeoffKick, fixed), for spin in --spins.
+exactly the kick qvel[2] -= spin (ppo_hopper_wrappers.TakeoffKick, fixed), for spin in --spins.
 Bigstep only: MuJoCo is not run.
 
-    PYTHONPATH=build/python nice -n 10 python3 bench/hopper_takeoff.py      # ~2 min
-    # -> bench/results/hopper_takeoff.csv (+ .meta.json)
+    PYTHONPATH=build/python nice -n 10 python3 bench/experiments/hopper_takeoff.py      # ~2 min
+    # -> bench/experiments/results/hopper_takeoff.csv (+ .meta.json)
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 from ppo_transfer import model_overrides  # noqa: E402
 
@@ -36,7 +36,7 @@ def kicked_return(policy, spin: float, lift: float, episodes: int, seed: int, st
                   prob: float = 1.0, fixed: bool = True, overrides: list[str] | None = None):
     """First episodes of `episodes` envs in PBFD at the policy's step, every push-off kicked."""
     import bigstep
-    from bigstep.examples.ppo import TakeoffKick
+    from ppo_hopper_wrappers import TakeoffKick
     cfg = policy.config
     keys = model_overrides(policy) if overrides is None else overrides
     venv = bigstep.make_vec(Path(cfg["task"]).stem, num_envs=episodes, backend="cpu", integrator=cfg["integrator"],
@@ -67,9 +67,9 @@ def main() -> None:
     p.add_argument("--episodes", type=int, default=8)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--seconds", type=float, default=8.0)
-    p.add_argument("--out", default=str(common.RESULTS / "hopper_takeoff.csv"))
+    p.add_argument("--out", default=str(common.EXPERIMENT_RESULTS / "hopper_takeoff.csv"))
     args = p.parse_args()
-    paths = args.policy or [str(common.RESULTS / f"ppo_hopper_{n}_policy.pt") for n in POLICIES]
+    paths = args.policy or [str(common.EXPERIMENT_RESULTS / f"ppo_hopper_{n}_policy.pt") for n in POLICIES]
     labels = args.label or ([f"hopper_{n}" for n in POLICIES] if not args.policy else [Path(x).parent.parent.name for x in paths])
     rows = []
     for path, label in zip(paths, labels):

@@ -1,4 +1,4 @@
-"""The torso's roll cycle on the paper-like trot (issue 16, oracle 12 at mu = 100; bench/README.md
+"""The torso's roll cycle on the paper-like trot (oracle 12 at mu = 100; bench/experiments/notes/inverse_dynamics.md
 "Footstep re-planning").
 
 configs/id_quadruped_trot.yaml with walk.foot_space + walk.world_swing at mu = 100, 3 s, unlimited
@@ -8,9 +8,9 @@ over [2.85, 3.0): the two-leg phases), their peak-to-peak there, and the roll ra
 (2.55 s, 2.85 s; a 10 ms central difference): how fast the torso is already rolling when the
 two-leg phase, whose roll nothing but the next footholds can act on, begins.
 
-    python3 bench/id_roll_cycle.py [--controllers id_lcp_inf,id_prev1] [--set key=value]... [--tag T]
+    python3 bench/experiments/id_roll_cycle.py [--controllers id_lcp_inf,id_prev1] [--set key=value]... [--tag T]
 
-Writes bench/results/id_roll_cycle[_T].csv (+ .meta.json).
+Writes bench/experiments/results/id_roll_cycle[_T].csv (+ .meta.json).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 KEYS = {"contact.mu": 100, "integrator.duration": 3.0, "controller.tau_max": 0,
@@ -54,7 +54,7 @@ def main() -> None:
                      "roll_rate_lift_2.85_rad_s": float(rate(t, rx, 2.85))})
     meta = {"command": common.command_line(), **info, "keys": {**KEYS, **extra}}
     stem = "id_roll_cycle" + (f"_{args.tag}" if args.tag else "")
-    path = common.write_csv(common.RESULTS / f"{stem}.csv", rows, FIELDS, meta)
+    path = common.write_csv(common.EXPERIMENT_RESULTS / f"{stem}.csv", rows, FIELDS, meta)
     common.print_table(rows, FIELDS)
     print(f"wrote {path}", file=sys.stderr)
 

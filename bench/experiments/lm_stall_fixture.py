@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Failing ant env steps of vec_env_failures.py, replayed one by one (issue 14; the fixture of
+"""Failing ant env steps of vec_env_failures.py, replayed one by one (the fixture of
 tests/solvers/pbd/pbd_friction_continuation_test.cpp).
 
-Runs bench/vec_env_failures.py's ant configuration (64 envs x 300 steps of uniform random actions,
+Runs bench/perf/vec_env_failures.py's ant configuration (64 envs x 300 steps of uniform random actions,
 seed 0) and records every env step flagged ENV_BUDGET_EXCEEDED with the state before it (MuJoCo
 qpos, qvel) and its action. Each is then replayed cold (a fresh 1-env VecEnv, set_state, step:
 no warm lambda) with integrator.friction_continuation=0 (the solver as before it) and at the
 default, and the script prints how many still fail, their iterations, and the first replay that
 fails without the continuation as C++ arrays (--print-fixture).
 
-  PYTHONPATH=build/python nice -n 10 python3 bench/lm_stall_fixture.py [--print-fixture]
+  PYTHONPATH=build/python nice -n 10 python3 bench/experiments/lm_stall_fixture.py [--print-fixture]
 """
 from __future__ import annotations
 

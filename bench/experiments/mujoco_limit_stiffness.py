@@ -1,4 +1,4 @@
-"""The PBFD joint-limit penalty C that matches MuJoCo's soft joint limits statically (issue 14,
+"""The PBFD joint-limit penalty C that matches MuJoCo's soft joint limits statically (
 item 4; the value behind `model.limit_stiffness` in the walker2d retrain).
 
 MuJoCo's limit row obeys a1 + d (b v + k r) = (1 - d) a0 (MuJoCo documentation, "Computation",
@@ -8,7 +8,7 @@ overshot by r = (1 - d) A tau / (d k): a linear stop of stiffness K = d k / ((1 
 torque is C r^alpha (alpha = 2, solvers/terms/joint_terms.cpp), equal at the actuator's largest torque
 when C = tau / r^2. Evaluated at qpos0 with d = dmax (overshoot beyond solimp's width).
 
-    python3 bench/mujoco_limit_stiffness.py
+    python3 bench/experiments/mujoco_limit_stiffness.py
 """
 from __future__ import annotations
 

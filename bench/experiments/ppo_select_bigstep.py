@@ -1,5 +1,5 @@
-"""Checkpoint selection on the bigstep side only (issue 14, item 4): every saved checkpoint of a PPO
-run scored in bigstep, episodes from a seed not used by bench/ppo_transfer.py's evaluation, MuJoCo
+"""Checkpoint selection on the bigstep side only: every saved checkpoint of a PPO
+run scored in bigstep, episodes from a seed not used by bench/experiments/ppo_transfer.py's evaluation, MuJoCo
 not consulted (picking the best-scoring checkpoint is not tuning on the MuJoCo test). Two scores:
 
   * ne_lcp: mean return in bigstep NE-LCP at a small physics step, the action held for the control
@@ -8,16 +8,16 @@ not consulted (picking the best-scoring checkpoint is not tuning on the MuJoCo t
     (every --set key of the run, batch.randomize_* included: each env its own draw), no observation
     noise: how well the checkpoint covers the family it was trained on, its edges included;
   * kick: mean return in PBFD at the training step and the run's nominal model with every hop's
-    push-off kicked backward by exactly --kick-spins rad/s of pitch rate (bench/hopper_takeoff.py; the
+    push-off kicked backward by exactly --kick-spins rad/s of pitch rate (bench/experiments/hopper_takeoff.py; the
     mean over the spins): how well it recovers from the backward spin that MuJoCo Hopper-v5's soft
-    pyramid gives a push-off (bench/hopper_landing.py). Defined in the fifth session before any MuJoCo
-    evaluation of that session's runs; on the fourth session's policies spin 0.9-1.2 ranks rl4_soft
+    pyramid gives a push-off (bench/experiments/hopper_landing.py). Defined in the fifth round before any MuJoCo
+    evaluation of that round's runs; on the fourth round's policies spin 0.9-1.2 ranks rl4_soft
     and rl4_soft_sel (the two that keep >= 60 % as shipped) first of the rl4 / rl5 family.
 
---select names the score that selects (default ne_lcp, the third session's choice).
+--select names the score that selects (default ne_lcp, the third round's choice).
 
-    PYTHONPATH=build/python python3 bench/ppo_select_bigstep.py out/ppo/hopper/snapshots/*.pt \\
-        --select family --out bench/results/ppo_hopper_select.csv
+    PYTHONPATH=build/python python3 bench/experiments/ppo_select_bigstep.py out/ppo/hopper/snapshots/*.pt \\
+        --select family --out bench/experiments/results/ppo_hopper_select.csv
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 from hopper_takeoff import kicked_return  # noqa: E402
 from ppo_transfer import MJ_TIMESTEP, run_bigstep  # noqa: E402

@@ -1,5 +1,5 @@
 """Transfer of a PPO policy trained in bigstep (python -m bigstep.examples.ppo) to other simulators
-(issue 14, item 4): the policy, deterministic (clipped mean action), observation normalisation as
+: the policy, deterministic (clipped mean action), observation normalisation as
 saved, run for N episodes x S seeds in
 
   (a) bigstep PBFD at the training control step h (one physics step per control step),
@@ -20,8 +20,8 @@ control period as Gymnasium does. ``return_gym_scale`` = return x h / 8 ms, the 
 default Hopper-v5 would count over the same motion with its 8-ms steps (every term scales with the
 number of steps per second).
 
-    PYTHONPATH=build/python python3 bench/ppo_transfer.py --policy out/ppo/hopper/policy.pt
-    # -> bench/results/ppo_transfer.csv (episodes), ppo_transfer_summary.csv, ppo_transfer.png
+    PYTHONPATH=build/python python3 bench/experiments/ppo_transfer.py --policy out/ppo/hopper/policy.pt
+    # -> bench/experiments/results/ppo_transfer.csv (episodes), ppo_transfer_summary.csv, ppo_transfer.png
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 MJ_TIMESTEP = 0.002  # <option timestep> of hopper.xml and walker2d_v5.xml
@@ -163,7 +163,7 @@ def main() -> None:
     p.add_argument("--mujoco", nargs="+", default=["shipped", "elliptic", "elliptic_stiff_limits"], choices=MJ_VARIANTS,
                    help="MuJoCo rows: the XML as shipped, and diagnostic edits (mj_edit)")
     p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
-    p.add_argument("--out", default=str(common.RESULTS / "ppo_transfer.csv"))
+    p.add_argument("--out", default=str(common.EXPERIMENT_RESULTS / "ppo_transfer.csv"))
     p.add_argument("--training-note", default="wall time on the shared 2-core box under nice -n 10, 1 torch "
                    "thread, 1 bigstep thread, other jobs running", help="--keep: the curves' note (the training's load)")
     p.add_argument("--keep", action="store_true",
@@ -241,13 +241,15 @@ def keep(paths, labels, training, meta, folder: Path, note: str) -> None:
         for opt in ("seed", "lr", "wall_budget", "init"):  # the run's non-default options (older runs lack some)
             if cfg.get(opt) not in (None, 0, 0.0, 3e-4):
                 sets += f" --{opt.replace('_', '-')} {cfg[opt]}"
-        if cfg.get("takeoff_prob"):  # take-off kicks (fifth session)
+        if cfg.get("takeoff_prob"):  # take-off kicks (fifth round)
             sets += "".join(f" --takeoff-{o} {cfg['takeoff_' + o]}" for o in ("prob", "spin", "lift", "speed"))
-        if cfg.get("pushoff_gain_max", 1.0) > 1.0:  # push-off friction gain (sixth session)
+        if cfg.get("pushoff_gain_max", 1.0) > 1.0:  # push-off friction gain (sixth round)
             sets += f" --pushoff-gain-max {cfg['pushoff_gain_max']:g}"
         sets += f" --out {cfg['out']}" + (" --snapshots" if cfg.get("snapshots") else "")
+        wrapped = cfg.get("takeoff_prob") or cfg.get("pushoff_gain_max", 1.0) > 1.0
+        trainer = "bench/experiments/ppo_hopper_wrappers.py" if wrapped else "-m bigstep.examples.ppo"
         (folder / f"{stem}_curve.meta.json").write_text(json.dumps(dict(
-            file=f"{stem}_curve.csv", command=f"PYTHONPATH=build/python nice -n 10 python3 -m bigstep.examples.ppo "
+            file=f"{stem}_curve.csv", command=f"PYTHONPATH=build/python nice -n 10 python3 {trainer} "
                                              f"--task {cfg['task']} --total-steps {cfg['total_steps']}{sets}",
             machine=meta["machine"], date_evaluated=meta["date"], commit=meta["commit"], env_steps=cfg["env_steps"],
             training_wall_s=cfg["training_wall_s"], config=cfg,

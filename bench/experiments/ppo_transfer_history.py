@@ -1,11 +1,11 @@
-"""Transfer along a PPO training run (issue 14, item 4): every saved checkpoint of one run (policy.pt
+"""Transfer along a PPO training run: every saved checkpoint of one run (policy.pt
 files, e.g. `python -m bigstep.examples.ppo --snapshots`), deterministic, in bigstep PBFD at its
 training step and in Gymnasium's MuJoCo (frame_skip = h / 2 ms) with the shipped pyramidal cone and
 with cone = elliptic: does any point of the training transfer? Episodes and rewards as
-bench/ppo_transfer.py (whose run_bigstep / run_mujoco this reuses), fewer episodes per point.
+bench/experiments/ppo_transfer.py (whose run_bigstep / run_mujoco this reuses), fewer episodes per point.
 
-    PYTHONPATH=build/python python3 bench/ppo_transfer_history.py out/ppo/hopper/snapshots/*.pt \\
-        --out bench/results/ppo_hopper_rl2_history.csv
+    PYTHONPATH=build/python python3 bench/experiments/ppo_transfer_history.py out/ppo/hopper/snapshots/*.pt \\
+        --out bench/experiments/results/ppo_hopper_rl2_history.csv
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 from ppo_transfer import run_bigstep, run_mujoco  # noqa: E402
 

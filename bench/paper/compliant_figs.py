@@ -16,7 +16,7 @@
 Writes bench/results/compliant_fig9.csv, compliant_fig10.csv, compliant_b4.csv (+ .meta.json) and
 compliant_fig9.png, compliant_fig10.png, compliant_b4.png (--replot: compliant_b4.png from its CSV only).
 
-    python3 bench/compliant_figs.py [--spheres 1,2,5,10,20,50,100] [--workers 2] [--timeout 1200]
+    python3 bench/paper/compliant_figs.py [--spheres 1,2,5,10,20,50,100] [--workers 2] [--timeout 1200]
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 G = 9.81

@@ -12,7 +12,7 @@ For the floating chain C_par = 5e4/dt so a link sliding at 1 m/s sees mu_eff = 2
 Writes bench/results/fig4_optimizers.csv (per step), fig4_optimizers_summary.csv (per run),
 their .meta.json sidecars and fig4_optimizers.png; prints the summary table.
 
-    python3 bench/fig4_optimizers.py [--repeats 5] [--workers 1] [--timeout 300]
+    python3 bench/paper/fig4_optimizers.py [--repeats 5] [--workers 1] [--timeout 300]
 
 Iteration counts are deterministic; per-step times are the median over --repeats runs (the
 machine may be shared, so the sidecar records the load average).
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 SCENES = [  # (config, D, label)

@@ -16,7 +16,7 @@ Writes bench/results/fig5_sliding.csv (+ .meta.json) and fig5_sliding.png, print
 the checks of paper claims P3 (PBFD distance strictly decreasing in C_par at every dt) and P5
 (PBD distance turns back up beyond some C_par).
 
-    python3 bench/fig5_sliding.py [--workers 2] [--timeout 300] [--dts 0.001,0.01,0.03,0.1]
+    python3 bench/paper/fig5_sliding.py [--workers 2] [--timeout 300] [--dts 0.001,0.01,0.03,0.1]
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 CONFIG = "box_slide"

@@ -58,7 +58,7 @@ over the steps; computed here from the trajectory (the CLI does not report them)
 Writes bench/results/fig6_slope.csv (+ .meta.json, one row per run, `sweep` column),
 fig6_slope_claims.csv (+ .meta.json, verdicts on P7-P10) and fig6_slope.png.
 
-    python3 bench/fig6_slope.py [--workers 2] [--timeout 900] [--quick]
+    python3 bench/paper/fig6_slope.py [--workers 2] [--timeout 900] [--quick]
 
 --quick: 1 s of simulated time (0.05 s for the NE contact sweep), s = 1..2, writes fig6_slope_quick.*.
 """
@@ -77,7 +77,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 CONFIG = "chain_slope"
@@ -363,7 +363,7 @@ def analyse_run(key: dict, r: common.RunResult, out: Path, model: ChainModel) ->
 
 
 WRAPPER = """#!{python}
-# written by bench/fig6_slope.py: runs bigstep and stores the user + system CPU seconds of that process
+# written by bench/paper/fig6_slope.py: runs bigstep and stores the user + system CPU seconds of that process
 # in <--out DIR>/cpu_time.txt (the machine is shared, so wall time measures the other users too)
 import ctypes, os, signal, subprocess, sys
 args = sys.argv[1:]

@@ -8,12 +8,12 @@ replaced by a seeded random height map (model.terrain[0].height_map, core/height
 [-3, 0] cm and the feet start on or above it; mu ~ U(0.1, 1.5) per foot (batch.contact_mu_min / max).
 Terrain seed = mu seed = batch.seed = 0..S-1. The same runs on the flat plane (terrain "plane", same
 mu draws) for reference. Per run, the mean |joint position error| [rad] against the plan
-(summary.json controller.track_pos_rad) and the fall rule of bench/id_tables.py.
+(summary.json controller.track_pos_rad) and the fall rule of bench/paper/id_tables.py.
 
 Writes bench/results/id_height_map.csv (+ .meta.json) and id_height_map.png (tracking error per
 controller and terrain, and the ratio ID / PID per seed).
 
-    python3 bench/id_height_map.py [--duration 3] [--seeds 3] [--workers 2]
+    python3 bench/paper/id_height_map.py [--duration 3] [--seeds 3] [--workers 2]
                                    [--controllers pd,id_lcp_mu,id_qp_mu] [--set key=value]...
                                    [--bump-max 0.03] [--tag T]
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 import id_tables  # noqa: E402  (the fall rule)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Inverse-dynamics solve time vs number of contacts (issue 16; spec inverse-dynamics-contact.md
+"""Inverse-dynamics solve time vs number of contacts (spec inverse-dynamics-contact.md
 §10 oracle 9, the paper's Fig. 19).
 
 Runs `bigstep bench id-runtime` (cli/bench_id_runtime.cpp: the standing spider, each foot's contact
@@ -9,7 +9,7 @@ linear, the reduced Model A of §4.5) and the linear slope [us per contact] of i
 
 Writes bench/results/id_runtime.csv (+ .meta.json) and id_runtime.png.
 
-    python3 bench/id_runtime.py [--reps 50] [--max-per-foot 10]
+    python3 bench/paper/id_runtime.py [--reps 50] [--max-per-foot 10]
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 MODELS = ["id_lcp_inf", "id_lcp_mu", "id_qp_mu", "id_qp_inf"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Inverse-dynamics controllers on the trotting quadruped (spec inverse-dynamics-contact.md §9,
-Tables 3-5; issue 16 item 4).
+Tables 3-5).
 
 Scene configs/id_quadruped_trot.yaml (spider, NE-LCP at 1 ms, planned trot, 3 s), every
 controller.type (pd, id_lcp_inf, id_lcp_mu, id_qp_mu, id_qp_inf, id_prev1, id_prev2) on three
@@ -22,7 +22,7 @@ Writes bench/results/id_tables.csv (+ .meta.json) and id_tables.png; with --tag 
 id_tables_T.* (e.g. the base feedback of control/inverse_dynamics/id_base_feedback.h on every run:
 --set controller.base_kp=100 --set controller.base_kd=20 --tag basefb).
 
-    python3 bench/id_tables.py [--duration 3] [--workers 2] [--set key=value]... [--tag T]
+    python3 bench/paper/id_tables.py [--duration 3] [--workers 2] [--set key=value]... [--tag T]
                                [--controllers id_qp_mu,id_qp_inf,...]
 
 --arm: the grasping arm instead (configs/id_arm_grasp.yaml: four sphere fingertips hold a free
@@ -31,7 +31,7 @@ controller.type, the ID(t_i) ones also without the box's plan (controller.plan_u
 the spec's free box): the same columns plus the box's slip in the hand (metrics.hold_link; dropped =
 final slip > 1 cm). Writes bench/results/id_arm.csv (+ .meta.json) and id_arm.png.
 
-    python3 bench/id_tables.py --arm [--workers 2]
+    python3 bench/paper/id_tables.py --arm [--workers 2]
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 CONTROLLERS = ["pd", "id_lcp_inf", "id_lcp_mu", "id_qp_mu", "id_qp_inf", "id_prev1", "id_prev2"]

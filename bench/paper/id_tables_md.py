@@ -5,8 +5,8 @@ Per terrain and controller: rc and clamped / bound steps per run (joined with / 
 seeds), fell = runs that fell / runs, and the means over the runs that did not fall of |e_q|, |e_qd|,
 E|dtau|, E|tau|, the relative force error, the torso's highest point and the distance.
 
-  python3 bench/id_tables_md.py bench/results/id_tables_ws.csv
-  python3 bench/id_tables_md.py --arm bench/results/id_arm.csv
+  python3 bench/paper/id_tables_md.py bench/results/id_tables_ws.csv
+  python3 bench/paper/id_tables_md.py --arm bench/results/id_arm.csv
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ Outputs (bench/results/, prefix nmdp_ or nmdp_quick_ with --quick):
   nmdp_fig6_cost.png
 Verdicts for oracles N1, N2, N4, N6, N7, N8, N9, N10 go to stdout and to the table's meta.
 
-    python3 bench/nmdp_table1.py [--quick] [--workers 2] [--timeout 600] [--cache DIR] [--replot]
+    python3 bench/paper/nmdp_table1.py [--quick] [--workers 2] [--timeout 600] [--cache DIR] [--replot]
 
 --cache DIR keeps every run's output directory under DIR and reuses complete ones (same binary
 path required; the meta records it); --replot only re-reads the cache (no new runs).
@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 ROBOTS = {"spider": "quadruped_spider", "robosimian": "quadruped_robosimian"}

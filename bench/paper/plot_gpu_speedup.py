@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plot `bigstep bench gpu-speedup` output (PBFD paper Fig. 8): time per timestep vs D and vs K.
 
-usage: python3 bench/plot_gpu_speedup.py [bench/results/gpu_speedup.csv]  ->  same stem .png
+usage: python3 bench/paper/plot_gpu_speedup.py [bench/results/gpu_speedup.csv]  ->  same stem .png
 """
 import csv
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything a lent GPU should run, in ONE device call (issue 13 items 2-5; the device tool runs
+# Everything a lent GPU should run, in ONE device call (the device tool runs
 # this in the repository root and returns what lands under $OUT):
 #   1. build (or reuse a carried build dir) with CUDA for sm_90: bigstep + the CUDA test executables;
 #   2. the CUDA equivalence tests (block kernels, warp kernel, graph env step, library path);
@@ -12,14 +12,14 @@
 #   5. the static plan: ptxas -v register / spill / shared-memory counts of every kernel.
 # Each stage has its own time limit; logs go to $OUT (8 files at most come back). If one 600 s call
 # is too short, split the stages over two calls (the build dir stays on the warm machine):
-#   STAGES="build tests sanitize" bash bench/gpu_session.sh ; STAGES="bench ptxas" bash bench/gpu_session.sh
-# usage (device tool): bash bench/gpu_session.sh   env: STAGES (default all five) BUILD=build JOBS=16
+#   STAGES="build tests sanitize" bash bench/perf/gpu_session.sh ; STAGES="bench ptxas" bash bench/perf/gpu_session.sh
+# usage (device tool): bash bench/perf/gpu_session.sh   env: STAGES (default all five) BUILD=build JOBS=16
 #                                                       STEPS=50 CPU_MAX_S=40 BENCH_S=300 SAN_S=45
 # The device image has CUDA, CMake and Python but maybe not Eigen / yaml-cpp / nlohmann_json /
 # MuJoCo (no registry there). Then build here and carry the binaries:
-#   here:   bash bench/gpu_session.sh pack          (-> .gpucarry/: bigstep, the CUDA tests, their
+#   here:   bash bench/perf/gpu_session.sh pack          (-> .gpucarry/: bigstep, the CUDA tests, their
 #                                                     non-CUDA shared libraries; ignored by git)
-#   device: run(command='BUILD=.gpucarry STAGES="tests sanitize bench" bash bench/gpu_session.sh',
+#   device: run(command='BUILD=.gpucarry STAGES="tests sanitize bench" bash bench/perf/gpu_session.sh',
 #               carry=[".gpucarry"])
 # (ptxas -v needs no device: the static plan is in cuda/README.md.)
 set -uo pipefail
@@ -49,7 +49,7 @@ stage() { [[ " $STAGES " == *" $1 "* ]]; }
 log() { echo "== $(date -u '+%H:%M:%S') $*" | tee -a "$OUT/session.txt"; }
 rc=0
 {
-  echo "# bench/gpu_session.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPU cores, commit $(git rev-parse --short HEAD 2>/dev/null)"
+  echo "# bench/perf/gpu_session.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPU cores, commit $(git rev-parse --short HEAD 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
   nvcc --version 2>&1 | tail -1
 } | tee -a "$OUT/session.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""LM iterations per step vs dt, cold vs warm-started lambda (issue 12 item 3).
+"""LM iterations per step vs dt, cold vs warm-started lambda.
 
 For the floating chain (C_par = 5e4 / dt), the spider quadruped (its jump reference), the standing
 A1 and the sliding box, PBFD JTJ-LM at dt in {0.01, 0.02, 0.05, 0.1}: mean and max LM iterations
@@ -8,14 +8,14 @@ lambda = 1e-3 max B_ii every step, pbfd.md §5.1) and `true` (the last converged
 the largest |COM difference| between the two runs (both are roots of Eq. 13 to the same tolerance).
 Writes bench/results/iterations_vs_dt.csv (+ .meta.json) and .png.
 
-Usage: python3 bench/iterations_vs_dt.py
+Usage: python3 bench/perf/iterations_vs_dt.py
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 SCENES = [  # (name, config, overrides(dt))

@@ -11,7 +11,7 @@ The policies are selected through the environment: OMP_WAIT_POLICY=passive / act
 GOMP_SPINCOUNT=300000 for libgomp's default (the value it uses when neither variable is set; setting
 it also stops bigstep from choosing passive, see cli/omp_wait.h).
 
-    python3 bench/omp_wait_policy.py [--reps 5]
+    python3 bench/perf/omp_wait_policy.py [--reps 5]
 writes bench/results/omp_wait_policy.csv (+ .meta.json): per workload and policy, median wall and
 CPU seconds over the repetitions, and their ratio to passive.
 """
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 POLICIES = {"passive": {"OMP_WAIT_POLICY": "passive"}, "active": {"OMP_WAIT_POLICY": "active"},

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/results/step_cost.csv (bench/profile_step.py, callgrind) as a PNG, two panels:
+"""bench/results/step_cost.csv (bench/perf/profile_step.py, callgrind) as a PNG, two panels:
 
   left   the history: instructions per LM iteration (log scale) of each series -- scene x engine
          (reference / team) x integrator (pbfd / pbd) -- in the order its rows (labels = commits)
@@ -9,7 +9,7 @@
          (the LM solve with its evaluations) and step (the integrator's step) contain the phases, so
          they are drawn as markers, not stacked.
 
-    python3 bench/plot_step_cost.py [CSV] [PNG]"""
+    python3 bench/perf/plot_step_cost.py [CSV] [PNG]"""
 import csv
 import json
 import sys
@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 SUFFIX = "_per_lm_iteration"

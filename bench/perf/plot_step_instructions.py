@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""bench/results/step_instructions.csv (bench/step_instructions.sh, callgrind) as a bar chart:
+"""bench/results/step_instructions.csv (bench/perf/step_instructions.sh, callgrind) as a bar chart:
 instructions per step for each (scene, integrator, dt), one bar per label (commit), log scale.
 
-    python3 bench/plot_step_instructions.py [CSV] [PNG]"""
+    python3 bench/perf/plot_step_instructions.py [CSV] [PNG]"""
 import csv
 import sys
 from pathlib import Path

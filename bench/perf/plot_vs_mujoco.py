@@ -4,7 +4,7 @@
 (middle) and the largest contact depth vs dt (bottom). Largest stable dt from vs_mujoco_stability.csv
 is given in each column's title.
 
-usage: python3 bench/plot_vs_mujoco.py [bench/results/vs_mujoco.csv]  ->  same stem .png
+usage: python3 bench/perf/plot_vs_mujoco.py [bench/results/vs_mujoco.csv]  ->  same stem .png
 """
 import csv
 import sys

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Cost of an NE-NMDP first-order (FOPGM) frame against NE-MDP on the spider jump (issue 12 item 5).
+"""Cost of an NE-NMDP first-order (FOPGM) frame against NE-MDP on the spider jump.
 
-Scene: configs/quadruped_spider.yaml, control.reference.type=jump (the scene of bench/nmdp_table1.py
+Scene: configs/quadruped_spider.yaml, control.reference.type=jump (the scene of bench/paper/nmdp_table1.py
 Fig. 6 / N10). Methods:
   NE-NMDP  integrator.type=nmdp_ne, integrator.pgm=fo, dt = 50 ms   (one frame = one step)
   NE-MDP   integrator.type=ne_mdp,                     dt = 5 ms    (one frame = 10 steps)
@@ -21,7 +21,7 @@ flight, landing, stand): frames 11-50 of NE-NMDP, steps 101-500 of NE-MDP.
 Rows go to bench/results/nmdp_cost.csv under a label (default: the short commit); rows of other
 labels are kept, so before/after sit in one file.
 
-Usage: python3 bench/profile_nmdp.py [--label L] [--binary build/bigstep] [--repeats 5]
+Usage: python3 bench/perf/profile_nmdp.py [--label L] [--binary build/bigstep] [--repeats 5]
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 WALL_REPEATS = 5
@@ -163,7 +163,7 @@ def main() -> None:
         "note": "spider jump (configs/quadruped_spider.yaml, control.reference.type=jump); frame = 50 ms of "
                 "simulated time for both methods (NE-MDP: 10 steps of 5 ms), window t in (0.5, 2.5] s = one jump "
                 "cycle = 40 frames; instructions: callgrind Ir(run to 2.5 s) - Ir(run to 0.5 s); phases: self "
-                "cost (callgrind_annotate --inclusive=no) mapped by function name (bench/profile_nmdp.py PHASES; "
+                "cost (callgrind_annotate --inclusive=no) mapped by function name (bench/perf/profile_nmdp.py PHASES; "
                 "inlined code counts in its caller); wall: sum of steps.csv wall_s over the window, median of the "
                 "repeats, on a shared 2-core machine (noisy; instructions are the measure); ratio = NE-NMDP / "
                 "NE-MDP per frame of equal simulated time",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost of one PBFD step, per LM iteration and per simulated second (issue 12 item 1).
+"""Cost of one PBFD step, per LM iteration and per simulated second.
 
 For each scene (floating chain in contact, PBFD JTJ-LM at dt 0.05 with C_par = 5e4/dt; spider
 quadruped, PBFD at dt 0.02):
@@ -24,7 +24,7 @@ engine = team and the label suffix "-team".
 same scenes and steps instead of PBFD; its rows carry the label suffix "-pbd" (reference engine only:
 the team form is PBFD's).
 
-Usage: python3 bench/profile_step.py [--label L] [--binary build/bigstep] [--engine reference|team]
+Usage: python3 bench/perf/profile_step.py [--label L] [--binary build/bigstep] [--engine reference|team]
                                      [--integrator pbfd|pbd]
 """
 from __future__ import annotations
@@ -38,14 +38,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 WALL_REPEATS = 15
 
 # (name, config, dt, overrides, N1, N2): the steps N1+1 .. N2 are measured. The floating chain
 # falls from 1 m and lands in step 9 at dt 0.05: steps 9-20 are the landing and settling, all in
-# contact (steps 21+ are at rest, 0-6 iterations). C_par = 5e4 / dt (the config's rule, issue 12).
+# contact (steps 21+ are at rest, 0-6 iterations). C_par = 5e4 / dt (the config's rule).
 SCENES = [
     ("chain_floating_ground", "chain_floating_ground", 0.05,
      {"integrator.type": "pbfd", "integrator.optimizer": "jtj_lm", "contact.c_par": 5e4 / 0.05}, 8, 20),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The static plan of the CUDA kernels without a device (issue 13 item 2): compiles one .cu file for
+# The static plan of the CUDA kernels without a device: compiles one .cu file for
 # sm_90 with `-Xptxas -v -lineinfo` (device code only: a cubin) and prints, per kernel, the
 # registers, spill stores / loads, stack frame and static shared memory ptxas reports, as CSV.
 # With SITES=1 it also disassembles the cubin (nvdisasm, line info) and lists, for the kernels
@@ -8,8 +8,8 @@
 # nvdisasm / cuobjdump are not part of this CUDA image: `pip install nvidia-cuda-nvdisasm` puts
 # nvdisasm in site-packages (found below), or set NVDISASM.
 #
-# usage: bash bench/ptxas_plan.sh [file.cu]            (default cuda/pbd_step.cu)
-#        SITES=1 SITES_KERNEL='lm_warp_kernel<float, 16>' bash bench/ptxas_plan.sh
+# usage: bash bench/perf/ptxas_plan.sh [file.cu]            (default cuda/pbd_step.cu)
+#        SITES=1 SITES_KERNEL='lm_warp_kernel<float, 16>' bash bench/perf/ptxas_plan.sh
 # env:   NVCC (nvcc), ARCH (sm_90), CUBIN (kept there when set), NVDISASM, PTXAS_LOG (parse this saved
 #        nvcc ... -Xptxas -v output instead of compiling; the header's commit is then this tree's)
 # Rows: each kernel, then "<kernel> > body_pair_*" for its __noinline__ callees (own frame, spills).
@@ -17,7 +17,7 @@
 # shared memory (cuda/pbd_step.cu WarpSmem: lm_local_size, ints, views, step constants) is printed by
 # `bigstep bench gpu-speedup --work-model` (smem_per_traj_bytes) and by the run-time plan.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 SRC=${1:-cuda/pbfd_lm.cu}
 NVCC=${NVCC:-nvcc}
 ARCH=${ARCH:-sm_90}
@@ -30,7 +30,7 @@ else
   "$NVCC" -I. -isystem=/usr/include/eigen3 -O3 -DNDEBUG -arch="$ARCH" --expt-relaxed-constexpr -std=c++17 \
     -lineinfo -x cu -cubin "$SRC" -o "$CUBIN" -Xptxas -v > "$LOG" 2>&1 || { cat "$LOG"; exit 1; }
 fi
-echo "# bench/ptxas_plan.sh $SRC, $ARCH, $("$NVCC" --version | tail -1), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cuda solvers || echo '+dirty')"
+echo "# bench/perf/ptxas_plan.sh $SRC, $ARCH, $("$NVCC" --version | tail -1), $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cuda solvers || echo '+dirty')"
 python3 - "$LOG" <<'PY'
 import re, subprocess, sys
 KEEP = re.compile(r"^(lm_|pbfd_|compact_|count_|release_)")  # the project's kernels (not Thrust / CUB)

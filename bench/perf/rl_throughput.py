@@ -1,9 +1,9 @@
 """RL throughput: env-steps per wall second of a vector env's step() with random actions
-(issue 14 item 5), bigstep against Gymnasium's MuJoCo vector env and mujoco.rollout, on the same
+, bigstep against Gymnasium's MuJoCo vector env and mujoco.rollout, on the same
 machine in the same run.
 
-    PYTHONPATH=build/python nice -n 10 python3 bench/rl_throughput.py            # ~10 min on 2 cores
-    PYTHONPATH=build/python python3 bench/rl_throughput.py --ks 1,64 --budget 0.3 # a quick look
+    PYTHONPATH=build/python nice -n 10 python3 bench/perf/rl_throughput.py            # ~10 min on 2 cores
+    PYTHONPATH=build/python python3 bench/perf/rl_throughput.py --ks 1,64 --budget 0.3 # a quick look
 
 Rows (task in {hopper, ant}, K envs):
   bigstep           bigstep.make_vec(task, K, backend="cpu"): PBFD at the task file's dt (hopper
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 GYM_IDS = {"hopper": "Hopper-v5", "ant": "Ant-v5"}

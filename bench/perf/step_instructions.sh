@@ -2,13 +2,13 @@
 # Instructions per step (valgrind --tool=callgrind; deterministic on a shared machine) of
 # `bigstep run` for each integrator on a few scenes: Ir(N2 steps) - Ir(N1 steps), divided by
 # N2 - N1, so start-up and output cancel. Usage:
-#   bench/step_instructions.sh [BIGSTEP_BINARY] [LABEL] > out.csv      (default build/bigstep)
+#   bench/perf/step_instructions.sh [BIGSTEP_BINARY] [LABEL] > out.csv      (default build/bigstep)
 # CSV: label,scene,integrator,dt,instructions_per_step
 set -euo pipefail
 bin=${1:-build/bigstep}
 label=${2:-$(git rev-parse --short HEAD 2>/dev/null || echo local)}
-command -v valgrind >/dev/null || { echo "bench/step_instructions.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
-cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "bench/perf/step_instructions.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
+cd "$(dirname "$0")/../.."
 # set, so the CLI does not re-execute itself (cli/omp_wait.h) outside valgrind's view
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 tmp=$(mktemp -d)

@@ -7,7 +7,7 @@ solver's attempts ended without convergence: the env is held and its episode tru
 ENV_SOLVER_FAILED (non-finite, factorisation, gimbal lock), and the solver iterations per env step
 (mean, p50, p99, max): the tail is what a lockstep batch (the GPU engines) waits for.
 
-  PYTHONPATH=build/python nice -n 10 python3 bench/vec_env_failures.py            # ~3 min on 2 cores
+  PYTHONPATH=build/python nice -n 10 python3 bench/perf/vec_env_failures.py            # ~3 min on 2 cores
   ... --tasks ant --set integrator.dt=0.03 --set contact.slip_speed=3             # one variant
 
 Writes bench/results/vec_env_failures.csv (+ .meta.json).
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
 # the default sweep: every task at its own settings, and the ant (PBFD at 50 ms, the task's dt)
