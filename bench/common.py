@@ -1,4 +1,4 @@
-"""Shared helpers for the bigstep benchmark scripts (bench/fig*.py).
+"""Shared helpers for the bigstep benchmark scripts (bench/paper/, bench/perf/, bench/experiments/).
 
 Only the Python standard library, numpy and matplotlib are used. The simulator is driven
 through its CLI (`bigstep run CONFIG --set key=value ... --out DIR --quiet`), never linked.
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "bench" / "results"
+RESULTS = REPO / "bench" / "results"  # paper/ and perf/ scripts
+EXPERIMENT_RESULTS = REPO / "bench" / "experiments" / "results"  # experiments/ scripts
 CONFIGS = REPO / "configs"
 MAX_WORKERS = 2  # never more: the reference box has 2 cores
 

@@ -25,7 +25,7 @@
 // into the ground early; stance legs keep the planned torso pose (their joint PID is the base PD).
 // Footstep re-planning (walk.replan_gain k [s], §7.2.1 "replanned during that swing phase as
 // necessary"): in the diagonal two-leg support every contact force acts on the support line, so
-// nothing the stance legs do acts on the torso's roll about it (bench/README.md "Settle"); the next
+// nothing the stance legs do acts on the torso's roll about it (bench/experiments/notes/inverse_dynamics.md "Settle"); the next
 // foothold can. Each step of a swing the landing foothold is the plan's plus
 //   Delta = k (v_T - v_plan)_horizontal      (Raibert / capture-point placement: a torso falling
 //                                             sideways at 0.27 omega, omega its roll rate about the
@@ -121,7 +121,7 @@ void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX
 /// gets q = q_P + w (q_A - q_P), q_A the angles that put its foothold where it is from the actual
 /// torso pose, q_P those of the planned pose, w = 1 - h(tau / settle) (h the quintic smoothstep),
 /// and the rates blended likewise plus w_dot (q_A - q_P): the landing pair's targets continue
-/// the swing IK's instead of jumping to the planned torso pose (issue 16, bench/README.md "Settle").
+/// the swing IK's instead of jumping to the planned torso pose (issue 16, bench/experiments/notes/inverse_dynamics.md "Settle").
 /// gait.replan > 0 with mem (kFootTrotMemory x legs doubles of the rollout, updated from t_mode and
 /// v only, so the calls at t and t + dt of one step agree): every foot target moves by its foothold's
 /// offset (head comment); mem = nullptr: no re-planning.

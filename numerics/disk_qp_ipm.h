@@ -8,7 +8,7 @@
 // Why a second method: with the feet off the symmetric rest pose (a box tilted by 0.01 rad on the
 // incline) H = I / wmax^2 + Qs^T Qs has eigenvalues 1e-12 below its largest along the tangential
 // directions the body cannot move in. ADMM's rate follows that conditioning: it ran its 20000
-// iterations on 10 T-steps per step and took the step 30x longer (bench/README.md "Compliant").
+// iterations on 10 T-steps per step and took the step 30x longer (bench/experiments/notes/compliant.md "Tilted boxes").
 // An interior-point method's Newton steps do not depend on the conditioning in that way, and the
 // problem is tiny (n = 2 per contact), so a dense Cholesky per iteration is cheap.
 //

@@ -20,5 +20,5 @@ for t in "$BIN"/tests/test_cuda_* "$BIN"/test_cuda_*; do
 done
 # shellcheck disable=SC2086
 "$BIN/bigstep-bench" gpu-speedup --out "$OUT" ${BENCH_ARGS:---steps 50} || rc=1  # CPU: 4 threads and all cores
-python3 bench/plot_gpu_speedup.py "$OUT/gpu_speedup.csv" || echo "plot skipped (python3/matplotlib missing)"
+python3 bench/paper/plot_gpu_speedup.py "$OUT/gpu_speedup.csv" || echo "plot skipped (python3/matplotlib missing)"
 exit $rc

@@ -26,7 +26,7 @@
 // dissipation, and whenever the joints move the stance feet are predicted to slip at
 // (S_{i,q} - S_{i,b} M_bb^-1 M_bq) qdot_des (oracle 1's gradient difference J_c M^-1 P^T Y^-1
 // qdot_des): the torques assume sliding feet and the trotting spider trod in place (|distance| <=
-// 0.11 m of 0.95 m at every friction and gain, bench/README.md "Oracle 12, per terrain"). The
+// 0.11 m of 0.95 m at every friction and gain, bench/experiments/notes/inverse_dynamics.md "Oracle 12, per terrain"). The
 // impulses the ID must predict are those the forward model produces with the returned tau: z
 // maximally dissipative for that tau (a fixed point, not a joint minimization over z and tau).
 // Taking jv = J_c v* as the linear term gives exactly that gradient (G^T G z + jv = J_c v+), but

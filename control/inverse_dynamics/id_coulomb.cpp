@@ -17,7 +17,7 @@
 // the predicted normal force to 1e-5 until a step where it chose another solution: conditioning,
 // ray termination and the pivoting's tolerances were not the cause. On the trot the fall at mu = 100
 // has a second cause this does not remove: the joint-space plan is not compatible with every
-// stance foot sticking, so feet must really slide (mm/s) and pull with mu f_N (bench/README.md).
+// stance foot sticking, so feet must really slide (mm/s) and pull with mu f_N (bench/experiments/notes/inverse_dynamics.md).
 // Also departs (I14 for model B): a solution whose impulses exceed a physical bound of the problem
 // (id_impulse_bound, id_problem.cpp) is ill-posed, not only a Lemke ray: it is replaced by model A's
 // no-slip solution where that keeps every friction inside its pyramid, else by model C's convex solve,
@@ -204,7 +204,7 @@ void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool min_torqu
       // every contact's pyramid its sticking solution (lambda = 0, the same normal complementarity)
       // is one of this LCP's, less Lemke's internal friction (with A's ID_SLIP, a repair as C's is): on the foot-space trot at mu = 100 the
       // vertices carried 6-11 N s of squeeze between two feet (50 f_N) on 2/3 of the steps, and
-      // model C's Stage I, which lets stance feet slide whenever the joints move (bench/README.md
+      // model C's Stage I, which lets stance feet slide whenever the joints move (bench/experiments/notes/inverse_dynamics.md
       // "Oracle 12"), threw the robot over (issue 16). Otherwise model C, as before.
       id_no_slip(p, ws, r);
       if (coulomb_admits(p, r)) {

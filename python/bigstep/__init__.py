@@ -21,7 +21,7 @@ import sys as _sys
 _os.environ.setdefault("PYTHON", _sys.executable)
 
 # OpenMP workers sleep at barriers unless the user chose a wait policy: a spinning worker burns the
-# core the policy network and the rest of the RL loop need between steps (bench/omp_wait_policy.py).
+# core the policy network and the rest of the RL loop need between steps (bench/perf/omp_wait_policy.py).
 # libgomp reads this when the extension loads it below; the bigstep CLI does the same (batch/omp_wait.h).
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["OMP_WAIT_POLICY"] = "passive"

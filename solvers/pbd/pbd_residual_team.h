@@ -17,7 +17,7 @@
 
 // The body-pair code (team_detail::body_pair_*) is its own call on the device: why -- inlined into the
 // residual it raised the FP32 warp kernel's spills (0 -> 36 B) and the FP64 evaluate kernel's
-// registers (130 -> 244) for every model, with or without body pairs (bench/ptxas_plan.sh).
+// registers (130 -> 244) for every model, with or without body pairs (bench/perf/ptxas_plan.sh).
 #ifdef __CUDACC__
 #define BIGSTEP_BODY_PAIR_FN __host__ __device__ __noinline__
 #else

@@ -156,14 +156,14 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
 // which is r = 0 only where J_r is nonsingular. Without friction J_r = grad^2 E is symmetric and at a
 // 50 ms step dominated by M / dt^2 > 0; PBFD's friction adds -C_par J_p^T (df_par/dp) J_p (§4.4),
 // which is not symmetric and at C_par ~ 1/dt^beta can cancel M / dt^2 along some direction: the ant at
-// 50 ms ends at points with J_r^T r ~ 0, r != 0 (bench/README.md, vec_env_failures). The homotopy
+// 50 ms ends at points with J_r^T r ~ 0, r != 0 (docs/benchmarks.md, vec_env_failures). The homotopy
 // r(theta; s C_par), s = 3^(-k/K) for k = K, ..., 1, 0 (geometric from 1/3 to 1; each stage from the
 // last one's end, the first from theta_n, where the slip and so the friction force are 0) starts
 // where friction is weak and J_r close to grad^2 E, and follows the solution branch to the true
 // C_par; a stage ends like any attempt (it_max iterations, cold lambda) and takes ~10 iterations
 // when the steps are small. s = 1/3 is contact.slip_speed x 3, which converged on 99 % of the
-// failing steps (bench/README.md). Of 60 failing ant steps replayed cold, K = 1, 4, 8 leave 23, 8, 6
-// failing (bench/lm_stall_fixture.py); those stall in the last stage at the same r whatever K, as
+// failing steps (docs/benchmarks.md). Of 60 failing ant steps replayed cold, K = 1, 4, 8 leave 23, 8, 6
+// failing (bench/experiments/lm_stall_fixture.py); those stall in the last stage at the same r whatever K, as
 // where the branch folds (J_r singular on it) before C_par is reached, and are flagged NOT_CONVERGED.
 bool PbdIntegrator::continuation_applies(const PbdStepInput& in, const StepStats& st) const {
   return s_.friction_continuation > 0 && s_.formulation == Formulation::Pbfd && s_.optimizer == Optimizer::JtjLm &&

@@ -335,7 +335,7 @@ TEST_CASE("cuda lm: lockstep reinit of some trajectories (RL reset) matches the 
 }
 
 TEST_CASE("cuda lm: a small run of every kernel (the compute-sanitizer target)", "[cuda][sanitize]") {
-  // Seconds under racecheck / synccheck / memcheck / initcheck (bench/gpu_session.sh): the block
+  // Seconds under racecheck / synccheck / memcheck / initcheck (bench/perf/gpu_session.sh): the block
   // kernels (init, compacted iteration, graph, reinit), the warp kernel with half-warp teams
   // (D = 15, capped and uncapped) and whole-warp teams (D = 18, step_graph), each against the CPU
   // emulation.

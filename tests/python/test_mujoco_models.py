@@ -220,7 +220,7 @@ def test_hopper_task_actuation_equals_mujoco_ctrl(tmp_path):
     armature 1 and damping 1) against MuJoCo's own ctrl: the hopper.xml with its joint limits off,
     no contacts (bigstep: model.allow geoms; MuJoCo: contact disabled), MuJoCo's Euler at the file's
     2 ms, 1.5 x ctrlrange periodic controls so the clamp acts; the trajectories agree to 1e-9 over
-    0.6 s (bench/hopper_gap.py: the import and the actuation are not the MuJoCo transfer gap)."""
+    0.6 s (bench/experiments/hopper_gap.py: the import and the actuation are not the MuJoCo transfer gap)."""
     text = open(gym("hopper")).read()
     j = '<joint armature="1" damping="1" limited="true"/>'
     assert text.count(j) == 1

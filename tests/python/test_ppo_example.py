@@ -1,16 +1,33 @@
-"""python -m bigstep.examples.ppo (issue 14, item 4): GAE against its closed form, the running
-observation statistics against numpy over the whole stream, and a tiny training run whose saved
-policy reproduces the network's clipped mean on normalised observations. Skipped without torch."""
+"""python -m bigstep.examples.ppo: GAE against its closed form, the running observation statistics
+against numpy over the whole stream, a tiny training run whose saved policy reproduces the network's
+clipped mean on normalised observations, the wrapper hook; and the research wrappers it takes
+(bench/experiments/ppo_hopper_wrappers.py). Skipped without torch."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch not installed (scripts/install_torch.sh)")
 
 
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "bench" / "experiments"
+
+
 @pytest.fixture(scope="module")
 def ppo(bigstep_py):
     from bigstep.examples import ppo
     return ppo
+
+
+@pytest.fixture(scope="module")
+def wrappers(ppo):
+    sys.path.insert(0, str(EXPERIMENTS))
+    try:
+        import ppo_hopper_wrappers
+    finally:
+        sys.path.remove(str(EXPERIMENTS))
+    return ppo_hopper_wrappers
 
 
 def test_gae_equals_the_discounted_sum_of_td_errors(ppo):
@@ -88,14 +105,14 @@ def test_init_continues_a_saved_policy_and_wall_budget_stops_annealed(ppo, tmp_p
         ppo.main(tiny + ["--total-steps", "128", "--hidden", "32", "--init", first, "--out", str(tmp_path / "c")])
 
 
-def test_takeoff_kick_fires_once_per_push_off_and_kicks_only_pitch_rate_and_lift(ppo, bigstep_py):
+def test_takeoff_kick_fires_once_per_push_off_and_kicks_only_pitch_rate_and_lift(wrappers, bigstep_py):
     """TakeoffKick: an env whose qvel[1] rises through the speed gets qvel[2] -= spin, qvel[1] += lift
     (fixed mode), its qpos and other velocities kept and its observation recomputed; an env that ended
     this step (auto-reset) or did not rise is untouched; staying above the speed does not fire again."""
     venv = bigstep_py.make_vec("hopper", num_envs=3, backend="cpu", seed=3)
     obs, _ = venv.reset(seed=3)
     c = venv.core
-    kick = ppo.TakeoffKick(venv, 1.0, 1.0, 0.8, 0.25, np.random.default_rng(0), fixed=True)
+    kick = wrappers.TakeoffKick(venv, 1.0, 1.0, 0.8, 0.25, np.random.default_rng(0), fixed=True)
     for k in (0, 1):  # both rise through 1 m/s; env 1's episode "ended"
         qv = c.qvel[k].copy()
         qv[1] = 1.5
@@ -113,13 +130,13 @@ def test_takeoff_kick_fires_once_per_push_off_and_kicks_only_pitch_rate_and_lift
     assert obs[0, 5 + 2] == pytest.approx(o0[0, 5 + 2] - 0.8, abs=1e-12)
     assert kick(obs, np.zeros(3, bool)) == 0  # still above the speed: no new push-off
     # random mode: the kick is U(0, spin) and prob 0 never fires
-    never = ppo.TakeoffKick(venv, 0.0, 1.0, 0.8, 0.25, np.random.default_rng(0))
+    never = wrappers.TakeoffKick(venv, 0.0, 1.0, 0.8, 0.25, np.random.default_rng(0))
     qv = c.qvel[2].copy()
     qv[1] = 1.5
     c.set_state(2, c.qpos[2].copy(), qv)
     assert never(obs, np.zeros(3, bool)) == 0
     with pytest.raises(SystemExit):
-        ppo.parse_args(["--takeoff-prob", "1.5"])
+        wrappers.parse_args(["--takeoff-prob", "1.5"])
 
 
 def _momentum(m, d, qpos, qvel):
@@ -133,7 +150,7 @@ def _momentum(m, d, qpos, qvel):
     return p[0], p[2], d.subtree_angmom[1][1], d.subtree_com[1].copy()
 
 
-def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py):
+def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(wrappers, bigstep_py):
     """PushoffGain (--pushoff-gain-max): from one stance state and action, the env at g = 2 ends the step
     with twice the horizontal momentum change of the env at g = 1 (the ground impulse doubled), the same
     vertical momentum and positions, and L_y about the centre of mass larger by (z_c - z_com) P_x: the
@@ -143,7 +160,7 @@ def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py
     venv = bigstep_py.make_vec("hopper", num_envs=2, backend="cpu", seed=4)
     obs, _ = venv.reset(seed=4)
     c = venv.core
-    gain = ppo.PushoffGain(venv, 2.0, np.random.default_rng(0), fixed=1.0)
+    gain = wrappers.PushoffGain(venv, 2.0, np.random.default_rng(0), fixed=1.0)
     m, d = gain.m, mujoco.MjData(gain.m)
     rng = np.random.default_rng(2)
     no = np.zeros(2, bool)
@@ -198,11 +215,11 @@ def test_pushoff_gain_scales_the_steps_horizontal_ground_impulse(ppo, bigstep_py
     assert tested >= 5 and backward >= 3, f"{tested} forward, {backward} backward stance steps with |P_x| >= 0.2 N s"
 
 
-def test_pushoff_gain_draws_are_reproducible_and_only_for_the_hopper(ppo, bigstep_py):
+def test_pushoff_gain_draws_are_reproducible_and_only_for_the_hopper(wrappers, bigstep_py):
     """g ~ U(1, g_max) per env at the start and per ended episode, from the given stream only."""
     venv = bigstep_py.make_vec("hopper", num_envs=3, backend="cpu", seed=1)
     obs, _ = venv.reset(seed=1)
-    a, b = (ppo.PushoffGain(venv, 3.0, np.random.default_rng(5)) for _ in range(2))
+    a, b = (wrappers.PushoffGain(venv, 3.0, np.random.default_rng(5)) for _ in range(2))
     np.testing.assert_array_equal(a.g, b.g)
     assert np.all((a.g >= 1.0) & (a.g < 3.0)) and len(set(a.g)) == 3
     g0 = a.g.copy()
@@ -211,20 +228,55 @@ def test_pushoff_gain_draws_are_reproducible_and_only_for_the_hopper(ppo, bigste
     b(obs, done)
     np.testing.assert_array_equal(a.g, b.g)
     assert a.g[1] == g0[1] and a.g[0] != g0[0] and a.g[2] != g0[2]
-    other = ppo.PushoffGain(venv, 3.0, np.random.default_rng(6))
+    other = wrappers.PushoffGain(venv, 3.0, np.random.default_rng(6))
     assert not np.array_equal(other.g, g0)
     walker = bigstep_py.make_vec("walker2d", num_envs=1, backend="cpu", seed=1)
     with pytest.raises(ValueError, match="hopper"):
-        ppo.PushoffGain(walker, 2.0, np.random.default_rng(0))
+        wrappers.PushoffGain(walker, 2.0, np.random.default_rng(0))
     with pytest.raises(SystemExit):
-        ppo.parse_args(["--pushoff-gain-max", "0.5"])
+        wrappers.parse_args(["--pushoff-gain-max", "0.5"])
 
 
-def test_tiny_training_run_with_pushoff_gain_is_reproducible(ppo, tmp_path):
+def test_tiny_training_run_with_pushoff_gain_is_reproducible(wrappers, tmp_path):
     tiny = ["--task", "hopper", "--total-steps", "128", "--num-envs", "2", "--n-steps", "64", "--epochs", "1",
             "--minibatch", "32", "--backend", "cpu", "--pushoff-gain-max", "2.5", "--seed", "3"]
-    ppo.main(tiny + ["--out", str(tmp_path / "a")])
-    ppo.main(tiny + ["--out", str(tmp_path / "b")])
+    wrappers.main(tiny + ["--out", str(tmp_path / "a")])
+    wrappers.main(tiny + ["--out", str(tmp_path / "b")])
     a, b = (torch.load(tmp_path / x / "hopper" / "policy.pt", weights_only=False) for x in ("a", "b"))
     for k in a["model"]:
         assert torch.equal(a["model"][k], b["model"][k]), k
+
+
+def test_wrapper_hook_runs_after_every_step_and_may_change_the_state(ppo, tmp_path):
+    """--wrapper MODULE:CALLABLE (a .py path) and train(make_env_wrappers=...): every hook is built once
+    after the reset and called after each of the 64 steps with that step's obs and done; a hook
+    that zeroes env 0's velocities changes the trained weights (its state reaches the rollout)."""
+    module = tmp_path / "hooks.py"
+    module.write_text(
+        "import numpy as np\n"
+        "CALLS = []\n"
+        "def count(venv, args):\n"
+        "    def hook(obs, done):\n"
+        "        CALLS.append((obs.shape, done.shape))\n"
+        "    return hook\n"
+        "def still(venv, args):\n"
+        "    def hook(obs, done):\n"
+        "        c = venv.core\n"
+        "        c.set_state(0, c.qpos[0].copy(), np.zeros_like(c.qvel[0]))\n"
+        "        obs[0] = c.obs[0]\n"
+        "    return [hook]\n")
+    tiny = ["--task", "hopper", "--total-steps", "128", "--num-envs", "2", "--n-steps", "64", "--epochs", "1",
+            "--minibatch", "32", "--backend", "cpu", "--seed", "5"]
+    count = ppo.load_wrapper(f"{module}:count")
+    calls = []
+    ppo.main(tiny + ["--out", str(tmp_path / "a")],
+             make_env_wrappers=lambda venv, args: (lambda obs, done: calls.append((obs.shape, done.shape))))
+    assert calls == [((2, 11), (2,))] * 64  # one update of 64 steps
+    assert count.__module__ == "hooks"
+    ppo.main(tiny + ["--out", str(tmp_path / "b")])
+    ppo.main(tiny + ["--out", str(tmp_path / "c"), "--wrapper", f"{module}:still"])
+    a, b, c = (torch.load(tmp_path / x / "hopper" / "policy.pt", weights_only=False)["model"] for x in "abc")
+    assert all(torch.equal(a[k], b[k]) for k in a)  # a hook that only reads changes nothing
+    assert not all(torch.equal(b[k], c[k]) for k in b)
+    with pytest.raises(ValueError, match="MODULE:CALLABLE"):
+        ppo.load_wrapper("no_colon")

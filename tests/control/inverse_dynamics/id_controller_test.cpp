@@ -136,11 +136,11 @@ TEST_CASE("id controllers: oracle 12 on random friction where the stance feet ca
   // Spec §10 oracle 12 on mu ~ U(0.1, 1.5) per foot (batch.contact_mu_*), 1 s of the planned trot:
   // ID(t_i) with the simulator's model (id_lcp_mu) tracks better than ID(t_{i-1}), which tracks
   // better than ID(t_{i-2}). Seeds 0 and 1 (|e_q| 0.0014 / 0.0005 vs 0.0061 / 0.0052 vs 0.0117 /
-  // 0.0107 rad, bench/README.md "Oracle 12"). Not on seed 2 (geom mu 0.51, 1.24-1.40: the feet stick
+  // 0.0107 rad, bench/experiments/notes/inverse_dynamics.md "Oracle 12"). Not on seed 2 (geom mu 0.51, 1.24-1.40: the feet stick
   // as on mu = 100, against the joint-space plan's stance sweep), where ID(t_{i-1}) wins (0.0080 vs
   // 0.0144 rad). Unlimited torques (controller.tau_max = 0): the oracle compares the controllers'
   // models; with the scene's 288 N m limit the touchdowns clamp id_lcp_mu on 50-108 steps of 3 s
-  // (bench/README.md, ID table) and its |e_q| rises to 0.0105 / 0.0072, above ID(t_{i-1})'s.
+  // (bench/experiments/notes/inverse_dynamics.md, ID table) and its |e_q| rises to 0.0105 / 0.0072, above ID(t_{i-1})'s.
   auto run = [](const std::string& type, int seed) {
     const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_quadruped_trot.yaml",
                                 {"controller.type=" + type, "batch.contact_mu_min=0.1", "batch.contact_mu_max=1.5",

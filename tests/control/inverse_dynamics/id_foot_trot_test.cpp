@@ -357,7 +357,7 @@ TEST_CASE("foot_trot: the ID(t_i) LCP controllers walk through the touchdowns on
   // config's 288 N m limit. 1.2 s: touchdowns at 0.3, 0.6, 0.9 s. Not yet clean: by 0.9 s the
   // torso has rolled 0.05 rad in two-leg support (the unactuated rotation about the support
   // diagonal), and the landing pair's stance targets (the planned torso pose) jump by ~2 cm: 3-12 kN
-  // predicted for a few steps, clamped (bench/README.md).
+  // predicted for a few steps, clamped (bench/experiments/notes/inverse_dynamics.md).
   const Scene probe = trot({"control.reference.walk.foot_space=true"});
   REQUIRE(probe.controller.planned_contact);
   // the plan's contact set: FL (phase 0) swings over t in [0.45, 0.6), FR (phase 0.5) over [0.15, 0.3)
@@ -534,7 +534,7 @@ TEST_CASE("foot_trot: oracle 12 on sticky ground over the first second with foot
   // of every ID(t_i) controller below ID(t_{i-1})'s below ID(t_{i-2})'s (measured 0.0078-0.0086 /
   // 0.0117 / 0.0197 rad). Without re-planning id_lcp_mu already fails here (0.0727 rad; it diverges
   // by 3 s). Not the whole oracle: over 3 s ID(t_{i-1}) wins (0.0138 vs 0.0173-0.0182 rad), the
-  // torso's roll limit cycle (bench/README.md "Footstep re-planning").
+  // torso's roll limit cycle (bench/experiments/notes/inverse_dynamics.md "Footstep re-planning").
   const std::vector<std::string> keys = {"controller.tau_max=0", "control.reference.walk.replan_gain=0.05"};
   const Metrics prev1 = paper_plan_run("id_prev1", keys), prev2 = paper_plan_run("id_prev2", keys);
   INFO("ID(t-1) " << prev1.track_state_pos_rad << " rad, ID(t-2) " << prev2.track_state_pos_rad << " rad");

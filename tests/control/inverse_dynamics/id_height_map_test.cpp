@@ -1,11 +1,11 @@
 // Oracle 12, second half (spec inverse-dynamics-contact.md §10: "on the random height map tracking
 // error 19 % below PID"; §9 terrain: rigid height map, bumps <= 3 cm, mu ~ U(0.1, 1.5)): the trot of
-// configs/id_quadruped_trot.yaml on bench/id_height_map.py's map (1 s, seeds 0 and 1).
-// What holds here (bench/README.md "Oracle 12 on the random height map"): ID(t_i) (id_lcp_mu)
+// configs/id_quadruped_trot.yaml on bench/paper/id_height_map.py's map (1 s, seeds 0 and 1).
+// What holds here (bench/experiments/notes/inverse_dynamics.md "Oracle 12 on the random height map"): ID(t_i) (id_lcp_mu)
 // tracks >= 19 % better than the PID without an actuator limit (controller.tau_max = 0), and so does
 // ID(t_{i-1}) with the scene's 288 N m; every controller walks the bumps without falling. Under the
 // 288 N m limit id_lcp_mu's clamped touchdown torques cost it the margin (3 s, 5 seeds: 2 % worse
-// than the PID): not asserted; nor is id_qp_mu (model C's Stage I, README "Oracle 12, per terrain").
+// than the PID): not asserted; nor is id_qp_mu (model C's Stage I, bench/experiments/notes/inverse_dynamics.md "Oracle 12, per terrain").
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -28,7 +28,7 @@ Run trot(const std::string& controller, int seed, double tau_max = 288) {
   std::vector<std::string> ov{"integrator.duration=1", "controller.type=" + controller, "batch.contact_mu_min=0.1",
                               "batch.contact_mu_max=1.5", "batch.seed=" + std::to_string(seed),
                               "controller.tau_max=" + std::to_string(tau_max)};
-  // bench/id_height_map.py height_map(seed): 0.1 m cells, bumps in [-3, 0] cm, flat outside 6 m x 3 m
+  // bench/paper/id_height_map.py height_map(seed): 0.1 m cells, bumps in [-3, 0] cm, flat outside 6 m x 3 m
   ov.push_back("model.terrain=[{height_map: {size: [6, 3], cells: [60, 30], bump_max: 0.03, seed: " +
                std::to_string(seed) + ", pos: [0.5, 0, -0.03]}}]");
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_quadruped_trot.yaml", ov);

@@ -304,7 +304,7 @@ TEST_CASE("compliant reduced QP: phase 2 alone (after one piece) reaches the den
 
 namespace {
 
-// B4 with side x side elements (bench/compliant_figs.py foundation_yaml: the same element points,
+// B4 with side x side elements (bench/paper/compliant_figs.py foundation_yaml: the same element points,
 // K = E * A_el / 1 m), load F straight down, rotating
 Scene b4_scene(int side, double E, double F) {
   std::ifstream f(std::string(BIGSTEP_SOURCE_DIR) + "/configs/box_foundation.yaml");
@@ -336,7 +336,7 @@ Scene b4_scene(int side, double E, double F) {
 
 TEST_CASE("compliant reduced QP: the B4 step that cycled (900 elements, E = 1e10, 50 N) settles without the dense QP",
           "[compliant]") {
-  // bench/compliant_figs.py's B4 run: step 53's block pivoting cycles (it fell back to the dense
+  // bench/paper/compliant_figs.py's B4 run: step 53's block pivoting cycles (it fell back to the dense
   // 900-row QP: 26 s of a 1.4 s run). The steps as simulate() runs them; the N-step's QP of step
   // 53 re-solved from the active set it started from.
   const Scene sc = b4_scene(30, 1e10, 50);

@@ -1,7 +1,7 @@
 // NE-LCP position correction (solvers/ne/ne_lcp.cpp; pbfd.md §7 "-d_p/dt correction", bounded here):
 // a penetrating row asks for a separation speed min(depth / h, max_correction_speed), so the
 // correction injects a bounded kinetic energy whatever the dt. The scenes that exposed the
-// unbounded term (bench/README.md "The same scenes in MuJoCo and bigstep"): gymnasium's ant
+// unbounded term (docs/benchmarks.md "Against MuJoCo at matched accuracy"): gymnasium's ant
 // launched from its initial pose, the dropped chain bouncing back at 0.625 ms, and a hinge stop
 // hit at speed that threw the arm back.
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // PBFD's friction continuation (solvers/pbd/pbd_step.cpp, issue 14) on a recorded ant env step that
 // JTJ-LM cannot solve: the ant task (configs/tasks/ant.yaml, PBFD at 50 ms), uniform random
-// actions, the state before the step and its action as bench/vec_env_failures.py met them
+// actions, the state before the step and its action as bench/perf/vec_env_failures.py met them
 // (seed 0; replayed cold, no warm lambda). Without the continuation both attempts of pbfd.md §5.1
 // end at a stationary point of GE = 1/2 |r|^2 with r != 0 and J_r nearly singular (asserted, so the
 // fixture keeps testing the failing path); with it the step converges to r = 0 at the true C_par,
@@ -27,7 +27,7 @@ using namespace bigstep;
 
 namespace {
 
-// the fixture (qpos, qvel before the step; the action), printed by bench/lm_stall_fixture.py --print-fixture
+// the fixture (qpos, qvel before the step; the action), printed by bench/experiments/lm_stall_fixture.py --print-fixture
 // step 4, env 25
 const double kQpos[15] = {0.018603848641220385, -0.056714491213663218, 0.60511866444393025, 0.98482069292318464, -0.040080213434761043, -0.047542131832287692, -0.16205408042429473, 0.44093797008350943, 1.0717798251847008, 0.48969299809185124, -0.5200537040965566, 0.40895609920405507, -1.2324749534988999, 0.44866111536068515, 1.2356647146391588};
 const double kQvel[14] = {0.26112082304200479, 0.14926984177383557, -1.6170210671293805, -1.9310089223478206, -0.38657110229522912, 0.53212362842052341, -1.9565054329146281, -3.4707657054743368, -0.83745466794255985, 3.3084687207411467, -2.5754730158660766, 0.32582233235742386, 1.8824764645958592, -0.094350962923535064};

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""LM iterations per step vs dt, cold vs warm-started lambda.
+
+For the floating chain (C_par = 5e4 / dt), the spider quadruped (its jump reference), the standing
+A1 and the sliding box, PBFD JTJ-LM at dt in {0.01, 0.02, 0.05, 0.1}: mean and max LM iterations
+per step over 2 s of simulated time, with `integrator.warm_lambda=false` (the spec's fresh
+lambda = 1e-3 max B_ii every step, pbfd.md §5.1) and `true` (the last converged step's lambda), and
+the largest |COM difference| between the two runs (both are roots of Eq. 13 to the same tolerance).
+Writes bench/results/iterations_vs_dt.csv (+ .meta.json) and .png.
+
+Usage: python3 bench/perf/iterations_vs_dt.py
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
+import common  # noqa: E402
+
+SCENES = [  # (name, config, overrides(dt))
+    ("chain_floating_ground", "chain_floating_ground", lambda dt: {"contact.c_par": 5e4 / dt}),
+    ("quadruped_spider", "quadruped_spider", lambda dt: {}),
+    ("a1_stand", "a1_stand", lambda dt: {}),
+    ("box_slide", "box_slide", lambda dt: {}),
+]
+DTS = [0.01, 0.02, 0.05, 0.1]
+
+
+def main() -> None:
+    binary = common.find_binary()
+    jobs = []
+    for name, cfg, ov in SCENES:
+        for dt in DTS:
+            for warm in (False, True):
+                jobs.append(((name, dt, warm), cfg, {
+                    **ov(dt), "integrator.type": "pbfd", "integrator.optimizer": "jtj_lm",
+                    "integrator.dt": dt, "integrator.duration": 2.0, "metrics.stop_at_rest": False,
+                    "integrator.warm_lambda": warm}))
+    res = dict(common.run_many(jobs, binary=binary))
+    rows = []
+    for name, _, _ in SCENES:
+        for dt in DTS:
+            c, w = res[(name, dt, False)], res[(name, dt, True)]
+            row = {"scene": name, "dt": dt}
+            for tag, r in (("cold", c), ("warm", w)):
+                its = [s["iterations"] for s in r.steps]
+                row[f"{tag}_iterations_mean"] = sum(its) / max(1, len(its))
+                row[f"{tag}_iterations_max"] = max(its) if its else 0
+                row[f"{tag}_converged_fraction"] = sum(s["converged"] for s in r.steps) / max(1, len(r.steps))
+            row["ratio_cold_over_warm"] = row["cold_iterations_mean"] / max(1e-12, row["warm_iterations_mean"])
+            cc, cw = c.summary.get("com_final_m"), w.summary.get("com_final_m")
+            if cc is not None and cw is not None:
+                row["com_final_diff_m"] = max(abs(a - b) for a, b in zip(cc, cw))
+            else:
+                row["com_final_diff_m"] = abs(c.summary.get("sliding_distance_m", 0) - w.summary.get("sliding_distance_m", 0))
+            rows.append(row)
+    cols = ["scene", "dt", "cold_iterations_mean", "warm_iterations_mean", "ratio_cold_over_warm",
+            "cold_iterations_max", "warm_iterations_max", "cold_converged_fraction", "warm_converged_fraction",
+            "com_final_diff_m"]
+    common.print_table(rows, cols)
+    out = common.RESULTS / "iterations_vs_dt.csv"
+    common.write_csv(out, rows, cols, meta={
+        "command": common.command_line(), **common.machine_info(binary),
+        "note": "PBFD JTJ-LM, 2 s per run; cold = integrator.warm_lambda=false (pbfd.md §5.1's 1e-3 max B_ii "
+                "each step), warm = the last converged step's lambda (floor 1e-10 max B_ii); com_final_diff_m: "
+                "largest coordinate difference of the final COM between the two runs (sliding distance for box_slide)"})
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(SCENES), figsize=(4 * len(SCENES), 3.4), sharey=False)
+    for ax, (name, _, _) in zip(axes, SCENES):
+        rs = [r for r in rows if r["scene"] == name]
+        ax.plot([r["dt"] for r in rs], [r["cold_iterations_mean"] for r in rs], "o-", label="cold lambda (spec §5.1)")
+        ax.plot([r["dt"] for r in rs], [r["warm_iterations_mean"] for r in rs], "s-", label="warm-started lambda")
+        ax.set_xscale("log")
+        ax.set_title(name)
+        ax.set_xlabel("dt [s]")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("LM iterations per step (mean over 2 s)")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out.with_suffix(".png"), dpi=110)
+    print(f"wrote {out} and {out.with_suffix('.png')}")
+
+
+if __name__ == "__main__":
+    main()
