@@ -33,7 +33,7 @@ enum class FrictionCone {
 const char* friction_solve_name(FrictionSolve s);
 const char* friction_cone_name(FrictionCone c);
 
-/// compliant.* scene keys (docs/methods/compliant.md §10 "Parameters"; defaults are the paper's where it gives them).
+/// compliant.* scene keys (docs/methods/compliant.md §4, §7; defaults are the paper's where it gives them).
 struct CompliantSettings {
   double dt = 0.01;                  ///< h [s]
   double mu = 0.5;                   ///< Coulomb coefficient (contact.mu)
