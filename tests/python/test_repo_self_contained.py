@@ -10,10 +10,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = ROOT / "docs" / "methods"
 
-# Names of documents that are not part of the repository. pbfd.md and nmdp.md are ours when they
-# are the files in docs/methods/ (a path ending in methods/, or a relative link inside docs/methods).
+# Names of documents that are not part of the repository. The PBFD and NMDP notes are ours when they
+# are docs/methods/pbfd.md and docs/methods/nmdp.md (a path ending in methods/, or a relative link
+# inside docs/methods).
 OUTSIDE = re.compile(
-    r"drumwright-constraint-solver\.md|inverse-dynamics-contact\.md|shared/spec|\.\./shared"
+    r"drumwright-constraint-solver\.md|inverse-dynamics-contact\.md|shared/(?:spec)|\.\./shared"
     r"|(?<![\w/.-])(?:design|style)\.md"
 )
 OURS_ONLY = re.compile(r"(?<![\w-])(pbfd|nmdp)\.md")
