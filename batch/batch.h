@@ -1,4 +1,4 @@
-// K rollouts of one scene stepped together on the CPU batched backend (design.md "cpu batched":
+// K rollouts of one scene stepped together on the CPU batched backend (docs/architecture.md §1.3 "Engines":
 // threads over rollouts). State is SoA, rows are rollouts. A bad rollout is flagged in its status
 // and held; it never disturbs the others. Results are bit-identical for any thread count because
 // each rollout's arithmetic is independent of the partition.
@@ -65,7 +65,7 @@ struct BatchOptions {
   double randomize_limit_stiffness = 0;  ///< joint stops' own C scaled by exp(U(-r, r)) per rollout (0 = off)
 };
 
-/// Per-contact friction (issue 16's random terrain, inverse-dynamics-contact.md §9): one
+/// Per-contact friction (issue 16's random terrain, docs/methods/inverse_dynamics.md §9): one
 /// mu ~ U(lo, hi) per geom of the Model (n_geom values into out) from rng. A contact (a, b) uses
 /// geom a's value (a is the geom on the higher link, never the world's: core/model.h).
 void draw_geom_mu(const Model& m, double lo, double hi, std::mt19937_64& rng, double* out);

@@ -32,7 +32,7 @@ class ReferenceEngine final : public BatchEngine {
   CpuBatchStepper st_;
 };
 
-// The team engines' solver settings: FP32 uses batch.fp32_eps_r / fp32_eps_x (pbfd.md §6).
+// The team engines' solver settings: FP32 uses batch.fp32_eps_r / fp32_eps_x (docs/methods/pbfd.md §6).
 template <class S>
 PbdSettings team_settings(const Scene& sc) {
   PbdSettings s = sc.settings;

@@ -20,7 +20,7 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   r.theta.reserve(total + 1);
   r.stats.reserve(total);
   r.step_wall_s.reserve(total);
-  // theta_0 = theta(0), theta_{-1} = theta(0) - dt theta_dot(0)   (pbfd.md §5.3)
+  // theta_0 = theta(0), theta_{-1} = theta(0) - dt theta_dot(0)   (docs/methods/pbfd.md §5.3)
   VecX th_n = sc.theta0, th_nm1 = sc.theta0 - dt * sc.theta_dot0, th_next(m.n_q);
   r.theta.push_back(th_n);
   auto link_x = [&](const VecX& th) {

@@ -29,20 +29,20 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress 
 
 /// Scene metrics for summary.json.
 struct Metrics {
-  // sliding (pbfd.md §8.1)
+  // sliding (docs/methods/pbfd.md §8.1)
   double sliding_distance_m = 0;  ///< x of the metric link at the stop step minus x at t = 0
   double max_tilt_rad = 0;        ///< largest rotation of the metric link from its initial pose
   bool tipped = false;            ///< max_tilt_rad > 30 degrees
   // com
   Vec3 com_final = Vec3::Zero();  ///< whole-model centre of mass at the last step [m]
   Vec3 com_initial = Vec3::Zero();
-  // quadruped (nmdp.md §10), torso = metrics.link; set when sc.metric == Quadruped
+  // quadruped (docs/methods/nmdp.md §10), torso = metrics.link; set when sc.metric == Quadruped
   double tilt_final_rad = 0;      ///< angle between the torso up-axis (link z) and world z, last step
   double tilt_max_rad = 0;        ///< its maximum over the run
   double distance_final_m = 0;    ///< torso COM displacement along metrics.heading, last step
   double height_mean_m = 0;       ///< torso COM z averaged over the recorded states
   double height_min_m = 0, height_max_m = 0;
-  // tracking of control.reference (inverse-dynamics-contact.md §9 Table 3): mean over steps and
+  // tracking of control.reference (docs/methods/inverse_dynamics.md §9 Table 3): mean over steps and
   // actuated (non-floating) DOFs of |theta - theta_bar(t)| and |theta_dot - theta_dot_bar(t)|,
   // theta_dot = (theta_n - theta_{n-1}) / dt; set when control.pd (the reference) is active
   double track_pos_rad = 0, track_vel_rad_s = 0;
@@ -65,7 +65,7 @@ struct Metrics {
 
 Metrics compute_metrics(const Scene& sc, const Rollout& r);
 
-/// Quadruped time series (nmdp.md §10 metrics), one entry per recorded state (t = i dt):
+/// Quadruped time series (docs/methods/nmdp.md §10 metrics), one entry per recorded state (t = i dt):
 /// torso tilt, torso COM height and distance along the heading (written to quadruped.csv).
 struct QuadrupedSeries {
   std::vector<double> t, tilt_rad, height_m, distance_m;

@@ -10,7 +10,7 @@
 
 namespace bigstep {
 
-/// The compliant solver's work per step (drumwright-constraint-solver.md §6, §7.5; errata A2 asks
+/// The compliant solver's work per step (docs/methods/compliant.md §6, §7.5; errata A2 asks
 /// for iteration counts): staggered sweeps (1 without friction or in the joint program), N-step
 /// active-set iterations (reduced QP pieces + dense QP), iterations of all its programs, N-steps
 /// that fell back from the reduced QP to the dense one, T-steps taken unfinished (inexact), and

@@ -190,7 +190,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   j["aborted"] = r.aborted;
   j["penetrated"] = std::any_of(r.stats.begin(), r.stats.end(), [](const StepStats& s) { return s.status & STATUS_PENETRATED; });
   if (method.substeps) {
-    // Alg. 2 (nmdp.md §7.4): accepted substeps, halvings (= substeps - 1 per frame), smallest substep
+    // Alg. 2 (docs/methods/nmdp.md §7.4): accepted substeps, halvings (= substeps - 1 per frame), smallest substep
     int sub = 0, sub_max = 0, frames_halved = 0, halvings = 0;
     double h_min = sc.settings.dt;
     for (const auto& s : r.stats) {
@@ -238,7 +238,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     j["max_tilt_rad"] = mt.max_tilt_rad;
   }
   if (sc.metric == MetricKind::Quadruped) {
-    // nmdp.md §10 metrics of the torso (metrics.link); the time series are in quadruped.csv
+    // docs/methods/nmdp.md §10 metrics of the torso (metrics.link); the time series are in quadruped.csv
     j["reference"] = sc.pd.active() ? reference_kind_name(sc.reference.kind) : "none";
     j["tilt_final_rad"] = mt.tilt_final_rad;
     j["tilt_max_rad"] = mt.tilt_max_rad;

@@ -1,4 +1,4 @@
-// Foot-space trot plan (issue 16; spec inverse-dynamics-contact.md §9 "Quadruped task": a planner
+// Foot-space trot plan (issue 16; docs/methods/inverse_dynamics.md §9 "Quadruped task": a planner
 // gives foot trajectories, joint targets via IK, I14: a plan must be compatible with the contacts).
 // The `walk` reference's joint-space sweep moves the stance feet against each other (the legs
 // swing about fixed hips while the torso stands still), so no sticking contact set can follow it.

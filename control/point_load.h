@@ -1,8 +1,8 @@
 // control.load: a force of fixed world direction and size applied at a material point of a link that
 // turns about the link's z axis at a constant rate. It is the rotating load of Drumwright's B4 box on
-// an elastic foundation (drumwright-constraint-solver.md §10, paper §5.5 Fig. 7: 5 N or 50 N
+// an elastic foundation (docs/methods/compliant.md §10, paper §5.5 Fig. 7: 5 N or 50 N
 // straight down at body point (s/2)(cos 10t, sin 10t, 1)). Like every applied force f(t, q, v) of
-// the spec's recipe (§3 step 1) it is evaluated at the start of the step, (t_n, theta_n), and added
+// the compliant step's recipe (docs/methods/compliant.md §3 step 1) it is evaluated at the start of the step, (t_n, theta_n), and added
 // to the step's generalized forces as J_p(theta_n)^T F.
 #pragma once
 #include "core/kinematics.h"

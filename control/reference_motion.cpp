@@ -1,4 +1,4 @@
-// Reference joint trajectories (spec nmdp.md §10 [choice]: cubic-spline joint targets, jump =
+// Reference joint trajectories (docs/methods/nmdp.md §10 [choice]: cubic-spline joint targets, jump =
 // all legs in phase with a 2 s period, walk = trot with a 0.6 s cycle and 0.15 m stride).
 #include "control/reference_motion.h"
 

@@ -1,4 +1,4 @@
-// Periodic reference joint trajectories for the stable-PD servo (spec nmdp.md §10): hold, jump
+// Periodic reference joint trajectories for the stable-PD servo (docs/methods/nmdp.md §10): hold, jump
 // (all legs in phase: crouch, fast extension, flight, landing) and walk (trot), built from
 // periodic monotone cubic Hermite splines so theta_dot_bar is the spline's analytic derivative;
 // and move, a one-off joint-space motion (the grasping arm's lift and shake, inverse-dynamics-

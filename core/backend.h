@@ -1,4 +1,4 @@
-// Backend selection (design.md "Data flow"): CUDA only when built with it AND a device is present.
+// Backend selection (docs/architecture.md §1): CUDA only when built with it AND a device is present.
 #pragma once
 #include <string>
 

@@ -1,4 +1,4 @@
-// Collision driver and contact Jacobians (collision.h; spec pbfd.md §2.3 for the point
+// Collision driver and contact Jacobians (collision.h; docs/methods/pbfd.md §2.3 for the point
 // Jacobian columns). Pair functions and the table are in collision_primitive.cpp.
 #include "core/collision.h"
 
@@ -31,7 +31,7 @@ Vec3 to_world(const Kinematics& kin, int j, const Vec3& x) {
   return j < 0 ? x : point_position(kin, j, x);
 }
 
-// Column k of the point Jacobian of world point p fixed to link j (pbfd.md §2.3): w_k x (p - o_k)
+// Column k of the point Jacobian of world point p fixed to link j (docs/methods/pbfd.md §2.3): w_k x (p - o_k)
 // for a revolute DOF, u_k for a prismatic one, 0 when DOF k does not move j or j is the world.
 Vec3 point_jacobian_column(const Model& m, const Kinematics& kin, int j, const Vec3& p, int k) {
   if (j < 0 || !m.moves(k, j)) return Vec3::Zero();

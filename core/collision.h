@@ -1,14 +1,14 @@
 // Collision stage: the contacts between the model's geoms at one configuration, and the contact
 // Jacobians integrators need. Shaped like MuJoCo's engine_collision_driver.c (a pair list run
 // through a table of pair functions, mjCOLLISIONFUNC) and engine_collision_primitive.c (one
-// function per pair of shape types), written for bigstep's notation (spec pbfd.md §2-§4).
+// function per pair of shape types), written for bigstep's notation (docs/methods/pbfd.md §2-§4).
 //
 // Conventions of a Contact (every pair function, both argument orders):
 //   n      unit normal in world coordinates pointing from geom b to geom a: moving a along +n
 //          separates the pair, so a normal force on a is +f n and on b is -f n;
 //   depth  penetration depth > 0 when the geoms overlap, minus the distance between the
 //          surfaces when they are apart (reported while depth >= -margin), 0 when touching;
-//          pbfd.md's signed distance is phi = -depth;
+//          the signed distance of docs/methods/pbfd.md §1 is phi = -depth;
 //   pos    world point midway between the two surfaces;
 //   witness points  the surface point of a inside (or nearest to) b, p_a = pos - depth/2 n, and
 //          of b, p_b = pos + depth/2 n, so p_b - p_a = depth n. They are stored in their link's

@@ -35,7 +35,7 @@ void begin_moments(const Model& m, const Kinematics& kin, const InertiaAnchor& a
     YS.topRightCorner<3, 1>() = mj * x;
     YS.bottomLeftCorner<1, 3>() = mj * c.transpose();
     YS(3, 3) = mj;
-    // inertia (pbfd.md §3): G_j = Y_j Sigma_j [A_j b_j]^T / dt^2, A_j = R_j - Rhat_j, b_j = t_j - that_j
+    // inertia (docs/methods/pbfd.md §3): G_j = Y_j Sigma_j [A_j b_j]^T / dt^2, A_j = R_j - Rhat_j, b_j = t_j - that_j
     Mat43 Bt;
     Bt.topRows<3>() = (kin.R[j] - an.R[j]).transpose();
     Bt.row(3) = (kin.t[j] - an.t[j]).transpose();

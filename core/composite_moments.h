@@ -1,10 +1,10 @@
 // Composite (subtree) moments: the terms of PBD / PBFD (Eq. 6, Eq. 13) that are sums over links
 // of products with link-pose derivatives, evaluated CRBA-style in O(L + D^2) instead of per link
-// and DOF pair (spec pbfd.md §2.3-§2.4, §3, §4.2-§4.4; issue 12).
+// and DOF pair (docs/methods/pbfd.md §2.3-§2.4, §3, §4.2-§4.4; issue 12).
 //
 // In homogeneous form a link pose is Y_j = [R_j t_j; 0 1] and DOF k acts by the twist matrix
 // W_k = [w^_k  o_k x w_k; 0 0] (revolute) or [0 u_k; 0 0] (prismatic), so d_k Y_j = W_k Y_j and
-// d_k d_l Y_j = W_k W_l Y_j for k <= l on the root->j path (pbfd.md §2.3). With the 4 x 4 mass
+// d_k d_l Y_j = W_k W_l Y_j for k <= l on the root->j path (docs/methods/pbfd.md §2.3). With the 4 x 4 mass
 // moment Sigma_j = [S_j m_j c_j; m_j c_j^T m_j], <(A,a),(B,b)>_j = tr([A a] Sigma_j [B b]^T)
 // (§2.4). Every first-order term is then tr(W_k G) and every second-order term tr(W_k W_l G)
 // for a 4 x 3 moment G summed over the links that k (or l) moves:
@@ -46,7 +46,7 @@ struct CompositeMoments {
 };
 
 /// Starts the moments at kin (forward_kinematics done) with the inertia term of anchor an
-/// (pbfd.md §3) and gravity; with_jacobian: also the mass moments and zero stiffnesses.
+/// (docs/methods/pbfd.md §3) and gravity; with_jacobian: also the mass moments and zero stiffnesses.
 void begin_moments(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt,
                    const double* mass_scale, bool with_jacobian, CompositeMoments& cm);
 
@@ -80,7 +80,7 @@ inline void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, cons
 /// r += the first-order terms; Jr (when set, needs with_jacobian) += the second-order ones.
 /// force_curvature = false leaves out the f . d^2x part tr(W_k W_l G) (inertia, gravity and point
 /// forces through their second kinematic derivatives): Jr then gets the mass matrix / dt^2 (from P)
-/// plus the stiffnesses, the Gauss-Newton model of Eq. 6 (pbfd.md §5, A4).
+/// plus the stiffnesses, the Gauss-Newton model of Eq. 6 (docs/methods/pbfd.md §5, A4).
 void finish_moments(const Model& m, const Kinematics& kin, CompositeMoments& cm, VecX& r, MatX* Jr,
                     bool force_curvature = true);
 

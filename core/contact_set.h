@@ -14,9 +14,9 @@
 // sphere or capsule) the sliding is not differentiated: the gradient stays exact (a smooth surface
 // point moving along the surface does not change the depth to first order) and the Hessian is a
 // model of the true one (the Gauss-Newton-like term above), which costs LM iterations, not accuracy.
-// Slip (PBD/PBFD friction, pbfd.md §4.3) is the tangential relative displacement of the cores since
+// Slip (PBD/PBFD friction, docs/methods/pbfd.md §4.3) is the tangential relative displacement of the cores since
 // theta_n: u = P_t [(c_a - c_a(theta_n)) - (c_b - c_b(theta_n))]. For a contact point (radius 0)
-// against a plane it is pbfd.md's u = P_t (c - c_n).
+// against a plane it is the u = P_t (c - c_n) of docs/methods/pbfd.md §4.3.
 #pragma once
 #include <vector>
 

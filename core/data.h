@@ -1,5 +1,5 @@
-// Data: one rollout's state and everything it carries between steps and iterations (design.md
-// "Data", style.md §2 habit 1). Built from the Model by an integrator (Integrator::make_data), so
+// Data: one rollout's state and everything it carries between steps and iterations (docs/architecture.md
+// §4). Built from the Model by an integrator (Integrator::make_data), so
 // its workspace fits that integrator; integrators themselves hold no per-rollout state, which makes
 // a batch bit-identical for any thread count and any assignment of rollouts to threads.
 #pragma once
@@ -28,7 +28,7 @@ struct Data {
   VecX theta_prev;   ///< (n_q) theta_{n-1}
   VecX theta_next;   ///< (n_q) output buffer of a step, swapped into theta (no allocation)
 
-  // carried by NMDP (nmdp.md §3, Alg. 2): after a subdivided frame the state (theta_-, theta_--,
+  // carried by NMDP (docs/methods/nmdp.md §3, Alg. 2): after a subdivided frame the state (theta_-, theta_--,
   // dt_last) is not what (theta_n, theta_{n-1}, dt) gives; it is kept here for the next frame and
   // used only when that frame starts where this one ended (frame_start = theta_{n-1}, theta_m = theta_n)
   struct NmdpCarry {

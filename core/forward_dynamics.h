@@ -1,5 +1,5 @@
 // Forward dynamics qdd = H^-1 (tau - c - grad V) and forward-mode-AD derivatives of RNEA
-// (the partials the Newton-Euler NMDP form needs, nmdp.md §5.2).
+// (the partials the Newton-Euler NMDP form needs, docs/methods/nmdp.md §5.2).
 #pragma once
 #include "core/model.h"
 

@@ -1,5 +1,5 @@
 // Height field: a rigid terrain z = h(x, y) over a rectangle of its geom frame (MuJoCo's hfield;
-// spec inverse-dynamics-contact.md §9 "rigid height map, bumps <= 3 cm").
+// docs/methods/inverse_dynamics.md §9 "rigid height map, bumps <= 3 cm").
 //
 // Surface. h is the uniform bicubic B-spline of a grid of control heights z_ij at the nodes
 //   x_i = -hx + i dx, y_j = -hy + j dy   (i = 0..nx, j = 0..ny; dx = 2 hx / nx, dy = 2 hy / ny),

@@ -1,4 +1,4 @@
-// Mass moments, mass matrix, inertia integral and gravity (spec pbfd.md §2.4, §3).
+// Mass moments, mass matrix, inertia integral and gravity (docs/methods/pbfd.md §2.4, §3).
 #include "core/inertia.h"
 
 namespace bigstep {

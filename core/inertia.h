@@ -1,5 +1,5 @@
 // Mass moments, generalized mass matrix, the closed-form PBD inertia integral I(theta)
-// and the gravity potential V(theta) with derivatives (spec pbfd.md §2.4 and §3).
+// and the gravity potential V(theta) with derivatives (docs/methods/pbfd.md §2.4 and §3).
 #pragma once
 #include <vector>
 
@@ -14,7 +14,7 @@ namespace bigstep {
 // (up to rounding), without copying the Model.
 // link_scale, total_mass and weight of a scaled model: core/model.h.
 
-/// <(A,a),(B,b)>_j = tr(A S_j B^T) + m_j (a^T B c_j + b^T A c_j + a^T b)   (pbfd.md §2.4).
+/// <(A,a),(B,b)>_j = tr(A S_j B^T) + m_j (a^T B c_j + b^T A c_j + a^T b)   (docs/methods/pbfd.md §2.4).
 double moment_product(const Model& m, int j, const Mat3& A, const Vec3& a, const Mat3& B,
                       const Vec3& b, const double* mass_scale = nullptr);
 
@@ -35,7 +35,7 @@ InertiaAnchor make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& 
 /// Same into an existing anchor (no allocation once it is sized).
 void make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2, double a, InertiaAnchor& an);
 
-/// I(theta) = 1/(2 dt^2) sum_j <(A_j,b_j),(A_j,b_j)>_j   (pbfd.md §3).
+/// I(theta) = 1/(2 dt^2) sum_j <(A_j,b_j),(A_j,b_j)>_j   (docs/methods/pbfd.md §3).
 double inertia_value(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt,
                      const double* mass_scale = nullptr);
 /// grad += dI/dtheta. Needs link_derivatives.

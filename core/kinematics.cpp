@@ -1,4 +1,4 @@
-// Forward kinematics and the twist-rule derivatives (spec pbfd.md §2.2-§2.3).
+// Forward kinematics and the twist-rule derivatives (docs/methods/pbfd.md §2.2-§2.3).
 #include "core/kinematics.h"
 
 #include <cmath>

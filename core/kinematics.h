@@ -1,5 +1,5 @@
 // Forward kinematics, link-pose derivatives by the twist rule, point Jacobians and
-// point second derivatives (spec pbfd.md §2.2-§2.3).
+// point second derivatives (docs/methods/pbfd.md §2.2-§2.3).
 #pragma once
 #include <vector>
 
@@ -24,10 +24,10 @@ struct Kinematics {
 /// Poses of every link and DOF axes at theta (dim n_q). O(L).
 void forward_kinematics(const Model& m, const VecX& theta, Kinematics& kin);
 
-/// First derivatives of every link pose (pbfd.md §2.3). Needs forward_kinematics first. O(L D).
+/// First derivatives of every link pose (docs/methods/pbfd.md §2.3). Needs forward_kinematics first. O(L D).
 void link_derivatives(const Model& m, Kinematics& kin);
 
-/// a |> (M, v): action of DOF a on a direction-like pair, in place (pbfd.md §2.3).
+/// a |> (M, v): action of DOF a on a direction-like pair, in place (docs/methods/pbfd.md §2.3).
 inline void dof_act(const Model& m, const Kinematics& kin, int a, Mat3& M, Vec3& v) {
   if (m.dof_revolute[a]) {
     M = skew(kin.w[a]) * M;
@@ -61,7 +61,7 @@ void add_point_hessian(const Model& m, const Kinematics& kin, int j, const MatX&
 void add_point_hessian(const Model& m, const Kinematics& kin, int j, const Vec3& p,
                        const Vec3& w, double scale, MatX& Hess);
 
-/// Checks the middle Euler angles; true when some |cos| < 1e-6 (gimbal lock, pbfd.md §2.1).
+/// Checks the middle Euler angles; true when some |cos| < 1e-6 (gimbal lock, docs/methods/pbfd.md §2.1).
 bool gimbal_locked(const Model& m, const VecX& theta);
 
 }  // namespace bigstep

@@ -1,4 +1,4 @@
-// Model validation and DOF tables (spec pbfd.md §2.1).
+// Model validation and DOF tables (docs/methods/pbfd.md §2.1).
 #include "core/model.h"
 
 #include <cmath>
@@ -98,7 +98,7 @@ Mat3 frame_from_normal(const Vec3& n) {
   return R;
 }
 
-// Elementary DOF sequence of a joint, parent side first (pbfd.md §2.1 table).
+// Elementary DOF sequence of a joint, parent side first (docs/methods/pbfd.md §2.1 table).
 struct Elem { bool revolute; Vec3 axis; const char* part; };
 std::vector<Elem> joint_elements(const LinkSpec& l) {
   const Vec3 ex = Vec3::UnitX(), ey = Vec3::UnitY(), ez = Vec3::UnitZ();

@@ -1,4 +1,4 @@
-// Model: immutable articulated-body description (spec pbfd.md §2).
+// Model: immutable articulated-body description (docs/methods/pbfd.md §2).
 // Built once from a ModelSpec by Model::finalize(), validated there, never mutated after.
 #pragma once
 #include <string>
@@ -11,7 +11,7 @@
 
 namespace bigstep {
 
-/// Joint kinds; each is a fixed sequence of elementary DOFs (pbfd.md §2.1 table).
+/// Joint kinds; each is a fixed sequence of elementary DOFs (docs/methods/pbfd.md §2.1 table).
 enum class JointType { Fixed, Hinge, Prismatic, Ball, Floating, Planar };
 
 const char* joint_type_name(JointType t);
@@ -231,11 +231,11 @@ class Model {
   /// Every link_spec(j), parent-before-child.
   std::vector<LinkSpec> link_specs() const;
 
-  /// True when DOF k lies on the root->j path (pbfd.md §2.3 anc(j)).
+  /// True when DOF k lies on the root->j path (docs/methods/pbfd.md §2.3 anc(j)).
   bool moves(int k, int j) const { return dof_anc[size_t(k) * n_link + j] != 0; }
   bool has_damping_armature = false;    ///< some DOF has damping or armature (else integrators skip them)
   bool has_stiffness = false;           ///< some DOF has a spring k_k > 0 (else integrators skip it)
-  /// Total weight W = m g [N], the scale of the convergence test (pbfd.md §5.1).
+  /// Total weight W = m g [N], the scale of the convergence test (docs/methods/pbfd.md §5.1).
   double weight() const { return total_mass * gravity.norm(); }
 };
 

@@ -1,4 +1,4 @@
-// One field table for the Model's flat arrays (MuJoCo's mjxmacro.h habit; design.md "Model").
+// One field table for the Model's flat arrays (MuJoCo's mjxmacro.h habit; docs/architecture.md §4).
 // Every array a kernel reads is listed here ONCE as X(kind, name, rows, cols); everything else is
 // generated from this list:
 //   - the ModelView<S> pointers and ModelArrays<S> host vectors (core/model_view.h),
@@ -23,7 +23,7 @@
   X(real, link_to,          n_link,   3)       /* joint frame origin in the parent frame */        \
   X(real, link_mass,        n_link,   1)       /* [kg] */                                          \
   X(real, link_com,         n_link,   3)       /* centre of mass, link frame */                    \
-  X(real, link_S,           n_link,   9)       /* second moment int rho x x^T dx (pbfd.md §2.4) */ \
+  X(real, link_S,           n_link,   9)       /* second moment int rho x x^T dx (docs/methods/pbfd.md §2.4) */ \
   X(int,  link_dof_adr,     n_link,   1)       /* first DOF of the link's joint */                 \
   X(int,  link_dof_num,     n_link,   1)       /* DOFs of the link's joint */                      \
   /* dofs */                                                                                       \

@@ -1,4 +1,4 @@
-// RNEA, world convention (style.md 1.1: Pinocchio's forward pass v, a, f then backward tau = S^T f).
+// RNEA, world convention (Pinocchio's forward pass v, a, f then backward tau = S^T f).
 #include "core/rnea.h"
 
 #include <unsupported/Eigen/AutoDiff>

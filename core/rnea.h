@@ -1,8 +1,8 @@
 // Recursive Newton-Euler inverse dynamics in world-frame spatial algebra (Featherstone, world
-// convention as in Pinocchio), over the elementary DOFs of pbfd.md §2.1. Templated on Scalar so
+// convention as in Pinocchio), over the elementary DOFs of docs/methods/pbfd.md §2.1. Templated on Scalar so
 // forward-mode AD (Eigen AutoDiffScalar) differentiates it (core/rnea_derivatives.h).
 //
-//   tau = rnea(q, qd, qdd) = H(q) qdd + c(q, qd) + grad V(q)     (pbfd.md §2.4, A9 sign convention)
+//   tau = rnea(q, qd, qdd) = H(q) qdd + c(q, qd) + grad V(q)     (docs/methods/pbfd.md §2.4, A9 sign convention)
 #pragma once
 #include <vector>
 
@@ -23,7 +23,7 @@ void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>&
 
 /// The per-link and per-DOF buffers of one RNEA pass (poses, spatial velocities, accelerations,
 /// forces, motion subspace columns), sized from the Model so that a call with caller scratch
-/// allocates nothing (design.md "No heap allocation inside a step"). zero: (n_q) zeros (qdd = 0).
+/// allocates nothing (docs/architecture.md §5). zero: (n_q) zeros (qdd = 0).
 struct RneaScratch {
   explicit RneaScratch(const Model& m);
   std::vector<Mat3> R;

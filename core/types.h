@@ -22,7 +22,7 @@ inline Mat3 axis_rotation(const Vec3& a, double q) {
   return Eigen::AngleAxisd(q, a).toRotationMatrix();
 }
 
-/// Per-step / per-rollout status bits (design.md "Status").
+/// Per-step / per-rollout status bits (docs/architecture.md §6).
 enum StatusBits : uint32_t {
   STATUS_OK = 0,
   STATUS_NOT_CONVERGED = 1u << 0,  ///< hit it_max or lambda cap, after the restart rule

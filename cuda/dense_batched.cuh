@@ -1,4 +1,4 @@
-// Batched dense algebra from the CUDA libraries for the LM library path (spec pbfd.md §6):
+// Batched dense algebra from the CUDA libraries for the LM library path (docs/methods/pbfd.md §6):
 // cuBLAS gemmStridedBatched and cuSOLVER potrfBatched / potrsBatched behind one float/double API.
 // Matrices are column-major as the libraries expect; a row-major D x D block read column-major is
 // its transpose, which the callers account for.

@@ -37,9 +37,9 @@ class PbfdTeamBatchCuda {
   void set_controls(const std::vector<double>& u);
   /// Replays each launch(N) as a CUDA graph of N single-iteration kernels plus the running count
   /// (captured once per N): one host submission instead of N + 2, the per-launch semantics of
-  /// spec §6 kept. Off by default: fused launches over the compacted running set.
+  /// docs/methods/pbfd.md §6 kept. Off by default: fused launches over the compacted running set.
   void use_graph(bool on);
-  /// One launch of `iterations` LM iterations per running trajectory (1 = spec §6; more
+  /// One launch of `iterations` LM iterations per running trajectory (1 = docs/methods/pbfd.md §6; more
   /// amortise launch overhead at small K); returns how many trajectories are RUNNING afterwards.
   /// Fused path: the grid covers only the RUNNING trajectories (Thrust copy_if compaction).
   int launch(int iterations = 1);

@@ -1,4 +1,4 @@
-// The fixed chain of configs/chain_fixed.yaml with any number of links (spec pbfd.md §8.5: D = L),
+// The fixed chain of configs/chain_fixed.yaml with any number of links (docs/methods/pbfd.md §8.5: D = L),
 // for size sweeps (Fig. 8 vs |theta|) and tests of long chains.
 #pragma once
 #include "core/model.h"

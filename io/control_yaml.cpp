@@ -125,7 +125,7 @@ ReferenceSpec parse_move(Cfg& ref, ReferenceSpec rs, int n) {
   return rs;
 }
 
-// control.pd + control.reference: the servo's gains and targets (nmdp.md §9-§10).
+// control.pd + control.reference: the servo's gains and targets (docs/methods/newton_euler.md §4, docs/methods/nmdp.md §10).
 void parse_pd(Cfg& ctrl, Scene& sc) {
   const Model& m = sc.model;
   const int n = m.n_q;

@@ -1,5 +1,5 @@
 // mjModel -> ModelSpec and the (qpos, qvel) <-> (theta, theta_dot) map (io/mjcf_import.h;
-// docs/model_data.md "Importing MJCF / URDF"; joint sequences of spec pbfd.md §2.1).
+// docs/model_data.md "Importing MJCF / URDF"; joint sequences of docs/methods/pbfd.md §2.1).
 #include "io/mjcf_import.h"
 
 #include <cmath>
@@ -121,7 +121,7 @@ void theta_dot_from_qvel(const MujocoImport& imp, const VecX& theta, const VecX&
   for (const MujocoJointMap& j : imp.joints) {
     const int e = euler_adr(j);
     if (e < 0) continue;
-    // det E = -cos b: the Euler rates do not exist at gimbal lock (pbfd.md §2.1)
+    // det E = -cos b: the Euler rates do not exist at gimbal lock (docs/methods/pbfd.md §2.1)
     BIGSTEP_CHECK_ARG(std::abs(std::cos(theta[e + 1])) > 1e-12, detail::concat(imp.path, ": joint ", j.name, " ry"),
                       theta[e + 1], "Euler singularity (|cos ry| ~ 0): qvel has no Euler rates here");
     theta_dot.segment<3>(e) = euler_rate_matrix(theta[e + 1], theta[e + 2]).inverse() * qvel.segment<3>(e);

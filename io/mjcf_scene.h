@@ -26,15 +26,15 @@ std::shared_ptr<const MujocoImport> import_model_keys(Cfg& model, const std::str
 /// world plane from the model keeps its MuJoCo friction too. 0.5 (the key's default) without pairs.
 double imported_mu(const Model& m, const MujocoImport& imp);
 
-/// PBFD's tangential coefficient from a Coulomb mu (pbfd.md §4.4, A12): with beta, gamma + 1 = alpha
+/// PBFD's tangential coefficient from a Coulomb mu (docs/methods/pbfd.md §4.4, A12): with beta, gamma + 1 = alpha
 /// the friction / normal force ratio of a contact slipping at speed v over a step dt is
 ///   (beta + 1) C_par (v dt)^beta / C_perp,
 /// so C_par = mu C_perp / ((beta + 1) (v_s dt)^beta) makes it mu at the slip speed v_s, whatever dt
 /// (below v_s PBFD's friction is weaker, above it stronger: it is velocity-dependent by design).
-/// Default v_s = 1 m/s (contact.slip_speed), the calibration speed of pbfd.md §8.2.
+/// Default v_s = 1 m/s (contact.slip_speed), the calibration speed of docs/methods/pbfd.md §8.2.
 double c_par_from_mu(double mu, double c_perp, double beta, double slip_speed, double dt);
 
-/// The rest-depth rule for C_perp (pbfd.md §4.7): W / (N_s d0^alpha) with N_s = 4 points carrying
+/// The rest-depth rule for C_perp (docs/methods/pbfd.md §4.7): W / (N_s d0^alpha) with N_s = 4 points carrying
 /// the weight W and d0 = 2 mm.
 double c_perp_rest_depth(double weight, double alpha);
 

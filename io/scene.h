@@ -42,7 +42,7 @@ struct Scene {
   CompliantSettings compliant;  ///< compliant: compliant.* (+ integrator.dt, contact.mu)
   double duration = 1.0;    ///< integrator.duration [s]
   MetricKind metric = MetricKind::Com;
-  bool stop_at_rest = false;  ///< metrics.stop_at_rest (pbfd.md §8.1 stopping rule)
+  bool stop_at_rest = false;  ///< metrics.stop_at_rest (docs/methods/pbfd.md §8.1 stopping rule)
   double rest_speed = 1e-3;   ///< metrics.rest_speed [m/s]
   double rest_time = 0.1;     ///< metrics.rest_time [s]
   int metric_link = 0;        ///< metrics.link: the link whose x is tracked (sliding); the torso (quadruped)

@@ -1,4 +1,4 @@
-// YAML -> Scene with strict key checking (design.md "configs/"): the top level, the integrator,
+// YAML -> Scene with strict key checking (docs/architecture.md §1.1): the top level, the integrator,
 // contact, metrics and batch keys. The model is read by io/model_yaml.cpp, the controls by
 // io/control_yaml.cpp, defaults come from io/scene_keys.cpp, the methods from
 // solvers/registry.cpp. Each error names the file, the full key path and the offending value.
@@ -113,7 +113,7 @@ void parse_integrator(Cfg& top, Scene& sc) {
   s.friction_continuation = integ.integer("friction_continuation");
   if (s.friction_continuation < 0 || s.friction_continuation > 8)
     integ.fail(integ.key("friction_continuation"), s.friction_continuation, "must be 0 to 8 (softened-friction stages)");
-  // NMDP (nmdp.md §7): PGM variant, acceleration denominator (§3, B2), gamma carried between calls
+  // NMDP (docs/methods/nmdp.md §7): PGM variant, acceleration denominator (§3, B2), gamma carried between calls
   nm.pgm.mode = integ.choice("pgm") == "zo" ? PgmMode::Zo : PgmMode::Fo;
   nm.accel = integ.choice("accel_denominator") == "literal" ? AccelDenominator::Literal : AccelDenominator::Recommended;
   nm.carry_gamma = integ.flag("carry_gamma");

@@ -130,7 +130,7 @@ std::vector<SceneKey> build_table() {
   key("control.load.force", "[x, y, z]", "(required)", "force, world frame [N]");
   key("control.load.point", "[x, y, z]", "[0, 0, 0]", "point at t = 0, link frame [m]");
   key("control.load.spin", "number", "0", "the point turns about the link z axis at this rate [rad/s]");
-  key("control.pd", "map", "(none)", "stable-PD servo (nmdp.md §9); floating-base DOFs always get 0");
+  key("control.pd", "map", "(none)", "stable-PD servo (docs/methods/newton_euler.md §4); floating-base DOFs always get 0");
   key("control.pd.kp", "number or list", "(required)", "stiffness: one value for every actuated DOF, or n_q values");
   key("control.pd.kd", "number or list", "(required)", "damping: one value for every actuated DOF, or n_q values");
   key("control.reference", "map", "(hold)", "the servo's targets (needs control.pd); jump and walk are both checked");
@@ -189,16 +189,16 @@ std::vector<SceneKey> build_table() {
   key("integrator.dt", "number", "(0.01; MJCF/URDF: its option timestep)", "timestep [s], > 0");
   key("integrator.duration", "number",  "1.0",
       detail::concat("simulated time [s]; 1 <= round(duration / dt) <= ", kMaxSteps, " steps"));
-  key("integrator.eps_r", "number", "1e-8", "residual tolerance (pbfd.md §5.1)");
-  key("integrator.eps_x", "number", "1e-12", "step tolerance (pbfd.md §5.1)");
+  key("integrator.eps_r", "number", "1e-8", "residual tolerance (docs/methods/pbfd.md §5.1)");
+  key("integrator.eps_x", "number", "1e-12", "step tolerance (docs/methods/pbfd.md §5.1)");
   key("integrator.it_max", "integer", "500", "LM iterations per attempt, > 0");
   key("integrator.lbfgs_it_max", "integer", "10000", "L-BFGS iterations, > 0");
   key("integrator.restart", "bool", "true", "retry once from theta_n when the predictor start fails (§5.1)");
-  key("integrator.warm_lambda", "bool", "true", "PBD/PBFD LM (reference and team engines) starts each step from the last converged step's lambda (false: 1e-3 max B_ii, pbfd.md §5.1)");
+  key("integrator.warm_lambda", "bool", "true", "PBD/PBFD LM (reference and team engines) starts each step from the last converged step's lambda (false: 1e-3 max B_ii, docs/methods/pbfd.md §5.1)");
   key("integrator.friction_continuation", "integer", "4",
       "PBFD JTJ-LM, reference engine: when the predictor and the restart both fail, re-solve from theta_n with "
       "C_par x 3^(-k/K), k = K..1, then C_par (K softened stages, 0 to 8; 0: off; solvers/pbd/pbd_step.cpp)");
-  choice("integrator.pgm", {"fo", "zo"}, "fo", "nmdp_*: first- or zeroth-order PGM (nmdp.md §7)");
+  choice("integrator.pgm", {"fo", "zo"}, "fo", "nmdp_*: first- or zeroth-order PGM (docs/methods/nmdp.md §7)");
   choice("integrator.accel_denominator", {"recommended", "literal"}, "recommended",
          "nmdp_*: theta_ddot over h, or over dt_last (paper Eq. 2)");
   key("integrator.carry_gamma", "bool", "false", "nmdp_*: start each PGM call with the previous call's gamma");
@@ -218,7 +218,7 @@ std::vector<SceneKey> build_table() {
   key("contact.active_distance", "number", "1e-3", "ne_lcp: pairs with phi <= this are contacts [m]");
   key("contact.cfm", "number", "1e-6", "ne_lcp: compliance on the Delassus diagonal, relative");
   key("contact.max_correction_speed", "number", "0.1",
-      "ne_lcp: largest separation speed asked of a penetrating contact [m/s] or joint stop [rad/s]; 1e9: the spec's depth / dt");
+      "ne_lcp: largest separation speed asked of a penetrating contact [m/s] or joint stop [rad/s]; 1e9: the literal depth / dt");
   key("contact.speculative", "bool", "true",
       "ne_lcp: a pair (or stop) the free motion closes within active_distance during the step is a row too; false: phi <= active_distance only");
   key("contact.relinearizations", "integer", "3",
@@ -227,9 +227,9 @@ std::vector<SceneKey> build_table() {
   key("contact.d_ref", "number", "5e-3", "ne_mdp, nmdp_*: reference depth [m]");
   key("contact.zeta", "number", "1e-3", "ne_mdp, nmdp_*: ghost-force cap");
   choice("contact.mdp_metric", {"effective", "kinetic"}, "effective",
-         "with control.pd: QP metric H + dt K_d (MDP-consistent), or H (nmdp.md §8 literally)");
+         "with control.pd: QP metric H + dt K_d (MDP-consistent), or H (the NMDP paper's metric, docs/methods/newton_euler.md §3)");
   key("contact.depth_exponent", "integer", "3", "nmdp_*: p in k_c (d^p + zeta d_ref^3), 3 (paper) or 4");
-  // ---- compliant (solvers/compliant/compliant_step.h; drumwright-constraint-solver.md §10) ----
+  // ---- compliant (solvers/compliant/compliant_step.h; docs/methods/compliant.md §10) ----
   key("compliant", "map", "(defaults)", "compliant: Drumwright's spring-damper constraints (also contact.mu, integrator.dt)");
   choice("compliant.normal_model", {"hertz", "hertz_consistent", "linear"}, "hertz",
          "contact normal: K = E* sqrt(r) on d^1.5 (paper), secant E* sqrt(r d) on d, or normal_stiffness on d");
@@ -240,10 +240,10 @@ std::vector<SceneKey> build_table() {
   key("compliant.friction_damping", "number", "(1e6 / dt)", "B of the tangent rows (paper 1e6 / h)");
   key("compliant.limit_stiffness", "number", "1e8", "K of a joint-limit stop [N m/rad or N/m]");
   key("compliant.limit_damping", "number", "0", "B of a joint-limit stop");
-  key("compliant.gdot_terms", "bool", "true", "include the M^ G^dot v terms (spec §4 include_Gdot_terms)");
+  key("compliant.gdot_terms", "bool", "true", "include the M^ G^dot v terms (docs/methods/compliant.md §4)");
   key("compliant.zeta", "number", "(1 / dt)", "joint program: weight on normal / unilateral forces (paper 1 / h)");
   choice("compliant.friction_solve", {"staggered", "joint"}, "staggered",
-         "block Gauss-Seidel N-step / T-step (spec §7.5), or the paper's single program (§7.2)");
+         "block Gauss-Seidel N-step / T-step (docs/methods/compliant.md §7.5), or the paper's single program (§7.2)");
   choice("compliant.friction_cone", {"cone", "cone2d", "polyhedral"}, "cone",
          "3-D second-order cone, 2-D |lambda_r| <= mu lambda_n (x-z models), or cone_edges facets");
   key("compliant.cone_edges", "integer", "8", "polyhedral cone: facets k in [3, 64]");
@@ -288,12 +288,12 @@ std::vector<SceneKey> build_table() {
   choice("batch.backend", {"cpu", "cuda", "auto"}, "cpu", "cuda runs the team engine on the GPU");
   choice("batch.engine", {"reference", "team"}, "reference",
          "team: the CUDA kernel's cooperative PBFD JTJ-LM iteration emulated on the CPU");
-  choice("batch.precision", {"fp64", "fp32"}, "fp64", "team engines: fp32 uses fp32_eps_r / fp32_eps_x (pbfd.md §6)");
+  choice("batch.precision", {"fp64", "fp32"}, "fp64", "team engines: fp32 uses fp32_eps_r / fp32_eps_x (docs/methods/pbfd.md §6)");
   choice("batch.schedule", {"lockstep", "rollout"}, "lockstep",
          "team engines: rollout = a converged rollout starts its next step while others iterate");
   key("batch.fp32_eps_r", "number", "1e-4", "eps_r of FP32 engines, > 0");
   key("batch.fp32_eps_x", "number", "1e-6", "eps_x of FP32 engines, > 0");
-  // ---- controller (control/inverse_dynamics/id_controller.h; inverse-dynamics-contact.md §9) ----
+  // ---- controller (control/inverse_dynamics/id_controller.h; docs/methods/inverse_dynamics.md §9) ----
   key("controller", "map", "(pd)", "joint controller: the stable-PD servo of control.pd, or inverse dynamics with contact");
   choice("controller.type", controller_type_names(), "pd",
          "pd: control.pd's servo; id_lcp_inf | id_lcp_mu | id_qp_mu | id_qp_inf: ID(t_i) with the no-slip LCP, "
@@ -307,7 +307,7 @@ std::vector<SceneKey> build_table() {
       "id_*: a contact pair within this distance is in the ID problem [m], >= 0 (model C can push on any pair it holds)");
   key("controller.plan_unactuated", "bool", "false",
       "id_*: the unactuated DOFs (a held object) get control.reference's planned velocity as the contacts' target "
-      "(models A and B then solve as model C); false: they move freely (spec §3)");
+      "(models A and B then solve as model C); false: they move freely (docs/methods/inverse_dynamics.md §3)");
   key("controller.mu_inf", "number", "0",
       "id_lcp_inf, id_qp_inf: the friction coefficient standing for mu = inf in their cone, >= 0 (0 = 1000)");
   key("controller.base_kp", "number", "0",

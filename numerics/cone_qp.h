@@ -1,5 +1,5 @@
-// Small dense cone-constrained convex QP (design.md "Shared numerical kernels"; issue 15 item 2).
-// Spec: drumwright-constraint-solver.md §7.2 (the joint program: bounds, linear rows, Coulomb
+// Small dense cone-constrained convex QP (docs/architecture.md §8; issue 15 item 2).
+// Doc: docs/methods/compliant.md §7.2 (the joint program: bounds, linear rows, Coulomb
 // second-order cones), §7.5 (the T-step: a QP over disks of fixed radius), §12 item 3 (a header-only
 // templated kernel with closed-form projections, warm-started from the previous step).
 //
@@ -10,7 +10,7 @@
 //              ||(x_r, x_s)||_2 <= rad       for each disk (r, s);    s = -1: |x_r| <= rad
 //
 // Method: ADMM in the operator-splitting form of OSQP (Stellato et al., Math. Prog. Comp. 2020),
-// spec §12's recommendation for item 3. All constraints are written as one set membership
+// docs/methods/compliant.md §12's recommendation for item 3. All constraints are written as one set membership
 // z = C x in K, C stacking [A; I (bounded variables); cone selectors; disk selectors] and K the
 // product of half-lines [b_j, inf), intervals [lb_i, ub_i], second-order cones K_mu and disks, each
 // with a closed-form Euclidean projection Pi_K. With a step size rho, a proximal weight sigma and
@@ -27,14 +27,14 @@
 //   ||N (C x - z)||_inf       <= eps_abs + eps_rel max(||N C x||_inf, ||N z||_inf)
 //   ||H x + g + C^T y||_inf   <= eps_abs + eps_rel max(||H x||_inf, ||C^T y||_inf, ||g||_inf)
 // N divides each A row by its length ||A_j||_2, so every primal residual is a distance in the units
-// of x and a stiff row (spec §6: (I + W A) with W up to 1e4) is held to the same accuracy as a soft
+// of x and a stiff row (docs/methods/compliant.md §6: (I + W A) with W up to 1e4) is held to the same accuracy as a soft
 // one; the other blocks of C are selectors and already in those units.
 // Primal infeasibility (Banjac et al. 2019): dy = y_k - y_{k-1} tends to a certificate; it is
 // reported when ||C^T dy||_inf <= eps_inf ||dy||_inf and the support function of K at dy is
 // < -eps_inf ||dy||_inf (for a cone block that needs dy in the polar cone). H is positive definite,
 // so the problem is never unbounded.
 //
-// Scaling (why: the spec's programs mix weights 1/h with (10^6/h)^2): variables are scaled by the
+// Scaling (why: the paper's programs mix weights 1/h with (10^6/h)^2): variables are scaled by the
 // Jacobi factors d_i = H_ii^-1/2 (the tangential pair of a cone or disk shares one factor, so the
 // scaled set is again a cone / disk, with mu d_n / d_t and rad / d_t) and every A row is normalised
 // to unit length. rho is adapted every adapt_interval iterations from the ratio of the relative

@@ -1,5 +1,5 @@
 // Small dense factorizations on caller-provided blocks (no allocation), written so the same code
-// can later run per rollout in a CUDA kernel (design.md "Shared numerical kernels").
+// can later run per rollout in a CUDA kernel (docs/architecture.md §8).
 #pragma once
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // Disk-constrained convex QP by a primal-dual interior-point method: the compliant T-step's
-// program (drumwright-constraint-solver.md §7.5: a QP over disks of fixed radius mu y_i) when ADMM
+// program (docs/methods/compliant.md §7.5: a QP over disks of fixed radius mu y_i) when ADMM
 // (numerics/cone_qp.h) does not settle.
 //
 //   minimize   1/2 x^T H x + g^T x          H (n x n) symmetric positive semidefinite

@@ -1,5 +1,5 @@
-// LBFGS with a strong-Wolfe line search (spec pbfd.md §5.2).
-// cpu-only: the paper's slowest optimizer, a CPU comparison point (pbfd.md §5.2 "CPU only").
+// LBFGS with a strong-Wolfe line search (docs/methods/pbfd.md §5.2).
+// cpu-only: the paper's slowest optimizer, a CPU comparison point (docs/methods/pbfd.md §5.2 "CPU only").
 #include "numerics/lbfgs.h"
 
 #include <cmath>
@@ -83,7 +83,7 @@ LbfgsResult lbfgs_minimize(const std::function<double(const VecX&, VecX&)>& fg,
       return (std::isfinite(f) && gt.allFinite()) ? f : std::numeric_limits<double>::infinity();
     };
     // below F's rounding the Wolfe tests are noise: accept a trial that lowers ||g||_inf
-    // (the rule LM uses, pbfd.md §5.1)
+    // (the rule LM uses, docs/methods/pbfd.md §5.1)
     const double g_inf = g.lpNorm<Eigen::Infinity>();
     auto noise_accept = [&](double ft) {
       return std::abs(ft - F) <= 64 * 2.220446049250313e-16 * std::max(1.0, std::abs(F)) &&

@@ -1,8 +1,8 @@
-// LBFGS (spec pbfd.md §5.2 [choice]): memory 10, two-loop recursion, H0 = (s^T y / y^T y) I,
+// LBFGS (docs/methods/pbfd.md §5.2 [choice]): memory 10, two-loop recursion, H0 = (s^T y / y^T y) I,
 // strong-Wolfe line search (c1 = 1e-4, c2 = 0.9, bracketing + zoom, Nocedal & Wright Alg. 3.5/3.6),
-// a pair is skipped when s^T y <= 1e-10 |s| |y|, the spec's convergence test, it_max = 10000.
+// a pair is skipped when s^T y <= 1e-10 |s| |y|, the LM convergence test (docs/methods/pbfd.md §5.1), it_max = 10000.
 // Written here rather than taken from LBFGSpp: Debian's LBFGSpp 0.1.0 evaluated NaN trial points
-// and carried them on (no non-finite guard), which the spec's tests caught.
+// and carried them on (no non-finite guard), which the oracle tests caught.
 #pragma once
 #include <functional>
 

@@ -1,4 +1,4 @@
-// Lemke's complementary pivoting for the LCP (design.md "Shared numerical kernels"):
+// Lemke's complementary pivoting for the LCP (docs/architecture.md §8):
 //   find z >= 0 with w = M z + q >= 0 and w^T z = 0.
 // Covering vector e = 1, lexicographic ratio test (no cycling on degenerate problems),
 // deterministic, scratch in an LcpWorkspace sized once (n_max): solve() does not allocate.

@@ -1,4 +1,4 @@
-// LM iteration, spec pbfd.md §5.1 (Eq. 14 update with the Nielsen lambda schedule).
+// LM iteration, docs/methods/pbfd.md §5.1 (Eq. 14 update with the Nielsen lambda schedule).
 #include "numerics/lm.h"
 
 #include "numerics/dense_small.h"
@@ -21,7 +21,7 @@ LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s, LmWor
     return res;
   }
   const double tol = s.eps_r * s.scale;
-  // Departure from pbfd.md §5.1 (a [choice] of the spec, A5): warm-started lambda. B = J_r^T J_r
+  // Departure from docs/methods/pbfd.md §5.1 (a choice, A5): warm-started lambda. B = J_r^T J_r
   // squares J_r's condition (translations of the whole body against the last link's rotation:
   // cond(B) ~ 1e8 on the floating chain), so 1e-3 max_i B_ii damps the small directions for many
   // iterations while the Nielsen schedule lowers lambda by at most 3x per iteration: 13 LM

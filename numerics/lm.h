@@ -1,4 +1,4 @@
-// Levenberg-Marquardt with the Nielsen lambda schedule (spec pbfd.md §5.1). The model matrix B
+// Levenberg-Marquardt with the Nielsen lambda schedule (docs/methods/pbfd.md §5.1). The model matrix B
 // is whatever the objective supplies: exact Hessian (LM) or a PSD Gauss-Newton matrix (JTJ-LM).
 #pragma once
 #include <algorithm>
@@ -18,7 +18,7 @@ class LmObjective {
   virtual double value(const VecX& x) = 0;
   /// F, g, B at x and the convergence measure res (PBFD ||r||_inf, PBD ||grad E||_inf).
   virtual void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) = 0;
-  /// Size of F's rounding error near F: changes below it make rho noise (pbfd.md §5.1 uses
+  /// Size of F's rounding error near F: changes below it make rho noise (docs/methods/pbfd.md §5.1 uses
   /// 64 eps max(1, |F|), right for an energy; a sum of squares overrides it, see pbd_step.cpp).
   virtual double rounding(double F) const { return 64 * 2.220446049250313e-16 * std::max(1.0, std::abs(F)); }
   /// true: LM evaluates F, g, B together at each candidate (evaluate() instead of value()), so an
@@ -39,7 +39,7 @@ struct LmSettings {
   int it_max = 500;      ///< iterations (candidate evaluations) per attempt
   double scale = 1;      ///< s = max(1, W), W the total weight [N]
   /// > 0: the starting damping (a warm start: the last step's final lambda, issue 12 item 3);
-  /// <= 0: the spec's 1e-3 max_i B_ii. Either way at least 1e-12 max(1, max_i B_ii).
+  /// <= 0: the cold start 1e-3 max_i B_ii (docs/methods/pbfd.md §5.1). Either way at least 1e-12 max(1, max_i B_ii).
   double lambda0 = 0;
 };
 

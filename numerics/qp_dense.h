@@ -1,4 +1,4 @@
-// Small dense convex QP (design.md "Shared numerical kernels"): Goldfarb-Idnani dual active-set
+// Small dense convex QP (docs/architecture.md §8): Goldfarb-Idnani dual active-set
 // method. Exact (finite) termination, exact infeasibility detection, warm start from a previous
 // active set, deterministic (fixed constraint order, lowest index wins ties). All scratch lives in
 // a QpWorkspace sized once for n_max variables and m_max constraints: solve() does not allocate.

@@ -1,4 +1,4 @@
-// One interface for every time integrator (design.md "Integrators"). State is (theta_n,
+// One interface for every time integrator (docs/architecture.md §7). State is (theta_n,
 // theta_{n-1}) for all of them: position-based methods use it directly, velocity-level
 // (Newton-Euler) methods read theta_dot_n = (theta_n - theta_{n-1}) / dt, which is exact for
 // semi-implicit Euler since theta_{n+1} = theta_n + dt theta_dot_{n+1}.
@@ -16,7 +16,7 @@
 
 namespace bigstep {
 
-/// Per-step statistics (pbfd.md §5.3).
+/// Per-step statistics (docs/methods/pbfd.md §5.3).
 struct StepStats {
   int iterations = 0;     ///< optimizer iterations / LCP pivots / QP iterations of the step
   double residual = 0;    ///< final convergence measure of the method
@@ -25,13 +25,13 @@ struct StepStats {
   double min_substep = 0; ///< smallest accepted substep [s] (NMDP; 0 = not reported)
   /// Summed normal contact force of the step's geom contacts [N] (joint-limit stops excluded), in
   /// the method's own terms: PBD / PBFD sum_p C_perp d_p^alpha at the accepted theta_{n+1}
-  /// (pbfd.md §4.2; PBD's spurious push f* of the tangential energy is not counted); NE-LCP the
+  /// (docs/methods/pbfd.md §4.2; PBD's spurious push f* of the tangential energy is not counted); NE-LCP the
   /// normal impulses lambda_p / dt; NE-MDP the normal part of B w (k_c s(d_x) sum_i w_x,i per
   /// contact, t^i ⊥ n); NMDP the same normal part of B(theta) w at each accepted substep, averaged
   /// over the frame with weights h / dt (ghost forces included). 0 without contact and for a held
   /// step (bad input, or a frame that ran out of subdivisions).
   double normal_force = 0;
-  // compliant solver (drumwright-constraint-solver.md §6, §7.5; 0 for the other methods); its
+  // compliant solver (docs/methods/compliant.md §6, §7.5; 0 for the other methods); its
   // staggered sweeps are `iterations`
   int nstep_iterations = 0;  ///< active-set iterations of the step's N-steps (reduced QP pieces + dense QP)
   int qp_iterations = 0;     ///< iterations of all the step's programs (N-steps, T-steps' cone QP, joint)

@@ -1,4 +1,4 @@
-// The solver registry: one entry per integrator.type (design.md "Integrators" table).
+// The solver registry: one entry per integrator.type (docs/architecture.md §7 table).
 // cpu-only: a table of host factories; the CUDA engines are chosen in batch/batch_engines.cpp.
 #include "solvers/registry.h"
 
@@ -10,14 +10,14 @@ namespace bigstep {
 
 namespace {
 
-// ---- pbd / pbfd: LM, JTJ-LM or L-BFGS on Eq. 6 / Eq. 13 (pbfd.md §3-§5) ----
+// ---- pbd / pbfd: LM, JTJ-LM or L-BFGS on Eq. 6 / Eq. 13 (docs/methods/pbfd.md §3-§5) ----
 const char* pbd_solver(const SolverConfig& c) { return optimizer_name(c.pbd.optimizer); }
 void pbd_validate(const SolverConfig& c) { validate_pbd_settings(c.pbd); }
 std::unique_ptr<Integrator> pbd_make(const Model& m, const SolverConfig& c) {
   return std::make_unique<PbdIntegrator>(m, c.pbd);
 }
 
-// ---- Newton-Euler baselines: Lemke LCP (pbfd.md §7) or the linearised MDP QP (nmdp.md §8) ----
+// ---- Newton-Euler baselines: Lemke LCP (docs/methods/newton_euler.md §2) or the linearised MDP QP (docs/methods/newton_euler.md §3) ----
 const char* lcp_solver(const SolverConfig&) { return "lemke"; }
 const char* qp_solver(const SolverConfig&) { return "qp_dual_active_set"; }
 void ne_validate(const SolverConfig& c) { validate_ne_settings(c.ne); }
@@ -28,14 +28,14 @@ std::unique_ptr<Integrator> ne_mdp_make(const Model& m, const SolverConfig& c) {
   return std::make_unique<NeMdpIntegrator>(m, c.ne);
 }
 
-// ---- NMDP: FOPGM / ZOPGM with Alg. 2 subdivision (nmdp.md §7) ----
+// ---- NMDP: FOPGM / ZOPGM with Alg. 2 subdivision (docs/methods/nmdp.md §7) ----
 const char* nmdp_solver(const SolverConfig& c) { return c.nmdp.pgm.mode == PgmMode::Zo ? "zopgm" : "fopgm"; }
 void nmdp_validate(const SolverConfig& c) { validate_nmdp_settings(c.nmdp); }
 std::unique_ptr<Integrator> nmdp_make(const Model& m, const SolverConfig& c) {
   return std::make_unique<NmdpIntegrator>(m, c.nmdp);
 }
 
-// ---- compliant: Drumwright's L-stable spring-damper constraints (drumwright-constraint-solver.md §3-§8) ----
+// ---- compliant: Drumwright's L-stable spring-damper constraints (docs/methods/compliant.md §3-§8) ----
 const char* compliant_solver(const SolverConfig& c) {
   return c.compliant.solve == FrictionSolve::Joint ? "qp_dual_active_set+cone_qp_joint" : "qp_dual_active_set+cone_qp_staggered";
 }
@@ -55,19 +55,19 @@ const std::vector<SolverEntry>& solver_registry() {
   // name, summary, state, formulation, nmdp form, optimizers, team optimizers, cuda, pd servo, substeps,
   // solver name, validate, make
   static const std::vector<SolverEntry> r = {
-      {"pbd", "position-based dynamics, energy form (pbfd.md Eq. 6)", Pos, Eq6, NmdpForm::Ne,
+      {"pbd", "position-based dynamics, energy form (PBFD paper Eq. (6))", Pos, Eq6, NmdpForm::Ne,
        kLm | kJtjLm | kLbfgs, 0, false, true, false, pbd_solver, pbd_validate, pbd_make},
-      {"pbfd", "position-based fully dynamic, force residual (pbfd.md Eq. 13)", Pos, Eq13, NmdpForm::Ne,
+      {"pbfd", "position-based fully dynamic, force residual (PBFD paper Eq. (13))", Pos, Eq13, NmdpForm::Ne,
        kJtjLm | kLbfgs, kJtjLm, true, true, false, pbd_solver, pbd_validate, pbd_make},
-      {"ne_lcp", "Newton-Euler, dry-friction LCP by Lemke (pbfd.md §7)", Vel, Eq13, NmdpForm::Ne, 0, 0, false,
+      {"ne_lcp", "Newton-Euler, dry-friction LCP by Lemke (docs/methods/newton_euler.md §2)", Vel, Eq13, NmdpForm::Ne, 0, 0, false,
        true, false, lcp_solver, ne_validate, ne_lcp_make},
-      {"ne_mdp", "Newton-Euler, linearised MDP QP (nmdp.md §8)", Vel, Eq13, NmdpForm::Ne, 0, 0, false, true,
+      {"ne_mdp", "Newton-Euler, linearised MDP QP (docs/methods/newton_euler.md §3)", Vel, Eq13, NmdpForm::Ne, 0, 0, false, true,
        false, qp_solver, ne_validate, ne_mdp_make},
-      {"nmdp_ne", "nonlinear MDP, Newton-Euler form (nmdp.md Eq. 6, Alg. 1-2)", Vel, Eq13, NmdpForm::Ne, 0, 0,
+      {"nmdp_ne", "nonlinear MDP, Newton-Euler form (NMDP paper Eq. (6), Alg. 1-2)", Vel, Eq13, NmdpForm::Ne, 0, 0,
        false, true, true, nmdp_solver, nmdp_validate, nmdp_make},
-      {"nmdp_pbd", "nonlinear MDP, position-based form (nmdp.md Eq. 12, Alg. 1-2)", Pos, Eq13, NmdpForm::Pbd, 0,
+      {"nmdp_pbd", "nonlinear MDP, position-based form (NMDP paper Eq. (12), Alg. 1-2)", Pos, Eq13, NmdpForm::Pbd, 0,
        0, false, true, true, nmdp_solver, nmdp_validate, nmdp_make},
-      {"compliant", "L-stable compliant constraints, true friction cone (drumwright-constraint-solver.md)", Vel, Eq13,
+      {"compliant", "L-stable compliant constraints, true friction cone (docs/methods/compliant.md)", Vel, Eq13,
        NmdpForm::Ne, 0, 0, false, true, false, compliant_solver, compliant_validate, compliant_make},
   };
   return r;

@@ -252,7 +252,7 @@ int bench_command(const std::vector<std::string>& args) {
   double cpu_max_s = 120;
   int steps = 100;
   const int all = int(std::thread::hardware_concurrency());
-  std::vector<int> thread_counts = all > 4 ? std::vector<int>{4, all} : std::vector<int>{all};  // spec §8.5
+  std::vector<int> thread_counts = all > 4 ? std::vector<int>{4, all} : std::vector<int>{all};  // docs/methods/pbfd.md §8.5
   std::vector<int> ipls{1, 4};
   std::string out = "bench/results";
   std::string sweeps = "vs_D,vs_K,vs_K_floating";  // which sweeps run (a GPU session may pick one)
@@ -272,7 +272,7 @@ int bench_command(const std::vector<std::string>& args) {
                 "Fig. 8: time per timestep of K fixed-chain trajectories (PBFD JTJ-LM, dt = 0.01 s) vs D at\n"
                 "K = 200 and vs K at D = 10, and of the floating 10-link chain on the ground (D = 15,\n"
                 "configs/chain_floating_ground.yaml, run from the repository root) vs K; CPU batched team\n"
-                "emulation on each --threads count (default 4 and all cores, spec §8.5) and, with a device, the\n"
+                "emulation on each --threads count (default 4 and all cores, docs/methods/pbfd.md §8.5) and, with a device, the\n"
                 "CUDA fused kernel (over the compacted running set), the same kernel replayed as a CUDA\n"
                 "graph (cuda_graph) and the library path (cuBLAS + cuSOLVER) in FP64 and FP32, for each N\n"
                 "of --iters-per-launch (default 1,4; a graph holds N single-iteration kernels); and the warp\n"
@@ -332,7 +332,7 @@ int bench_command(const std::vector<std::string>& args) {
   }
   std::printf("device: %s; CPU threads: %s\n", device.c_str(), threads_list.c_str());
   const std::vector<int> Ds = quick ? std::vector<int>{5, 10} : std::vector<int>{5, 10, 20, 40, 80};
-  // spec §8.5 K list from 1 (launch overhead dominates) up to the 65536
+  // docs/methods/pbfd.md §8.5 K list from 1 (launch overhead dominates) up to the 65536
   std::vector<int> Ks = quick ? std::vector<int>{16, 200}
                               : std::vector<int>{1, 10, 50, 200, 1000, 5000, 16384, 65536};
   std::vector<Row> rows;

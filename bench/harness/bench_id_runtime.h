@@ -1,6 +1,6 @@
 // `bigstep-bench id-runtime`: inverse-dynamics solve time vs number of contacts (issue 16,
-// inverse-dynamics-contact.md §10 oracle 9, the paper's Fig. 19). Writes DIR/id_runtime.csv;
-// bench/id_runtime.py draws it.
+// docs/methods/inverse_dynamics.md §10 oracle 9, the paper's Fig. 19). Writes DIR/id_runtime.csv;
+// bench/paper/id_runtime.py draws it.
 #pragma once
 #include <string>
 #include <vector>

@@ -546,7 +546,7 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
       const double h = ms.timestep;
       // each simulator's own fine-dt reference from the same start: MuJoCo at its timestep / 16;
       // bigstep NE-LCP at min(1e-3, MuJoCo's timestep / 8). Why not PBFD at 1e-3: PBFD's contact
-      // is a potential (pbfd.md §4.2) that dissipates only through the implicit step, so at 1e-3
+      // is a potential (docs/methods/pbfd.md §4.2) that dissipates only through the implicit step, so at 1e-3
       // the dropped chain bounces back ~0.3 m where every run at the bench's dt (and both
       // rigid-contact methods) lands and stays: a different motion, not a finer one.
       const Run mref = run_mujoco(ms, h / 16, H);

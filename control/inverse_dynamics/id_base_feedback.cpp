@@ -1,5 +1,5 @@
 // Operational-space base PD of the ID controllers (control/inverse_dynamics/id_base_feedback.h; spec
-// inverse-dynamics-contact.md §9 "Controllers"). cpu-only: a controller, run on the host per rollout.
+// docs/methods/inverse_dynamics.md §9 "Controllers"). cpu-only: a controller, run on the host per rollout.
 #include "control/inverse_dynamics/id_base_feedback.h"
 
 #include "numerics/dense_small.h"

@@ -1,4 +1,4 @@
-// Operational-space PD on the floating base for the ID controllers (spec inverse-dynamics-contact.md
+// Operational-space PD on the floating base for the ID controllers (docs/methods/inverse_dynamics.md
 // §9 "Controllers": "PID joint feedback (+ operational-space PD ... on the quadruped)"). The ID
 // solves for joint accelerations only (P v+ = qdot_des, §2); the base is unactuated and moves as the
 // contact impulses push it. A desired base acceleration therefore reaches the ID through the stance

@@ -1,4 +1,4 @@
-// ID controllers (control/inverse_dynamics/id_controller.h; spec inverse-dynamics-contact.md §9).
+// ID controllers (control/inverse_dynamics/id_controller.h; docs/methods/inverse_dynamics.md §9).
 #include "control/inverse_dynamics/id_controller.h"
 
 #include <algorithm>

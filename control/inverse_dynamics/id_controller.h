@@ -1,4 +1,4 @@
-// Controllers built on inverse dynamics with contact (spec inverse-dynamics-contact.md §9
+// Controllers built on inverse dynamics with contact (docs/methods/inverse_dynamics.md §9
 // "Controllers"; issue 16 item 2): a PID on the joint tracking error of a planned motion gives the
 // desired accelerations qdd_des, and one of
 //   id_lcp_inf, id_lcp_mu, id_qp_mu, id_qp_inf   ID(t_i) with model A, B, C (mu), C (inf)
@@ -34,7 +34,7 @@ struct IdControllerSpec {
   double mu = 0.7;             ///< friction coefficient the ID model assumes (models B, C with mu)
   double contact_distance = 0.001;  ///< a pair within this distance is a contact [m] (NE-LCP's active_distance)
   /// The unactuated DOFs' planned velocity (the PID on their reference entries, same gains) is the
-  /// ID's IdProblem::vb_des: a held object follows its plan (the grasping arm). false: the spec's
+  /// ID's IdProblem::vb_des: a held object follows its plan (the grasping arm). false: the paper's
   /// free unactuated block.
   bool plan_unactuated = false;
   double mu_inf = 0;  ///< IdProblem::mu_inf (0 = kIdQpMuInf): mu = inf of id_qp_inf / id_lcp_inf's cone

@@ -1,8 +1,8 @@
-// Model C: two-stage convex inverse dynamics (spec inverse-dynamics-contact.md §6.1, §6.2).
+// Model C: two-stage convex inverse dynamics (docs/methods/inverse_dynamics.md §6.1, §6.2).
 // Stage I (reduced form, §6.1 [derived]), z = [f_N; f_F] >= 0 (5n):
 //   minimize 1/2 z^T G^T G z + c^T z
 //     c = G^T a        the rest target (IdStage1::Rest, ID_{QP,mu} / ID_{QP,inf}; derived below)
-//     c = G^T yk       the spec's c_C = J_c 𝒫 kappa (IdStage1::Momentum: models A, B's fallbacks)
+//     c = G^T yk       the paper's c_C = J_c 𝒫 kappa (IdStage1::Momentum: models A, B's fallbacks)
 //     c = G^T (y0 - L^T vb_des)   with a planned unactuated velocity IdProblem::vb_des
 //                      (= 1/2 (v+ - v_d)^T M (v+ - v_d) + const [ours])
 //   s.t.     -(G_N^T G) z <= N v* + phi/dt                  (non-penetration, no complementarity)
@@ -19,7 +19,7 @@
 // [derived]. Model C is the complementarity-free impact model: in the forward problem (tau given)
 // the impulses dissipate maximally, min_z 1/2 v+^T M v+ with v+ = M^-1 (kappa + dt P^T tau + J_c^T
 // z), whose gradient in z is J_c v+: an interior friction impulse means a sticking contact
-// (S_i v+ = T_i v+ = 0), f_N,i > 0 means N_i v+ = 0 unless the contact slides on the cone. The spec's
+// (S_i v+ = T_i v+ = 0), f_N,i > 0 means N_i v+ = 0 unless the contact slides on the cone. The paper's
 // reduced Stage I minimizes the same 1/2 v+^T M v+ but with tau eliminated (v+ = v* + 𝒫 J_c^T z,
 // P v+ = qdot_des): its gradient is J_c 𝒫 M v+ = J_{c,b} (v+_b + M_bb^-1 M_bq qdot_des), the contact
 // velocity of the base's momentum coordinate, not J_c v+. The actuators are enlisted in the
@@ -164,7 +164,7 @@ void id_convex(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool bounded, b
       // G^T a, a the rest target of the contacts at rest (ws.flag; see the head comment)
       ws.cq.head(nz).noalias() = Gc.transpose() * ws.a;
     } else if (p.vb_des.empty()) {
-      ws.cq.head(nz).noalias() = Gc.transpose() * ws.yk;  // the spec's c_C = J_c 𝒫 kappa
+      ws.cq.head(nz).noalias() = Gc.transpose() * ws.yk;  // the paper's c_C = J_c 𝒫 kappa
     } else {
       // target of the planned unactuated velocity (IdProblem::vb_des): G^T (y0 - L^T vb_des)
       const int nb = ws.nb();

@@ -1,4 +1,4 @@
-// Model C: complementarity-free convex inverse dynamics (spec inverse-dynamics-contact.md §6; paper
+// Model C: complementarity-free convex inverse dynamics (docs/methods/inverse_dynamics.md §6; paper
 // §6, (68)-(78) in the reduced form of §6.1, Stage II (101)-(111) as §6.2 and I8 restate it).
 // Stage I: maximal-dissipation QP in z = [f_N; f_F] (relative to the contacts' rest for ID_{QP,*},
 // IdStage1; issue 16) with non-penetration and the pyramid (QP,mu) or
@@ -23,7 +23,7 @@ inline constexpr double kIdQpMuInf = 1e3;
 
 /// Stage I's objective without a planned unactuated velocity (IdProblem::vb_des): the kinetic energy
 /// relative to the contacts' rest (ID_{QP,mu}, ID_{QP,inf}: stance feet stick where the cone allows,
-/// the .cpp derives it), or the spec's 1/2 v+^T M v+ (§6.1: the base's momentum coordinate at rest;
+/// the .cpp derives it), or the paper's 1/2 v+^T M v+ (§6.1: the base's momentum coordinate at rest;
 /// kept for models A and B's fallbacks, id_nslip.cpp / _coulomb.cpp).
 enum class IdStage1 { Rest, Momentum };
 

@@ -1,4 +1,4 @@
-// Model B: Coulomb inverse dynamics (spec inverse-dynamics-contact.md §5.1-§5.3).
+// Model B: Coulomb inverse dynamics (docs/methods/inverse_dynamics.md §5.1-§5.3).
 //   w = Q_B z_B + r_B,  z_B = [f_N (n); f_F (4n, direction-major); lambda (n)]
 //        [ N𝒫N^T  N𝒫F^T  0 ]          [ N v* + phi/dt ]
 //   Q_B = [ F𝒫N^T  F𝒫F^T  E ] ,   r_B = [ F v*          ]

@@ -1,4 +1,4 @@
-// Model B: Coulomb-friction inverse dynamics with complementarity (spec inverse-dynamics-contact.md
+// Model B: Coulomb-friction inverse dynamics with complementarity (docs/methods/inverse_dynamics.md
 // §5; paper §5, (51)-(63) with the corrected LCP of §5.2, I3, I4): pyramid k = 4, the copositive
 // LCP in z_B = [f_N; f_F; lambda] solved by Lemke (lexicographic, numerics/lcp_lemke.h), Tikhonov
 // retries, and the slack repair QP for incompatible plans (I14). No chatter mitigation (§5.3), but a

@@ -1,4 +1,4 @@
-// Model A: no-slip inverse dynamics (spec inverse-dynamics-contact.md §4.1-§4.6).
+// Model A: no-slip inverse dynamics (docs/methods/inverse_dynamics.md §4.1-§4.6).
 //
 // Everything lives in the unactuated ("b") coordinates of the block elimination (id_problem.h):
 // with y = L^T v+_b, the tangent rows' b-columns become the columns G_S, G_T of G = L^-1 J_{c,b}^T,
@@ -312,7 +312,7 @@ void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
   // a finite mu delivers it. Closed loop on the spider this was what made id_lcp_inf fall: the
   // torques relied on tangential impulse at an unloaded foot (f_S = 271 N, f_N = 0), the simulator
   // gave none, the foot lifted and the next solves kept pinning it (up to 1e10 N through a nearly
-  // dependent row once it was 0.3 mm up). Deviation from §4.1 (opt-in): pass 1 is the spec's (every
+  // dependent row once it was 0.3 mm up). Deviation from §4.1 (opt-in): pass 1 is the paper's (every
   // contact's rows); while a selected tangent row belongs to a contact with f_N = 0, re-solve with
   // the tangent rows of the supporting contacts only (at most kPasses passes).
   for (int i = 0; i < n; ++i) ws.tmask[size_t(i)] = 1;

@@ -1,4 +1,4 @@
-// Model A: no-slip inverse dynamics (spec inverse-dynamics-contact.md §4; paper §4, App. C-F).
+// Model A: no-slip inverse dynamics (docs/methods/inverse_dynamics.md §4; paper §4, App. C-F).
 // MLCP (42)-(43) with §2 signs -> PSD LCP in the normal impulses after the corrected row selection
 // (Algorithm 1 FIND-INDICES, §4.2, I5), solved by warm-started contact-space principal pivoting
 // (Algorithm 2 as cleaned in §4.6, I6) with cycle detection, Lemke fallback and Tikhonov retries;

@@ -1,4 +1,4 @@
-// Shared stages of the inverse-dynamics models (spec inverse-dynamics-contact.md §2, §3, §4.3
+// Shared stages of the inverse-dynamics models (docs/methods/inverse_dynamics.md §2, §3, §4.3
 // repair, I10, I14): size checks, the block elimination through M_bb, the contact rows, the
 // retrieval of v+ and tau, the repair QP, and the dispatch to the three model files.
 #include "control/inverse_dynamics/id_problem.h"
@@ -367,7 +367,7 @@ double lcp_violation(Eigen::Ref<const MatX> Q, Eigen::Ref<const VecX> r, Eigen::
   return v;
 }
 
-// The physical bound (ID_IMPULSE_BOUND) [ours; spec I14's "detect, then repair and flag"]. With the
+// The physical bound (ID_IMPULSE_BOUND) [ours; docs/methods/inverse_dynamics.md §11 I14's "detect, then repair and flag"]. With the
 // joints prescribed (P v+ = qdot_des) the contact impulses act on the unactuated block only, as on
 // one rigid body of mass m_b (the largest diagonal entry of M_bb: the whole robot for a floating
 // base, the object for a grasp). Bringing it to rest (or out of penetration) from the contacts'

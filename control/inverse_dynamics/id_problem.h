@@ -1,10 +1,10 @@
-// Inverse dynamics with rigid contact and friction (spec inverse-dynamics-contact.md; paper:
+// Inverse dynamics with rigid contact and friction (docs/methods/inverse_dynamics.md; paper:
 // Zapolsky & Drumwright). Given (q, v), desired joint accelerations and the contacts, compute the
 // actuator torques tau and the contact impulses together, so that one velocity-level step of the
 // rigid-contact model realizes the desired joint velocities qdot_des = P v + dt qdd_des (§2, (39)).
 // Three models (one file each): A no-slip LCP (id_nslip.h), B Coulomb LCP
 // (id_coulomb.h), C convex two-stage QP (id_convex.h). This header holds
-// their shared interface: the problem (§2 conventions, not the paper's signs: spec I1), the result,
+// their shared interface: the problem (§2 conventions, not the paper's signs: docs/methods/inverse_dynamics.md §11 I1), the result,
 // the per-rollout workspace and the block elimination of §3 that every model uses.
 //
 // Block elimination (§3 [derived]) with P a selector of the actuated coordinates ("q") and the
@@ -24,7 +24,7 @@
 
 namespace bigstep {
 
-/// Which inverse-dynamics model (spec §7 names).
+/// Which inverse-dynamics model (docs/methods/inverse_dynamics.md §7 names).
 enum class IdKind {
   LcpInf,  ///< A: no-slip MLCP -> PSD LCP (ID_{LCP,inf})
   LcpMu,   ///< B: Coulomb MLCP -> copositive LCP, pyramid k = 4 (ID_{LCP,mu})
@@ -71,7 +71,7 @@ struct IdProblem {
   /// test the paper's models (false).
   bool friction_needs_load = false;
   /// Planned velocity of the unactuated coordinates at t0 + dt (nb values in
-  /// IdWorkspace::unactuated() order), or empty: the spec's free unactuated block (§3). Given (a
+  /// IdWorkspace::unactuated() order), or empty: the paper's free unactuated block (§3). Given (a
   /// held object's plan: the box follows the hand), model C's Stage I minimizes the kinetic energy
   /// relative to the planned motion, 1/2 (v+ - v_d)^T M (v+ - v_d) with v_d = [qdot_des; vb_des],
   /// instead of 1/2 v+^T M v+: the contact impulses bring the object to its plan as far as the
@@ -102,7 +102,7 @@ struct IdResult {
 double id_normal_force(const IdResult& r, double dt);
 
 /// Shared buffers of every model, sized once for (m, actuated set, n_max contacts): a solve does
-/// not allocate. One per rollout (design.md: per-rollout state in Data, not in solver objects).
+/// not allocate. One per rollout (docs/architecture.md §4: per-rollout state in Data, not in solver objects).
 class IdWorkspace {
  public:
   /// actuated: indices of the actuated coordinates (P's rows), strictly increasing, in [0, m).

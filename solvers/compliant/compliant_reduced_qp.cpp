@@ -1,4 +1,4 @@
-// The §6 QP of the compliant solver in 2n unknowns (spec drumwright-constraint-solver.md §6; the
+// The §6 QP of the compliant solver in 2n unknowns (docs/methods/compliant.md §6; the
 // derivation is in compliant_reduced_qp.h). cpu-only: the compliant solver has no CUDA mirror yet.
 #include "solvers/compliant/compliant_reduced_qp.h"
 

@@ -1,4 +1,4 @@
-// The frictionless QP of the compliant solver (spec drumwright-constraint-solver.md §6, paper
+// The frictionless QP of the compliant solver (docs/methods/compliant.md §6, paper
 // (83)-(85); the N-step of §7.5) where the rows outnumber the DOFs (B4: 900 foundation elements
 // under a 6-DOF box), solved in 2n unknowns instead of ny:
 //

@@ -1,4 +1,4 @@
-// Row assembly of the compliant solver (spec drumwright-constraint-solver.md §4; conventions in
+// Row assembly of the compliant solver (docs/methods/compliant.md §4; conventions in
 // compliant_rows.h). cpu-only: the compliant solver has no CUDA mirror yet (its programs use the
 // BIGSTEP_HD cone QP, so a per-rollout kernel can follow this file's structure).
 #include "solvers/compliant/compliant_rows.h"
@@ -147,7 +147,7 @@ void assemble_rows(const Model& m, const Kinematics& kin, const Kinematics* kin_
         rows.phi[i] = -d * std::sqrt(d);
         rows.K[i] = p.youngs * std::sqrt(r);
         break;
-      case NormalModel::HertzConsistent:  // secant stiffness at theta_n (spec §4, mode consistent)
+      case NormalModel::HertzConsistent:  // secant stiffness at theta_n (docs/methods/compliant.md §4, mode consistent)
         rows.phi[i] = -d;
         rows.K[i] = p.youngs * std::sqrt(r * d);
         break;

@@ -1,4 +1,4 @@
-// The constraint rows of the compliant solver (spec drumwright-constraint-solver.md §4): for every
+// The constraint rows of the compliant solver (docs/methods/compliant.md §4): for every
 // row its deformation phi0, Jacobian row G = (d phi / d theta) (theta is Euclidean, N = I), the
 // velocity-product term G^dot v0 and its stiffness K and damping B, all at (theta_n, v_n).
 //   bilateral b   point-to-point loop closure: phi = p_a - p_b (3 rows, world axes), K, B per loop
@@ -16,7 +16,7 @@
 
 namespace bigstep {
 
-/// Normal force law of a geom contact (spec §4, ambiguity A4).
+/// Normal force law of a geom contact (docs/methods/compliant.md §4, ambiguity A4).
 enum class NormalModel { Hertz, HertzConsistent, Linear };
 const char* normal_model_name(NormalModel n);
 
@@ -85,7 +85,7 @@ void assemble_rows(const Model& m, const Kinematics& kin, const Kinematics* kin_
                    double eps, const VecX& theta, const VecX& v, const CompliantRowParams& p, double h, int tdim,
                    double k_scale, CompliantRows& rows, uint32_t& status);
 
-/// Tangents of the 2-D form (spec §7.3): t1 = e_x projected on the tangent plane (e_y if n is along
+/// Tangents of the 2-D form (docs/methods/compliant.md §7.3): t1 = e_x projected on the tangent plane (e_y if n is along
 /// x), t2 = n x t1 (tangent_directions' first two).
 void contact_tangents(const Vec3& n, Vec3& t1, Vec3& t2);
 

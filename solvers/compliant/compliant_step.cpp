@@ -1,4 +1,4 @@
-// The compliant step (spec drumwright-constraint-solver.md §3 per-step recipe, §5-§8; paper
+// The compliant step (docs/methods/compliant.md §3 per-step recipe, §5-§8; paper
 // Appendix 0.A). With theta Euclidean (N = I) and v0 = (theta_n - theta_{n-1}) / h:
 //   1. M, f at (theta_n, v0): NeSmoothStep (armature, implicit joint damping, stable PD in M and f)
 //   2. rows at theta_n once (compliant_rows.h), W_x = h^2 K_x + h B_x
@@ -77,7 +77,7 @@ int poly_rows(const CompliantSettings& s) { return s.cone == FrictionCone::Polyh
 // z = M^ b for the group `idx` of A (k rows): (A_gg)^+ b by Cholesky with diagonal pivoting,
 // pivots below 1e-10 max diag dropped (their z = 0). Equals the pseudo-inverse when b lies in the
 // range of A_gg, which G^T z needs only there: G^T maps the null space of A_gg = G M^-1 G^T to 0.
-// (spec A1; a basic solution instead of the minimum-norm one otherwise.)
+// (docs/methods/compliant.md §13 A1; a basic solution instead of the minimum-norm one otherwise.)
 void mhat_solve(const MatX& A, const int* idx, int k, const double* b, double* z, MatX& psd_buf, int* perm) {
   if (k == 0) return;
   // why left-looking (issue 15): the rank is <= n (6 for B4's 900 elements), so column j of L is
@@ -549,7 +549,7 @@ StepStats CompliantIntegrator::advance(const VecX& th, const VecX& th_prev, cons
     MinvGbt = sm.Mf.solve(Gb.transpose());
     ws.A.topLeftCorner(nb, nb).noalias() = Gb * MinvGbt;
     for (int i = 0; i < nb; ++i) ws.idx[size_t(i)] = i;
-    // M^_b G^dot_b v0 with the smooth-step M (before condensation, spec §3)
+    // M^_b G^dot_b v0 with the smooth-step M (before condensation, docs/methods/compliant.md §3)
     ws.z.head(nb).setZero();
     if (s_.rows.gdot) mhat_solve(ws.A, ws.idx.data(), nb, R.gdb.data(), ws.z.data(), ws.psd, ws.perm.data());
     ws.u_free.head(nb).noalias() = Gb * v0;  // phi_dot_b0
@@ -587,7 +587,7 @@ StepStats CompliantIntegrator::advance(const VecX& th, const VecX& th_prev, cons
     ws.A.topLeftCorner(Rn, Rn).noalias() = G * MinvGt;
     ws.tmp_n = ws.Mtf.solve(ws.ft);
     ws.u_free.head(Rn).noalias() = G * ws.tmp_n;  // G M~^-1 f~
-    // M^_x G^dot_x v0 per group x in {n, u, r, s} (spec A1: per group)
+    // M^_x G^dot_x v0 per group x in {n, u, r, s} (docs/methods/compliant.md §13 A1: per group)
     ws.z.head(Rn).setZero();
     if (s_.rows.gdot) {
       auto group = [&](int first, int count, int stride) {

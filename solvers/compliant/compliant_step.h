@@ -1,4 +1,4 @@
-// Drumwright's L-stable compliant constraint solver (spec drumwright-constraint-solver.md §3-§8,
+// Drumwright's L-stable compliant constraint solver (docs/methods/compliant.md §3-§8,
 // paper "unconditionally stable first-order constraint solver"): every constraint row is an
 // implicit spring-damper in constraint space, lambda = -K phi - B phi_dot - M^_x G^dot_x v (15)/(23);
 // one linear solve (bilateral rows only) or one strictly convex program per step (unilateral rows,
@@ -17,13 +17,13 @@
 
 namespace bigstep {
 
-/// How the friction rows are solved (spec §7.5).
+/// How the friction rows are solved (docs/methods/compliant.md §7.5).
 enum class FrictionSolve {
   Staggered,  ///< default: block Gauss-Seidel, N-step (§6 QP) / T-step (disks of fixed radius)
   Joint,      ///< the paper's single program of App. 0.A (§7.2), kept for comparison (errata A2)
 };
 
-/// The friction set of one contact (spec §7.2-§7.4).
+/// The friction set of one contact (docs/methods/compliant.md §7.2-§7.4).
 enum class FrictionCone {
   Cone,        ///< ||(lambda_r, lambda_s)|| <= mu lambda_n, a second-order cone (3-D)
   Cone2d,      ///< |lambda_r| <= mu lambda_n, r in the x-z plane (planar models, §7.3)
@@ -33,7 +33,7 @@ enum class FrictionCone {
 const char* friction_solve_name(FrictionSolve s);
 const char* friction_cone_name(FrictionCone c);
 
-/// compliant.* scene keys (spec §10 "Parameters"; defaults are the paper's where it gives them).
+/// compliant.* scene keys (docs/methods/compliant.md §4, §7; defaults are the paper's where it gives them).
 struct CompliantSettings {
   double dt = 0.01;                  ///< h [s]
   double mu = 0.5;                   ///< Coulomb coefficient (contact.mu)
@@ -46,7 +46,7 @@ struct CompliantSettings {
   /// staggered stop: ||dy|| + ||dx|| <= eps (1 + ||y||); a loop that stalls returns its best sweep,
   /// flagged STATUS_NOT_CONVERGED only when that sweep's change is above sqrt(eps)
   double eps = 1e-8;
-  /// K_max of the staggered loop. (ours) 200, not the spec's 50: a box sticking on a 20 deg slope
+  /// K_max of the staggered loop. (ours) 200, not 50: a box sticking on a 20 deg slope
   /// (tests/solvers/pbd/pbd_normal_force_test.cpp) needs 45-60 sweeps to reach eps = 1e-8 (linear rate ~0.7)
   int max_iterations = 200;
   /// contacts one step can hold (dense buffers are sized from it); 0 = the model's max_contacts,

@@ -1,6 +1,6 @@
-// NE dry-friction LCP step (spec pbfd.md §7 [choice]): semi-implicit Euler at velocity level
+// NE dry-friction LCP step (docs/methods/newton_euler.md §2 [choice]): semi-implicit Euler at velocity level
 //   H (v+ - v) = h (tau - c - grad V) + sum_p J_p^T (n lambda_p + D_p beta_p)
-//   (with the stable PD servo: M~ = H + h K_d replaces H and the PD torque of nmdp.md §8 joins tau)
+//   (with the stable PD servo: M~ = H + h K_d replaces H and the PD torque of docs/methods/newton_euler.md §4 joins tau)
 //   0 <= lambda ⊥ n^T J v+ + phi / h >= 0          (non-penetration with position correction;
 //                                                   phi < 0: bounded, see below)
 //   0 <= beta   ⊥ D^T J v+ + e gamma >= 0           (friction along the cone edges)
@@ -13,14 +13,14 @@
 // moving bodies gets equal and opposite impulses. Joint-limit stops (core/joint_limit.h) are
 // frictionless contacts in joint space: a lambda row with normal s e_k and gap -depth (no beta,
 // no gamma), the same position correction phi / h and active rule phi <= active_distance.
-// Departure from the spec: a contact compliance cfm * max(diag G) is added to the Delassus
+// Departure (docs/methods/newton_euler.md §2): a contact compliance cfm * max(diag G) is added to the Delassus
 // diagonal (default cfm = 1e-6). With many coplanar contacts G is rank deficient and Lemke's
 // pivoting ended in ray termination (chain on the slope, 40 contacts, dt = 1 ms). A failed solve
 // is retried with 100x and 10^4 x that compliance before the step is flagged NOT_CONVERGED.
 // A "solution" is accepted only when it satisfies the LCP to 1e-6 (relative) after Lemke's final
 // basis is re-solved from the data: thousands of tableau pivots on a resting 40-contact chain
 // used to leave round-off that was accepted as a solution and injected energy (bench Fig. 6).
-// Departure from the spec's -d_p / dt correction: a penetrating row asks for a separation speed
+// Departure from the literal -d_p / dt correction: a penetrating row asks for a separation speed
 // of at most max_correction_speed (default 0.1 per second in the row's unit; ODE's "max correcting
 // velocity"). The literal term restores any depth in one step, so the correction speed depth / h
 // stays in the body as kinetic energy: it grows as dt shrinks and is unbounded. A contact missed
@@ -29,7 +29,7 @@
 // (qpos 0, ranges [30, 70] deg), and its stops flung the ankles (armature 1) at 0.52 rad / h
 // (523 rad/s at 1 ms): the ant was launched. Capped, a correction injects at most
 // 1/2 G_ii^-1 max_correction_speed^2 per row; gaps (phi >= 0) keep phi / h (no energy).
-// Speculative contacts (NeSettings::speculative, default on; departure from the spec's active rule
+// Speculative contacts (NeSettings::speculative, default on; departure from the plain active rule
 // phi <= 1 mm): a pair or stop is also a row when the free velocity closes it to within
 // active_distance during the step, phi + k h min(n^T J v_free, 0) <= active_distance (k = 2, the
 // standard active-set rule of velocity-level time-stepping, Stewart-Trinkle / Anitescu-Potra). Its
@@ -38,7 +38,7 @@
 // before it was a row (the chain falling off the slope's edge at 0.02 s: 11 cm deep), and the
 // capped correction then took many steps to lift it out. The cap now meets only penetrations
 // present at the start (an initial pose like the ant's, a miss of the first-order prediction).
-// Re-linearisation (NeSettings::relinearizations, default 3; departure from the spec's one LCP per
+// Re-linearisation (NeSettings::relinearizations, default 3; departure from the plain one LCP per
 // step): the row phi + h n^T J v+ >= 0 is the first-order expansion of the gap at the end of the
 // step, but a contact point on a turning link moves on an arc. On the Fig. 6 slope at dt 0.02 the
 // links tipping onto the ground ended steps 2-6 mm deeper than their rows predicted (measured per
@@ -120,7 +120,7 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   const int n = m_.n_q;
   const double h = s_.dt;
   // smooth dynamics at the start of the step; with Tan's stable PD the impulse acts through
-  // M~ = H + h K_d (nmdp.md §8): M~ (v+ - v_free) = sum_p J_p^T (n lambda_p + D_p beta_p)
+  // M~ = H + h K_d (docs/methods/newton_euler.md §1): M~ (v+ - v_free) = sum_p J_p^T (n lambda_p + D_p beta_p)
   NeSmoothStep& sm = ws.sm;
   if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next, p.link_mass_scale)) return st;
   const Eigen::LDLT<MatX>& Hf = sm.Mf;
@@ -128,7 +128,7 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   forward_kinematics(m_, th, ws.kin);
   NeContacts& con = ws.contacts;
   const int nd = s_.friction_directions;
-  // active set: phi <= active_distance (spec §7), and with speculative contacts also the pairs
+  // active set: phi <= active_distance (docs/methods/newton_euler.md §2), and with speculative contacts also the pairs
   // and stops that the free motion closes to within it during the step (see the file comment)
   if (s_.speculative) {
     ws.th_free = th + h * v_star;

@@ -1,5 +1,5 @@
 // Newton-Euler with dry friction: Stewart-Trinkle / Anitescu-Potra velocity-level LCP with a
-// linearized friction cone (spec pbfd.md §7, paper Eq. 1, 2, 7), solved by Lemke.
+// linearized friction cone (docs/methods/newton_euler.md §2, paper Eq. 1, 2, 7), solved by Lemke.
 #pragma once
 #include "solvers/integrator.h"
 #include "numerics/lcp_lemke.h"

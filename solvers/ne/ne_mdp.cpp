@@ -1,6 +1,6 @@
-// NE-MDP step (spec nmdp.md §8; M~ = H + h K_d with Tan's stable PD, M~ = H without a servo):
+// NE-MDP step (docs/methods/newton_euler.md §3; M~ = H + h K_d with Tan's stable PD, M~ = H without a servo):
 //   v_free = v + h M~^-1 b,  b = tau - c - grad V [- K_p (theta + h v - theta_bar) - K_d (v - theta_dot_bar)]
-//   B = [J_x^T v_x^i],  v_x^i = k_c (d^3 + zeta_s)(n + mu t^i)    (nmdp.md §4)
+//   B = [J_x^T v_x^i],  v_x^i = k_c (d^3 + zeta_s)(n + mu t^i)    (docs/methods/nmdp.md §4)
 //   w* = argmin 1/2 v(w)^T H v(w),  v(w) = v_free + h M~^-1 B w,  w >= 0, per-contact sum w <= 1
 //      = argmin 1/2 w^T (h^2 B^T M~^-T H M~^-1 B) w + (h B^T M~^-T H v_free)^T w
 //        (without a servo H M~^-1 = I: P = h^2 B^T H^-1 B, q = h B^T v_free)
@@ -10,7 +10,7 @@
 // (ne_contact.h NeSmoothStep); H in the kinetic metric includes the armature (rotor energy).
 // Contacts come from the contact set (core/contact_set.h), J = J_a(c_a) - J_b(c_b); a joint-limit
 // stop of DOF k is a column k_c s(depth) s e_k with weight in [0, 1]: a contact's normal part.
-// Departure from nmdp.md §8 with the servo (default, contact.mdp_metric = effective): the QP
+// Departure from docs/methods/newton_euler.md §3 with the servo (default, contact.mdp_metric = effective): the QP
 // minimizes 1/2 v(w)^T M~ v(w) instead of 1/2 v(w)^T H v(w), i.e. P = h^2 B^T M~^-1 B,
 // q = h B^T v_free. The contact impulse acts through M~, and only with the same matrix in the
 // objective is "minimal kinetic energy" the maximal dissipation of the contact power: its
@@ -19,7 +19,7 @@
 // (configs/quadruped_spider.yaml, 2 ms) the extending legs pushed the feet 80 mm into the
 // ground and the torso never left it; with M~ the feet stay within 9 mm and the robot jumps
 // (torso +15 cm, feet 9 cm clear for 0.29 s).
-// contact.mdp_metric = kinetic keeps the spec's literal form for comparisons.
+// contact.mdp_metric = kinetic keeps the paper's literal form for comparisons.
 // Reported normal force (StepStats::normal_force): the normal part of B w*, sum_x k_c s(d_x) sum_i w*_x,i.
 // cpu-only: Newton-Euler baselines are CPU comparisons.
 #include "solvers/ne/ne_mdp.h"
@@ -113,9 +113,9 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   const VecX& v_free = sm.v_free;
   forward_kinematics(m_, th, ws.kin);
   // candidate points: penetrating, plus (when zeta_s > 0) those within active_distance of a
-  // surface. Departure from nmdp.md §4, where ghost forces act at any distance: they made every
+  // surface. Departure from docs/methods/nmdp.md §4, where ghost forces act at any distance: they made every
   // point of a body in flight a QP variable (320 for the 10-link chain, minutes per step) while
-  // the spec itself calls the far-field ghost force an artefact to avoid.
+  // docs/methods/nmdp.md §4 itself calls the far-field ghost force an artefact to avoid.
   const double phi_max = zeta_s_ > 0 ? s_.active_distance : 0.0;
   NeContacts& con = ws.contacts;
   const int nd = s_.friction_directions;

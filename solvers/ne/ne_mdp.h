@@ -1,5 +1,5 @@
-// NE-MDP baseline (spec nmdp.md §8): forward (semi-implicit) Euler with the maximal-dissipation
-// contact QP over the linearized polytope of nmdp.md §4, contact data frozen at the step start.
+// NE-MDP baseline (docs/methods/newton_euler.md §3): forward (semi-implicit) Euler with the maximal-dissipation
+// contact QP over the linearized polytope of docs/methods/nmdp.md §4, contact data frozen at the step start.
 #pragma once
 #include "solvers/integrator.h"
 #include "solvers/terms/ne_contact.h"
@@ -14,7 +14,7 @@ class NeMdpIntegrator final : public Integrator {
   double k_c() const { return k_c_; }
 
  protected:
-  /// With Tan's stable PD (M~ = H + h K_d, nmdp.md §8) when u.pd is set; friction p.contact.mu.
+  /// With Tan's stable PD (M~ = H + h K_d, docs/methods/newton_euler.md §4) when u.pd is set; friction p.contact.mu.
   /// The QP starts from the rollout's previous active set (d.qp_active).
   StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
                     Data& d, VecX& theta_next) const override;

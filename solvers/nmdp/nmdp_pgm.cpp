@@ -1,4 +1,4 @@
-// FOPGM / ZOPGM (spec nmdp.md §7.1-§7.3 and §7.6; paper Alg. 1, Eq. 7-11).
+// FOPGM / ZOPGM (docs/methods/nmdp.md §7.1-§7.3 and §7.6; paper Alg. 1, Eq. 7-11).
 //   S  = A^-1 grad_w G = -A^-1 B                      (A-bar in ZO mode)
 //   P  = S^T Q_K S + (2 sigma / gamma) I,  q = -S^T g_K   (sigma = max diag(S^T Q_K S) or 1)
 //   dw = argmin 1/2 dw^T P dw + q^T dw  s.t.  w + dw >= 0,  per contact 1^T (w_x + dw_x) <= 1

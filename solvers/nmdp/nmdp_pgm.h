@@ -1,4 +1,4 @@
-// Projected gradient method for one NMDP (sub)step (spec nmdp.md §7.1-§7.3, §7.6; paper Alg. 1,
+// Projected gradient method for one NMDP (sub)step (docs/methods/nmdp.md §7.1-§7.3, §7.6; paper Alg. 1,
 // Eq. 7-11): FOPGM (exact A) and ZOPGM (A-bar), the manifold projection Project(theta, w) of
 // Eq. 9 / 11, and the search-direction QP of Eq. 8 in the weights w.
 #pragma once

@@ -1,4 +1,4 @@
-// NMDP frame = Alg. 2 as the explicit stack of spec nmdp.md §7.5 (resolutions of §7.4 / B3):
+// NMDP frame = Alg. 2 as the explicit stack of docs/methods/nmdp.md §7.5 (resolutions of §7.4 / B3):
 //   stack <- [(t_end = dt, depth 0)]
 //   while stack: h = top.t_end - t_now; PGM(h / dt_last, dt_last, theta_-, theta_--)
 //     ok:   theta_-- <- theta_-; theta_- <- theta; dt_last <- h; t_now <- pop
@@ -134,7 +134,7 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
     in.theta_mm = th_mm;
     if (pd) u.pd->reference(u.t + dt * double(top.t_end) / double(T), in.theta_bar, in.theta_dot_bar);
     problem_.set_step(in);
-    // predictor theta_- + h theta_dot_- as the start of the first projection [choice: nmdp.md
+    // predictor theta_- + h theta_dot_- as the start of the first projection [choice: docs/methods/nmdp.md
     // §7.3 starts at theta_-; any start that converges gives the same root, this one is closer]
     theta = th_m;
     if (s_.start_at_predictor) theta += (h / dt_last) * (th_m - th_mm);

@@ -1,4 +1,4 @@
-// NMDP integrator (spec nmdp.md §3, §7.4-§7.5, §9; paper Alg. 2): NE-NMDP (Eq. 6) or PBD-NMDP
+// NMDP integrator (docs/methods/nmdp.md §3, §7.4-§7.5, §9; paper Alg. 2): NE-NMDP (Eq. 6) or PBD-NMDP
 // (Eq. 12) solved by FOPGM / ZOPGM (Alg. 1, solvers/nmdp/nmdp_pgm.h), with adaptive binary
 // subdivision of the frame run as the explicit stack of §7.5.
 #pragma once

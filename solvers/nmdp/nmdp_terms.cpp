@@ -1,6 +1,6 @@
-// NMDP terms (spec nmdp.md §3-§6): polytope (§4, Eq. 5), K, G, A and A-bar of NE-NMDP (Eq. 6,
+// NMDP terms (docs/methods/nmdp.md §3-§6): polytope (§4, Eq. 5), K, G, A and A-bar of NE-NMDP (Eq. 6,
 // §5) and PBD-NMDP (Eq. 12, §6).
-// cpu-only: the CUDA mirror of NMDP is future work (nmdp.md §7.5 describes its state machine).
+// cpu-only: the CUDA mirror of NMDP is future work (docs/methods/nmdp.md §7.5 describes its state machine).
 #include "solvers/nmdp/nmdp_terms.h"
 
 #include <cmath>
@@ -121,9 +121,9 @@ void NmdpProblem::set_step(const NmdpStepInput& in) {
   forward_kinematics(m_, in.theta_mm, kin_);
   make_inertia_anchor(kin_a_, kin_a_, 0.0, anchor_K_);
   make_inertia_anchor(kin_a_, kin_, in.h / in.dt_last, anchor_I_);
-  // the candidate set C of this substep (nmdp.md §4): collide() and the joint limits at theta_-.
+  // the candidate set C of this substep (docs/methods/nmdp.md §4): collide() and the joint limits at theta_-.
   // Cores, normals and tangents are held for the substep; depths follow theta through the cores
-  // (contact_core_depth, n held: nmdp.md §4 "n, t frozen"). With the default margin every pair is
+  // (contact_core_depth, n held: docs/methods/nmdp.md §4 "n, t frozen"). With the default margin every pair is
   // a candidate, as the legacy sphere x plane loops had (same order: sphere-major), so a point that
   // starts the substep far above the ground still stops within it. A held normal of a pair whose
   // normal follows its core line (kappa > 0: sphere-sphere, ...) is the linearization of the
@@ -287,7 +287,7 @@ double NmdpProblem::inertia_dt() const {
 
 namespace {
 
-// A direction-like pair (M, v) of pbfd.md §2.3 (a pose derivative) and the operations on it.
+// A direction-like pair (M, v) of docs/methods/pbfd.md §2.3 (a pose derivative) and the operations on it.
 using Pair = detail::PosePair;
 inline Pair operator*(double a, const Pair& p) { return {a * p.R, a * p.t}; }
 inline Pair operator+(const Pair& a, const Pair& b) { return {a.R + b.R, a.t + b.t}; }
@@ -301,7 +301,7 @@ inline Pair cross(const Vec3& w, const Pair& p) {
   return r;
 }
 
-// The moment product of link j (core/inertia.h moment_product, pbfd.md §2.4) is bilinear:
+// The moment product of link j (core/inertia.h moment_product, docs/methods/pbfd.md §2.4) is bilinear:
 //   <X, Y>_j = tr(X.R S_j Y.R^T) + m_j (X.t . Y.R c_j + Y.t . X.R c_j + X.t . Y.t)
 //            = sum(X*.R o Y.R) + X*.t . Y.t,   X* = (X.R S_j + m_j X.t c_j^T, m_j (X.R c_j + X.t))
 // (times the link's mass scale). One dual X* per pair, then each product with it is a 12-term
@@ -352,7 +352,7 @@ void NmdpProblem::velocity_frames(const VecX& theta, std::vector<Mat3>& Rd, std:
     const size_t base = size_t(j) * n;
     link_velocity(j, qd, Rd[j], td[j]);
     // sum_a qd_a d_ka T_j = k |> (sum_{a >= k} qd_a d_a T_j) + [Omega_{<k}]x d_k T_j
-    // (twist rule, pbfd.md §2.3), Omega_{<k} = sum_{a < k revolute} qd_a omega_a; a, k in anc(j)
+    // (twist rule, docs/methods/pbfd.md §2.3), Omega_{<k} = sum_{a < k revolute} qd_a omega_a; a, k in anc(j)
     Mat3 UR = Mat3::Zero();
     Vec3 Ut = Vec3::Zero();
     for (int k = n - 1; k >= 0; --k) {
@@ -540,7 +540,7 @@ void NmdpProblem::G(const VecX& theta, const VecX& w, VecX& G) {
 
 void NmdpProblem::ne_inertial_jacobian(MatX& A) {
   // d/dtheta_l of G_k = sum_j <d_k T_j, T_ddot_j>_j + ... with theta_dot = (theta - theta_-)/h,
-  // theta_ddot = (theta_dot - theta_dot_-)/hd (nmdp.md §5.2, moment form):
+  // theta_ddot = (theta_dot - theta_dot_-)/hd (docs/methods/nmdp.md §5.2, moment form):
   //   A_kl = sum_j <d_k T_j, d_l T_j / (h hd) + 2/h P^l + R^l + S^l>_j + <d_kl T_j, T_ddot_j>_j
   //   T_ddot_j = sum_a qdd_a d_a T_j + sum_ab qd_a qd_b d_ab T_j,   P^l = sum_a qd_a d_al T_j,
   //   R^l = sum_a qdd_a d_al T_j,   S^l = sum_ab qd_a qd_b d_abl T_j.

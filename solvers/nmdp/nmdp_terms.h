@@ -1,4 +1,4 @@
-// NMDP problem terms (spec nmdp.md §3-§6): the contact polytope of Eq. 5 (§4) and, for both
+// NMDP problem terms (docs/methods/nmdp.md §3-§6): the contact polytope of Eq. 5 (§4) and, for both
 // discretizations, the kinetic-energy objective K, the dynamics residual G(theta, w) and its
 // theta-Jacobian A (first order) or A-bar (zeroth order, §5.3):
 //   NE-NMDP  (Eq. 6, §5):  K = 1/2 theta_dot^T H theta_dot,
@@ -43,7 +43,7 @@ const char* nmdp_form_name(NmdpForm f);
 const char* pgm_mode_name(PgmMode m);
 
 // ---------------------------------------------------------------------------------------
-// Contact polytope (nmdp.md §4)
+// Contact polytope (docs/methods/nmdp.md §4)
 // ---------------------------------------------------------------------------------------
 
 /// v_x^i = k_c s(d) (n + mu t^i),  s(d) = d^p + zeta_s  (p = depth_exponent, 3 [paper] or 4).
@@ -61,7 +61,7 @@ struct MdpPolytope {
 };
 
 /// k_c = contact.k_c, or W / (N_s d_ref^3) with N_s = half the contact points when it is 0;
-/// zeta_s = zeta d_ref^3 (nmdp.md §4, B5).
+/// zeta_s = zeta d_ref^3 (docs/methods/nmdp.md §4, B5).
 /// mass_scale: link mass scales (core/inertia.h) of the weight W in the automatic k_c, nullptr = 1.
 MdpPolytope make_mdp_polytope(const Model& m, const NeSettings& s, int depth_exponent = 3,
                               const double* mass_scale = nullptr);
@@ -95,7 +95,7 @@ struct NmdpStepInput {
 };
 
 /// One contact candidate of a (sub)step, evaluated at a theta. Candidates are fixed for the
-/// (sub)step (nmdp.md §4 "fixed set C"): a geom contact of the contact set at theta_- (its cores,
+/// (sub)step (docs/methods/nmdp.md §4 "fixed set C"): a geom contact of the contact set at theta_- (its cores,
 /// normal n and tangents frozen), or a joint-limit stop (frictionless, one weight). Slots: unit x
 /// owns the weights w[off .. off + nv); geom slots x < max_contacts (nv = V), limit slots after
 /// them (nv = 1); a slot without a candidate this substep has s = 0 and its weights stay 0.
@@ -114,7 +114,7 @@ struct NmdpContact {
 };
 
 namespace detail {
-/// A direction-like pair (M, v) of pbfd.md §2.3 (a pose derivative): ne_inertial_jacobian's scratch.
+/// A direction-like pair (M, v) of docs/methods/pbfd.md §2.3 (a pose derivative): ne_inertial_jacobian's scratch.
 struct PosePair {
   Mat3 R = Mat3::Zero();
   Vec3 t = Vec3::Zero();
@@ -182,7 +182,7 @@ class NmdpProblem {
   double K(const VecX& theta);
   /// g_K and the PSD model Q_K: NE Gauss-Newton sum_j <W_k,j, W_l,j> (B11), PBD H/h^2.
   void K_derivatives(const VecX& theta, VecX& g, MatX& Q);
-  /// Departure option (default off = nmdp.md §5-§6): add 1/2 sum_i (K_p + K_d/h)_i (theta -
+  /// Departure option (default off = docs/methods/nmdp.md §5-§6): add 1/2 sum_i (K_p + K_d/h)_i (theta -
   /// theta_-)_i^2 = h^2/2 theta_dot^T diag(K_p + K_d/h) theta_dot to K, i.e. measure theta_dot in
   /// the metric H + h K_d + h^2 K_p of A's leading part. The MDP stationarity dK/dw = 0 then
   /// asks the contact points to stop (J theta_dot = 0) even while a stiff servo drives the joints;

@@ -1,4 +1,4 @@
-// CPU emulation of the batched GPU scheme (spec pbfd.md §6): K PBFD trajectories, each "launch"
+// CPU emulation of the batched GPU scheme (docs/methods/pbfd.md §6): K PBFD trajectories, each "launch"
 // runs one LM iteration (solvers/pbd/pbd_step_team.h) for every RUNNING trajectory, OpenMP over
 // trajectories. Free-running (rollout) mode or lockstep mode (WAITING after each step until
 // release_waiting()). The CUDA backend runs the same iteration body per block.
@@ -84,7 +84,7 @@ class PbfdTeamBatch {
   /// OpenMP), so a missing sync() races as on the GPU (the ThreadSanitizer tests). 0 = CpuTeam.
   void use_thread_team(int lanes) { runner_ = lanes > 0 ? std::make_unique<ThreadTeamRunner>(lanes) : nullptr; }
 
-  /// One launch: `iterations` LM iterations (default 1, spec §6) of every RUNNING trajectory.
+  /// One launch: `iterations` LM iterations (default 1, docs/methods/pbfd.md §6) of every RUNNING trajectory.
   /// Several per launch amortise launch overhead on the GPU; results equal that many launches.
   /// Returns how many are RUNNING.
   int launch(int iterations = 1) {

@@ -1,10 +1,10 @@
 // What one PBD/PBFD timestep holds constant (theta_n, theta_{n-1}, tau, dt) and the
-// per-rollout scratch the objectives reuse (spec pbfd.md §3, §4). Contacts come from the
+// per-rollout scratch the objectives reuse (docs/methods/pbfd.md §3, §4). Contacts come from the
 // collision stage through the contact set (core/contact_set.h), run once per iterate with margin
 // 0: every geom pair (contact points on planes, spheres, capsules, boxes, between two moving links
 // or against the world) enters the terms through its sphere-swept cores, the joint limits as
 // joint-space contacts (solvers/terms/joint_terms.h). On a radius-0 point against a plane the cores are
-// the point and the plane, and the terms reduce to pbfd.md's sphere x plane formulas.
+// the point and the plane, and the terms reduce to the point x plane formulas of docs/methods/pbfd.md §4.
 #pragma once
 #include <limits>
 #include <vector>
@@ -30,7 +30,7 @@ struct PbdStepInput {
   /// contact set (kin_n); this is the team form's step constant (PbfdStepConst, pbd_residual_team.h).
   std::vector<Vec3> centre_n;
   VecX theta_pred;                ///< (n_q) theta~ = 2 theta_n - theta_{n-1} (armature term)
-  // backward-Euler stable PD (nmdp.md §9, pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
+  // backward-Euler stable PD (docs/methods/newton_euler.md §4, docs/methods/pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
   // - K_d ((theta - theta_n)/dt - theta_dot_bar), targets at t_{n+1}; pd = false: no servo
   VecX kp, kd;                    ///< (n_q) gains
   VecX theta_bar, theta_dot_bar;  ///< (n_q) targets at the end of the step
@@ -90,14 +90,14 @@ inline void update_contacts(const Model& m, const VecX& theta, PbdWorkspace& ws)
 }
 
 /// The penalty's summed normal force sum_p C_perp d_p^alpha over the geom contacts at theta
-/// (pbfd.md §4.2; joint-limit stops excluded) [N]: StepStats::normal_force of PBD / PBFD. Reuses
+/// (docs/methods/pbfd.md §4.2; joint-limit stops excluded) [N]: StepStats::normal_force of PBD / PBFD. Reuses
 /// ws.cs when the optimizer's last evaluation was at theta (the usual case after convergence),
 /// otherwise runs the kinematics and the contact set at theta once.
 double pbd_normal_force(const Model& m, const VecX& theta, const ContactParams& cp, PbdWorkspace& ws);
 
 /// Calls f(c, u) for every geom contact of ws.cs in penetration (c.depth > 0), with ws.Ja, ws.Jb
 /// and ws.J = Ja - Jb the core Jacobians (contact_set.h) and u the slip since theta_n
-/// (contact_slip(kin, kin_n, c), pbfd.md §4.3). Needs update_contacts at the iterate in ws.kin.
+/// (contact_slip(kin, kin_n, c), docs/methods/pbfd.md §4.3). Needs update_contacts at the iterate in ws.kin.
 template <class F>
 void for_each_active_contact(const Model& m, PbdWorkspace& ws, F&& f) {
   for (int i = 0; i < ws.cs.n_con; ++i) {
@@ -109,7 +109,7 @@ void for_each_active_contact(const Model& m, PbdWorkspace& ws, F&& f) {
 }
 
 /// y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) of contact c from its cores xa, xb at the iterate
-/// (the slip is u = P_t y, pbfd.md §4.3; n . y feeds a turning normal, contact_terms.h).
+/// (the slip is u = P_t y, docs/methods/pbfd.md §4.3; n . y feeds a turning normal, contact_terms.h).
 inline Vec3 contact_core_displacement(const Kinematics& kin_n, const Contact& c, const Vec3& xa, const Vec3& xb) {
   // a world core does not move: its term xb - xb is exactly 0, and y - 0 = y (same bits, no FK point)
   if (c.link_b < 0) return xa - contact_core_a(kin_n, c);

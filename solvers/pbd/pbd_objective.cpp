@@ -1,4 +1,4 @@
-// PBD objective, Eq. 6 (spec pbfd.md §4.5; gradients §4.2-§4.3; JTJ matrix §5 / A4; implicit PD §4.1).
+// PBD objective, Eq. 6 (docs/methods/pbfd.md §4.5; gradients §4.2-§4.3; JTJ matrix §5 / A4; implicit PD §4.1).
 //
 // Evaluated at the cost of its maths (issue 12), like the PBFD residual: inertia (§3), gravity and
 // every contact force go into one subtree moment per link, each contact's 3 x 3 stiffness dF/dx

@@ -1,4 +1,4 @@
-// PBD objective E (spec pbfd.md §4.5, paper Eq. 6) with its gradient and the two model
+// PBD objective E (docs/methods/pbfd.md §4.5, paper Eq. 6) with its gradient and the two model
 // matrices of §5: the exact Hessian (LM) and the PSD Gauss-Newton-style matrix (JTJ-LM, A4).
 #pragma once
 #include "solvers/pbd/pbd_context.h"
@@ -17,7 +17,7 @@ double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, Pbd
 void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& theta,
                             PbdWorkspace& ws, double& E, VecX& grad, MatX* B, HessianKind kind);
 
-/// Stable-PD potential of Eq. 6 (pbfd.md §4.1, nmdp.md §9), 0 without a servo:
+/// Stable-PD potential of Eq. 6 (docs/methods/pbfd.md §4.1, docs/methods/newton_euler.md §4), 0 without a servo:
 ///   U(theta) = 1/2 (theta - theta_bar)^T K_p (theta - theta_bar) + 1/(2 dt) (theta - theta_n)^T K_d (theta - theta_n)
 ///              - (K_d theta_dot_bar)^T theta,
 /// whose gradient is -tau_pd(theta) (stable_pd_torque) and whose Hessian is diag(K_p + K_d/dt).

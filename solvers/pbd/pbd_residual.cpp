@@ -1,4 +1,4 @@
-// PBFD residual, Eq. 13 (spec pbfd.md §4.6; friction force §4.4 with the A1 exponent).
+// PBFD residual, Eq. 13 (docs/methods/pbfd.md §4.6; friction force §4.4 with the A1 exponent).
 //
 // Evaluated at the cost of its maths (issue 12): every per-link term (inertia §3, gravity, the
 // contact forces at their cores and their second kinematic derivatives) goes into one subtree
@@ -25,7 +25,7 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
   r.setZero(m.n_q);
   r -= in.tau;
   if (Jr) Jr->setZero(m.n_q, m.n_q);
-  add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (pbfd.md §4.6)
+  add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (docs/methods/pbfd.md §4.6)
   // armature, damping, limits: the gradients of their Eq. 6 energies (conservative / implicit)
   add_joint_passive_terms(m, theta, in.theta_n, in.theta_pred, in.dt, r, Jr);
   add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, r, Jr);

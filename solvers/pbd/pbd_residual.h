@@ -1,4 +1,4 @@
-// PBFD residual r(theta) and its exact Jacobian J_r (spec pbfd.md §4.6, paper Eq. 13).
+// PBFD residual r(theta) and its exact Jacobian J_r (docs/methods/pbfd.md §4.6, paper Eq. 13).
 #pragma once
 #include "solvers/pbd/pbd_context.h"
 

@@ -1,4 +1,4 @@
-// PBFD residual r(theta) and exact Jacobian J_r (spec pbfd.md §4.6, Eq. 13) written once against
+// PBFD residual r(theta) and exact Jacobian J_r (docs/methods/pbfd.md §4.6, Eq. 13) written once against
 // the team interface (solvers/team/team.h): lane k owns r_k and row k of J_r. Instantiated by the CPU
 // emulation (tests, CPU batched backend) and by CUDA (cuda/pbd_residual.cu). Mirrors the Eigen
 // reference solvers/pbd/pbd_residual.cpp term by term (inertia §3, gravity §2.4, normal §4.2,
@@ -38,14 +38,14 @@ struct PbfdStepConst {
   // RolloutParams::link_mass_scale). Inertia §3 and gravity §2.4 are linear in them per link, so
   // s_j multiplies link j's terms.
   const S* mass_scale = nullptr;
-  // backward-Euler stable PD (pbfd.md §4.6, nmdp.md §9), kp == nullptr = none:
+  // backward-Euler stable PD (docs/methods/pbfd.md §4.6, docs/methods/newton_euler.md §4), kp == nullptr = none:
   // r += K_p (theta - theta_bar) + K_d ((theta - theta_n)/dt - theta_dot_bar), J += diag(K_p + K_d/dt)
   const S *kp = nullptr, *kd = nullptr, *theta_bar = nullptr, *theta_dot_bar = nullptr, *theta_n = nullptr;
   // theta_{n-1} (n_q): with theta_n above, read by the armature and damping terms of a DOF whose
   // dof_armature / dof_damping is non-zero (both may stay null for a model without them)
   const S* theta_nm1 = nullptr;
   // link poses at theta_n (n_link x 9 row-major, n_link x 3): where a body pair's core points were
-  // at the step's start, the slip's reference (pbfd.md §4.3; the reference's kin_n). Read only when
+  // at the step's start, the slip's reference (docs/methods/pbfd.md §4.3; the reference's kin_n). Read only when
   // the model has body pairs and C_par != 0 (may stay null otherwise)
   const S *pose_n_R = nullptr, *pose_n_t = nullptr;
 };
@@ -415,7 +415,7 @@ BIGSTEP_BODY_PAIR_FN void body_pair_stiffness_row(const ModelView<S>& m, const S
 
 }  // namespace team_detail
 
-/// Forward kinematics (pbfd.md §2.2) at theta into R (n_link x 9, row-major) and t (n_link x 3),
+/// Forward kinematics (docs/methods/pbfd.md §2.2) at theta into R (n_link x 9, row-major) and t (n_link x 3),
 /// and, when s != nullptr, the DOF twists s_k = (w_k, o_k x w_k) revolute, (0, u_k) prismatic
 /// (§2.3) into s (n_q x 6). Scratch: rot (9 n_q), tmp (24). Ends with a sync.
 ///
@@ -503,7 +503,7 @@ BIGSTEP_HD void team_fk(Team& team, const ModelView<S>& m, const S* theta, S* R,
 /// The per-DOF terms of DOF k added to r_k and, when Jkk != nullptr, to J_kk = dr_k/dtheta_k
 /// (issue 10; the same physics in every integrator family):
 ///   armature a_k: inertia 1/2 a_k (theta_k - theta~_k)^2 / dt^2, theta~ = 2 theta_n - theta_{n-1}
-///                 (pbfd.md Eq. 6 form; not scaled by the link mass scales):
+///                 (PBFD paper Eq. (6) form; not scaled by the link mass scales):
 ///                 r_k += a_k (theta_k - theta~_k) / dt^2,  J_kk += a_k / dt^2
 ///   damping b_k:  backward-Euler viscous torque -b_k (theta_k - theta_n,k) / dt:
 ///                 r_k += b_k (theta_k - theta_n,k) / dt,   J_kk += b_k / dt
@@ -549,7 +549,7 @@ BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in
 
 /// r (n_q) and, when Jr != nullptr, J_r (n_q x n_q row-major) at theta. scratch: pbfd_scratch_size.
 ///
-/// Subtree ("composite") moments as the reference (core/composite_moments.h, pbfd.md §2.3-§2.4):
+/// Subtree ("composite") moments as the reference (core/composite_moments.h, docs/methods/pbfd.md §2.3-§2.4):
 ///   1. FK and the DOF twists s_k (team_fk: lanes inside each link, serial along the tree);
 ///   2. three tasks per link: G_j (inertia §3, gravity §2.4) and with J_r P_j, in two halves by
 ///      rows; link j's contact points (§4.2/§4.4): their forces Gc_j and stiffnesses K6_j;
@@ -569,7 +569,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   Scratch<S> sh(scratch, m, Jr);  // the link poses may live in J_r until its rows are written
   const int L = m.n_link, D = m.n_q;
   const bool jac = Jr != nullptr;
-  // forward kinematics (pbfd.md §2.2) and the DOF twists s_k (§2.3), lane-parallel inside each link
+  // forward kinematics (docs/methods/pbfd.md §2.2) and the DOF twists s_k (§2.3), lane-parallel inside each link
   // (team_fk); the local rotations go to u / u~ and the link's running frame to the moment block,
   // both written only after FK
   team_fk(team, m, theta, sh.R, sh.t, sh.s, sh.u, sh.mom);

@@ -1,4 +1,4 @@
-// PBD / PBFD step driver (spec pbfd.md §5.1 restart rule, §5.3 predictor and outputs).
+// PBD / PBFD step driver (docs/methods/pbfd.md §5.3: predictor, restart rule, outputs).
 // Reported normal force (StepStats::normal_force): sum_p C_perp d_p^alpha at theta_{n+1} (§4.2).
 // cpu-only: the CUDA mirror of the per-iteration body is the batched backend's job.
 #include "solvers/pbd/pbd_step.h"
@@ -62,8 +62,8 @@ struct Eq13Objective final : LmObjective {
   const Model& m; const PbdStepInput& in; PbdWorkspace& ws; VecX& r; MatX& Jr; double scale;
   Eq13Objective(const Model& m, const PbdStepInput& in, PbdWorkspace& ws)
       : m(m), in(in), ws(ws), r(ws.r), Jr(ws.Jr), scale(std::max(1.0, weight(m, in.mass_scale))) {}
-  // Departure from pbfd.md §5.1: F = 1/2|r|^2 tends to 0, so its rounding is not
-  // 64 eps max(1, F) but ~ eps |r| s (r sums forces of size s = max(1, W)). With the spec's
+  // Departure from docs/methods/pbfd.md §5.1: F = 1/2|r|^2 tends to 0, so its rounding is not
+  // 64 eps max(1, F) but ~ eps |r| s (r sums forces of size s = max(1, W)). With the plain
   // threshold every late step looked like noise, rho was pinned at 0.5, lambda never fell and the
   // floating chain at rest took 100-170 iterations per step (tests/solvers/pbd/pbd_step_test.cpp).
   double rounding(double F) const override {
@@ -150,8 +150,8 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
   return r.converged();
 }
 
-// Friction continuation (issue 14), after the §5.1 restart rule has failed too: a departure from
-// pbfd.md §5.1 that only runs on that path, so every step that converged before is untouched.
+// Friction continuation (issue 14), after the §5.3 restart rule has failed too: a departure (from
+// docs/methods/pbfd.md §5.3) that only runs on that path, so every step that converged before is untouched.
 // Why the attempts fail: JTJ-LM minimises GE = 1/2 |r|^2 (§4.6) and stops where grad GE = J_r^T r = 0,
 // which is r = 0 only where J_r is nonsingular. Without friction J_r = grad^2 E is symmetric and at a
 // 50 ms step dominated by M / dt^2 > 0; PBFD's friction adds -C_par J_p^T (df_par/dp) J_p (§4.4),

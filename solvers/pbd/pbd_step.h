@@ -1,4 +1,4 @@
-// One PBD / PBFD timestep: predictor, optimizer, restart rule, status (spec pbfd.md §5, §5.3).
+// One PBD / PBFD timestep: predictor, optimizer, restart rule, status (docs/methods/pbfd.md §5, §5.3).
 #pragma once
 #include <string>
 

@@ -1,4 +1,4 @@
-// Iterations to convergence inside one launch (issue 13 item 3; spec pbfd.md §6 "Batched GPU
+// Iterations to convergence inside one launch (issue 13 item 3; docs/methods/pbfd.md §6 "Batched GPU
 // scheduling", Fig. 3): a team runs its trajectory's LM iterations (solvers/pbd/pbd_step_team.h) until
 // the trajectory leaves RUNNING -- in lockstep mode after one committed step (WAITING), in rollout
 // mode after its whole horizon (DONE) -- or until an optional iteration cap. Each iteration is the

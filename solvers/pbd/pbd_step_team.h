@@ -1,4 +1,4 @@
-// One LM iteration of one PBFD trajectory per call (spec pbfd.md §6 "Batched GPU scheduling"),
+// One LM iteration of one PBFD trajectory per call (docs/methods/pbfd.md §6 "Batched GPU scheduling"),
 // written once against the team interface: the CPU emulation loops it over rollouts, the CUDA
 // kernel runs one block per rollout, so every launch advances every running trajectory by exactly
 // one LM iteration and a converged trajectory moves on to its next timestep (Fig. 3).
@@ -210,7 +210,7 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 }
 
 // The iteration is split into phases so that the library path (cuBLAS J^T J, cuSOLVER Cholesky;
-// spec pbfd.md §6 "library path") can replace the dense algebra between them while the decisions
+// docs/methods/pbfd.md §6 "library path") can replace the dense algebra between them while the decisions
 // stay written once. Each phase is a no-op for a trajectory whose iteration is over (ints[OVER]).
 //   evaluate -> normal equations -> update -> factor -> solve -> candidate
 // Fused: lm_team_iteration() runs all six with the team's own J^T J / Cholesky / substitutions.

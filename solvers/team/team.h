@@ -1,5 +1,5 @@
-// The "team" a cooperative per-rollout algorithm is written against (design.md "CPU reference vs
-// CUDA mirror"): for_each_lane(n, f) runs f(i) for i in [0, n) spread over the team's lanes,
+// The "team" a cooperative per-rollout algorithm is written against (docs/architecture.md §3
+// "Mirror stems"): for_each_lane(n, f) runs f(i) for i in [0, n) spread over the team's lanes,
 // sync() is a barrier. CUDA: one block per rollout, lanes = threads, __syncthreads
 // (cuda/team_cuda.cuh). CPU emulation here: lanes run one after another in a changing order
 // (reversed, then strided permutations) so that a missing sync() or two lanes writing one slot

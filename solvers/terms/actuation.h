@@ -1,6 +1,6 @@
 // Actuators -> step controls (MuJoCo's motor and position actuators, core/model.h ActuatorSpec).
 // A control vector ctrl (n_u) becomes the StepControl every integrator takes: motor forces as
-// constant generalised forces, position actuators as the stable-PD servo (stable_pd.h, nmdp.md §9)
+// constant generalised forces, position actuators as the stable-PD servo (stable_pd.h, docs/methods/newton_euler.md §4)
 // that each integrator already treats implicitly, so a stiff position actuator stays stable at
 // bigstep's large steps.
 //

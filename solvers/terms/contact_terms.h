@@ -1,4 +1,4 @@
-// Per-point contact force and energy formulas of PBD/PBFD (spec pbfd.md §4.2-§4.4).
+// Per-point contact force and energy formulas of PBD/PBFD (docs/methods/pbfd.md §4.2-§4.4).
 // Pure functions of (u, d, n): the chain rule to theta lives in pbd_objective / pbfd_residual.
 // Every term is zero when d <= 0; callers branch on d > 0 (never evaluate d^(alpha-1) at 0).
 #pragma once
@@ -8,7 +8,7 @@
 
 namespace bigstep {
 
-/// Contact model parameters (pbfd.md §4.7): alpha = 2, beta = gamma = 1 by default.
+/// Contact model parameters (docs/methods/pbfd.md §4.7): alpha = 2, beta = gamma = 1 by default.
 struct ContactParams {
   double c_perp = 1e5;  ///< C_perp, normal force coefficient [N/m^alpha]
   double c_par = 0;     ///< C_par, tangential coefficient
@@ -35,7 +35,7 @@ inline double sphere_plane_phi(const Vec3& c, double r, const Vec3& n, double h0
   return n.dot(c) - h0 - r;
 }
 
-/// PBD tangential energy e = |u|^(beta+1) d^(gamma+1) and its p-derivatives (pbfd.md §4.3).
+/// PBD tangential energy e = |u|^(beta+1) d^(gamma+1) and its p-derivatives (docs/methods/pbfd.md §4.3).
 struct TangentialEnergy {
   double e;
   Vec3 grad;   ///< grad_p e = -(f_par + f_star)
@@ -60,7 +60,7 @@ inline TangentialEnergy tangential_energy(const Vec3& u, double d, const Vec3& n
   return t;
 }
 
-/// PBFD friction force f_par = -(beta+1)|u|^(beta-1) d^(gamma+1) u and df_par/dp (pbfd.md §4.4,
+/// PBFD friction force f_par = -(beta+1)|u|^(beta-1) d^(gamma+1) u and df_par/dp (docs/methods/pbfd.md §4.4,
 /// exponent corrected per A1). The Jacobian is not symmetric: f_par has no energy.
 struct FrictionForce {
   Vec3 f;
@@ -124,7 +124,7 @@ inline void add_normal_turning(FrictionForce& ff, const Vec3& u, double d, const
   ff.f *= s;
 }
 
-/// Spurious normal push f* = (gamma+1)|u|^(beta+1) d^gamma n that PBFD drops (pbfd.md §4.4).
+/// Spurious normal push f* = (gamma+1)|u|^(beta+1) d^gamma n that PBFD drops (docs/methods/pbfd.md §4.4).
 inline Vec3 spurious_normal_force(const Vec3& u, double d, const Vec3& n, const ContactParams& cp) {
   return (cp.gamma + 1) * powr(u.norm(), cp.beta + 1) * powr(d, cp.gamma) * n;
 }

@@ -1,7 +1,7 @@
 // Per-DOF terms of PBD (Eq. 6) and PBFD (Eq. 13): armature, damping, springs and joint limits, by the agreed
 // formulas (issue 10; MuJoCo's dof_armature / dof_damping / jnt_range). Each is a sum over DOFs, so
 // its value, gradient and (diagonal) Hessian come from one place and both formulations add the
-// gradient (Eq. 13's residual is Eq. 6's gradient for conservative terms, pbfd.md §4.6):
+// gradient (Eq. 13's residual is Eq. 6's gradient for conservative terms, docs/methods/pbfd.md §4.6):
 //   armature a_k: 1/2 sum_k a_k (theta_k - theta~_k)^2 / dt^2,  theta~ = 2 theta_n - theta_{n-1}
 //                 (extra rotor inertia on DOF k; not scaled by the rollout's link mass scales)
 //   damping  b_k: 1/2 sum_k b_k (theta_k - theta_n,k)^2 / dt    (backward-Euler viscous torque

@@ -21,7 +21,7 @@ void validate_ne_settings(const NeSettings& s) {
                     s.relinearizations, "must be in [0, 100]");
   BIGSTEP_CHECK_ARG(std::isfinite(s.cfm) && s.cfm >= 0, "contact.cfm", s.cfm, "must be finite and >= 0");
   BIGSTEP_CHECK_ARG(s.max_correction_speed > 0, "contact.max_correction_speed", s.max_correction_speed,
-                    "must be > 0 (1e9: the spec's depth / dt)");
+                    "must be > 0 (1e9: the literal depth / dt)");
   BIGSTEP_CHECK_ARG(std::isfinite(s.k_c) && s.k_c >= 0, "contact.k_c", s.k_c, "must be finite and >= 0 (0 = auto)");
   BIGSTEP_CHECK_ARG(std::isfinite(s.d_ref) && s.d_ref > 0, "contact.d_ref", s.d_ref, "must be finite and > 0");
   BIGSTEP_CHECK_ARG(std::isfinite(s.zeta) && s.zeta >= 0, "contact.zeta", s.zeta, "must be finite and >= 0");
@@ -55,7 +55,7 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
     th_next = th;
     return false;
   }
-  // a middle Euler angle at |cos| < 1e-6 (pbfd.md §2.1): flagged and held, as the PBD / PBFD step
+  // a middle Euler angle at |cos| < 1e-6 (docs/methods/pbfd.md §2.1): flagged and held, as the PBD / PBFD step
   // does. Unchecked, a cube that came to rest on a side face (ry = pi/2 to 1e-9) was stepped with
   // H singular to 1e-18: the Euler rates of the other two angles took the orientation's slack and
   // the state reached 1e61 m in four steps, each reported ok
@@ -86,7 +86,7 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
     for (int k = 0; k < n; ++k)
       if (m.dof_stiffness[k] != 0) f[k] -= m.dof_stiffness[k] * (th[k] - m.dof_springref[k]);
   if (pd) {
-    // Tan's stable PD, targets at the end of the step (nmdp.md §8, §9)
+    // Tan's stable PD, targets at the end of the step (docs/methods/newton_euler.md §3, §4)
     VecX& th_bar = out.th_bar;
     VecX& th_dot_bar = out.th_dot_bar;
     pd->reference(u.t + dt, th_bar, th_dot_bar);

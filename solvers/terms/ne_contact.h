@@ -1,6 +1,6 @@
 // Contact frames for the Newton-Euler baselines: the contact set's geom contacts (any pair of
 // geoms, body-body included) with their normal, tangent directions and relative core Jacobian, and
-// its joint-limit stops, at the start of the step (pbfd.md §7, nmdp.md §4); and the smooth part of
+// its joint-limit stops, at the start of the step (docs/methods/newton_euler.md §2, docs/methods/nmdp.md §4); and the smooth part of
 // the step with armature, damping and the stable-PD servo.
 #pragma once
 #include <vector>
@@ -13,7 +13,7 @@
 
 namespace bigstep {
 
-/// Newton-Euler baseline settings (pbfd.md §7; nmdp.md §4, §8).
+/// Newton-Euler baseline settings (docs/methods/newton_euler.md §2; docs/methods/nmdp.md §4, §8).
 struct NeSettings {
   double dt = 1e-3;
   double mu = 0.5;                ///< Coulomb coefficient
@@ -21,23 +21,23 @@ struct NeSettings {
   double active_distance = 1e-3;  ///< NE-LCP: a pair is a contact when phi <= this [m]
   /// NE-LCP speculative contacts: a pair (or stop) is also a row when the free velocity brings it
   /// within active_distance during the step, phi + 2 h min(n^T J v_free, 0) <= active_distance
-  /// (ne_lcp.cpp); false = the spec's rule phi <= active_distance alone
+  /// (ne_lcp.cpp); false = the plain rule phi <= active_distance alone
   bool speculative = true;
   /// NE-LCP: at most this many extra LCP solves per step that freeze each contact's nonlinear
   /// remainder gap(theta + h v+) - (phi + h n^T J v+) in its row (ne_lcp.cpp); 0 = first order only
   int relinearizations = 3;
   double cfm = 1e-6;              ///< NE-LCP: compliance added to diag(G), relative to max diag(G)
   /// NE-LCP: the largest separation speed the position correction may ask of a penetrating row
-  /// (m/s for contacts; rad/s or m/s for joint-limit stops); 1e9 (or inf) = the spec's -depth / dt
+  /// (m/s for contacts; rad/s or m/s for joint-limit stops); 1e9 (or inf) = the literal -depth / dt
   double max_correction_speed = 0.1;
-  // NE-MDP polytope v^i = k_c (d^3 + zeta_s) (n + mu t^i), nmdp.md §4
+  // NE-MDP polytope v^i = k_c (d^3 + zeta_s) (n + mu t^i), docs/methods/nmdp.md §4
   double k_c = 0;                 ///< 0 = W / (N_s d_ref^3), N_s = half the contact points
   double d_ref = 5e-3;            ///< [m]
-  double zeta = 1e-3;             ///< zeta_s = zeta d_ref^3 (ghost-force cap, nmdp.md B5)
+  double zeta = 1e-3;             ///< zeta_s = zeta d_ref^3 (ghost-force cap, docs/methods/nmdp.md B5)
   /// NE-MDP with the stable PD: the metric of the kinetic energy the contact QP minimizes.
   /// true (default): M~ = H + dt K_d, the matrix through which the contact impulse acts, so the
   /// QP is MDP-consistent (it stops the contact points' normal approach, as without a servo).
-  /// false: H, nmdp.md §8 read literally (departure, see ne_mdp.cpp). Same result without a servo.
+  /// false: H, docs/methods/newton_euler.md §3 read literally (departure, see ne_mdp.cpp). Same result without a servo.
   bool mdp_effective_metric = true;
 };
 
@@ -87,7 +87,7 @@ struct NeContacts {
 
 /// The smooth part of a semi-implicit Euler step, shared by the NE baselines: velocity
 /// v = (theta - theta_prev)/dt, the mass matrix with armature H = H_crba(theta) + diag(a), and the
-/// implicit (backward Euler) damping b and stable-PD damping K_d (nmdp.md §8) in
+/// implicit (backward Euler) damping b and stable-PD damping K_d (docs/methods/newton_euler.md §3) in
 ///   M~ = H + dt diag(b) + dt K_d,
 ///   f  = tau - c - grad V - b .* v - k .* (theta - ref) - K_p (theta + dt v - theta_bar) - K_d (v - theta_dot_bar),
 ///   v_free = v + dt M~^-1 f          (targets at t + dt; without damping and servo M~ = H).

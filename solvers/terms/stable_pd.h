@@ -1,9 +1,9 @@
-// Stable PD servo (Tan, Liu & Turk 2011) as used by every integrator (spec nmdp.md §9).
+// Stable PD servo (Tan, Liu & Turk 2011) as used by every integrator (docs/methods/newton_euler.md §4).
 // The servo tracks a reference (theta_bar(t), theta_dot_bar(t)) with per-DOF gains that are zero
 // on unactuated DOFs (floating base). Backward (position-based / NMDP) integrators use the
 // end-of-step form  tau(theta) = -K_p (theta - theta_bar) - K_d ((theta - theta_minus)/h - theta_dot_bar),
 // whose Jacobian is -diag(K_p + K_d/h); Newton-Euler baselines use Tan's form with
-// M~ = H + h K_d (nmdp.md §8). Targets are always evaluated at the END time of the (sub)step.
+// M~ = H + h K_d (docs/methods/newton_euler.md §4). Targets are always evaluated at the END time of the (sub)step.
 #pragma once
 #include <cmath>
 #include <functional>
@@ -29,7 +29,7 @@ struct StepControl {
 };
 
 /// Backward-Euler stable-PD torque at the end of a step of length h from theta_minus to theta,
-/// with targets (theta_bar, theta_dot_bar) evaluated at the step's end time (nmdp.md §9).
+/// with targets (theta_bar, theta_dot_bar) evaluated at the step's end time (docs/methods/newton_euler.md §4).
 inline VecX stable_pd_torque(const PdServo& pd, const VecX& theta, const VecX& theta_minus, double h,
                              const VecX& theta_bar, const VecX& theta_dot_bar) {
   return -(pd.kp.array() * (theta - theta_bar).array() +

@@ -1,5 +1,5 @@
 // CPU batched backend: batched == serial bit for bit, seeded determinism, per-rollout streams,
-// a diverging rollout is flagged without disturbing the others (style.md habits 14, 15).
+// a diverging rollout is flagged without disturbing the others (docs/architecture.md §9 rules 4, 5).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Composite (subtree) moments vs the per-link sums they replace (core/composite_moments.h, spec
-// pbfd.md §2.3-§2.4, §3): the inertia and gravity gradient / Hessian of add_inertia_* and
+// docs/methods/pbfd.md §2.3-§2.4, §3): the inertia and gravity gradient / Hessian of add_inertia_* and
 // add_gravity_derivatives, and a point force / stiffness vs the dense point Jacobian and
 // add_point_hessian, on random branched models with every joint kind and mass scales.
 #include <catch2/catch.hpp>

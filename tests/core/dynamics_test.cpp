@@ -1,4 +1,4 @@
-// RNEA / CRBA / forward dynamics cross-checks (style.md habit 12) and FD checks of the AD
+// RNEA / CRBA / forward dynamics cross-checks (docs/architecture.md §9 rule 2) and FD checks of the AD
 // derivatives (habit 13), on a tree with every joint type and a random state.
 #include <catch2/catch.hpp>
 
@@ -65,7 +65,7 @@ TEST_CASE("dynamics: CRBA equals the moment-product H and RNEA columns", "[dynam
     const VecX q = rand_vec(rng, m.n_q, 1.0);
     MatX H;
     crba(m, q, H);
-    // H from the spec's moment inner product (pbfd.md §2.4)
+    // H from the moment inner product (docs/methods/pbfd.md §2.4)
     Kinematics kin(m);
     forward_kinematics(m, q, kin);
     link_derivatives(m, kin);
@@ -100,7 +100,7 @@ TEST_CASE("dynamics: forward dynamics inverts RNEA", "[dynamics]") {
 }
 
 TEST_CASE("dynamics: Coriolis term equals the Christoffel form", "[dynamics]") {
-  // c_k = sum_ab (d_a H_kb - 1/2 d_k H_ab) qd_a qd_b, with dH by central differences (pbfd.md §2.4)
+  // c_k = sum_ab (d_a H_kb - 1/2 d_k H_ab) qd_a qd_b, with dH by central differences (docs/methods/pbfd.md §2.4)
   std::mt19937 rng(3);
   const Model m = tree_model(rng);
   const VecX q = rand_vec(rng, m.n_q, 1.0), qd = rand_vec(rng, m.n_q, 1.5);

@@ -1,5 +1,5 @@
 // Inertia integral, mass matrix and gravity vs independent references and central differences
-// on random models (spec pbfd.md §2.4, §3, §9 D1, D2).
+// on random models (docs/methods/pbfd.md §2.4, §3, §9 D1, D2).
 #include <catch2/catch.hpp>
 
 #include "core/inertia.h"
@@ -80,14 +80,14 @@ double min_eig(const MatX& A) {
 
 TEST_CASE("inertia: D1 closed-form I equals the 8-point Gauss sum of box links", "[inertia][D1]") {
   // Both are exact (the integrand is quadratic in x), so only round-off separates them: a sum
-  // of O(10) terms of O(1e2..1e4) magnitude, each with ~10 flops -> 1e-12 relative (spec D1).
+  // of O(10) terms of O(1e2..1e4) magnitude, each with ~10 flops -> 1e-12 relative (docs/methods/pbfd.md §9 D1).
   for (uint32_t seed = 1; seed <= 10; ++seed) {
     const RandomModel rm = model_for(seed);
     const Model& m = rm.model;
     Rng rng(100 + seed);
     const StepStates s = random_states(m, rng);
     const double dt = uniform(rng, 0.005, 0.1);
-    for (double a : {1.0, 0.5}) {  // PBD anchor (a = 1) and the nmdp.md generalization
+    for (double a : {1.0, 0.5}) {  // PBD anchor (a = 1) and the NMDP generalization (docs/methods/nmdp.md §6)
       const InertiaAnchor an = make_inertia_anchor(fk(m, s.th_n), fk(m, s.th_nm1), a);
       const double I = inertia_value(m, fk(m, s.th), an, dt);
       const double ref = gauss_inertia(rm, s, dt, a);
@@ -96,7 +96,7 @@ TEST_CASE("inertia: D1 closed-form I equals the 8-point Gauss sum of box links",
       CHECK(std::abs(I - ref) <= tol(1e-12) * ref);
     }
   }
-  // The spec's own example: box 0.4 x 0.2 x 0.1 m, 2.3 kg, tilted, offset COM, floating base.
+  // The example of docs/methods/pbfd.md §3: box 0.4 x 0.2 x 0.1 m, 2.3 kg, tilted, offset COM, floating base.
   RandomModel rm;
   Box b;
   b.mass = 2.3;

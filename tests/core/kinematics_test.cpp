@@ -1,4 +1,4 @@
-// Kinematics derivatives vs central differences on random models (spec pbfd.md §2.2-§2.3, §9 D2):
+// Kinematics derivatives vs central differences on random models (docs/methods/pbfd.md §2.2-§2.3, §9 D2):
 // dT/dtheta (twist rule), second and third derivatives via dof_act, point Jacobians, point
 // second derivatives (add_point_hessian) and gimbal-lock detection.
 #include <catch2/catch.hpp>
@@ -25,7 +25,7 @@ RandomModel model_for(uint32_t seed) {
   return random_model(seed, opt);
 }
 
-// Independent forward kinematics from the spec table (§2.1) with Eigen::Isometry3d composition:
+// Independent forward kinematics from the joint table of docs/methods/pbfd.md §2.1 with Eigen::Isometry3d composition:
 // T_j = T_parent * (t_o, R_o) * elementary_1(theta) * elementary_2(theta) * ...
 std::vector<Eigen::Isometry3d> reference_fk(const ModelSpec& spec, const VecX& th) {
   const Vec3 ex = Vec3::UnitX(), ey = Vec3::UnitY(), ez = Vec3::UnitZ();
@@ -102,7 +102,7 @@ Vec3 world_point(const Model& m, const VecX& th, int j, const Vec3& x) {
 TEST_CASE("kinematics: forward kinematics equals an independent transform composition",
           "[kinematics]") {
   // Not a derivative test, but the FD tests below are only as good as the function they
-  // differentiate: check FK against Isometry3d products of the spec's elementary sequences.
+  // differentiate: check FK against Isometry3d products of the elementary sequences.
   for (uint32_t seed = 1; seed <= 10; ++seed) {
     const RandomModel rm = model_for(seed);
     const Model& m = rm.model;

@@ -1,9 +1,9 @@
-// CUDA batched PBFD JTJ-LM vs the CPU emulation of the same team code (spec pbfd.md D8): FP64 gives
+// CUDA batched PBFD JTJ-LM vs the CPU emulation of the same team code (docs/methods/pbfd.md §9 D8): FP64 gives
 // the same iteration counts and theta within 1e-9 after 100 steps, for K = 64 rollouts that all
 // differ (state, C_perp, C_par, mass scale; one poisoned rollout fails alone), through fused
 // launches over the compacted running set, CUDA graph replay and the library path, and with the
 // stable-PD servo, and through the warp kernel (a 16- or 32-lane team per trajectory, iterations to
-// convergence in one launch, the lockstep env step as a CUDA graph); FP32 (eps_r = 1e-4, eps_x = 1e-6 as the spec's FP32 defaults) stays within 1e-3 m of the
+// convergence in one launch, the lockstep env step as a CUDA graph); FP32 (eps_r = 1e-4, eps_x = 1e-6 as the FP32 defaults of docs/methods/pbfd.md §5.1) stays within 1e-3 m of the
 // FP64 box trajectory. Exits 77 (ctest: Skipped) with the reason when no CUDA device is present.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -118,7 +118,7 @@ enum class Launch { Fused, Graph, Library, Warp, WarpCapped };
 
 void fp64_matches_cpu(Launch how, int iters_per_launch = 1) {
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
-  const int K = 64, steps = 100;  // spec D8: 100 steps
+  const int K = 64, steps = 100;  // docs/methods/pbfd.md §9 D8: 100 steps
   std::vector<VecX> th0, thm1;
   initial_states(sc, K, th0, thm1);
   th0[5][2] = std::nan("");  // a poisoned rollout fails alone
@@ -274,7 +274,7 @@ TEST_CASE("cuda lm: an 80-link chain (team scratch in global memory) matches the
   for (int k = 0; k < K; ++k) expect_same_steps(gpu, cpu, k, steps);
 }
 
-TEST_CASE("cuda lm: same inputs give bit-identical results run to run (spec D9)", "[cuda]") {
+TEST_CASE("cuda lm: same inputs give bit-identical results run to run (docs/methods/pbfd.md §9 D9)", "[cuda]") {
   // one block per trajectory, fixed-order sums, no atomics in the arithmetic: compaction order
   // and graph replay must not change a bit
   const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");

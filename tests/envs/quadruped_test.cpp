@@ -1,4 +1,4 @@
-// Quadruped benchmark scenes (spec nmdp.md §10): configs/quadruped_spider.yaml and
+// Quadruped benchmark scenes (docs/methods/nmdp.md §10): configs/quadruped_spider.yaml and
 // configs/quadruped_robosimian.yaml load with their documented sizes, their reference motions
 // (control/reference_motion.h) are periodic with theta_dot_bar = d theta_bar / dt, and the robots
 // stand (hold), jump (the feet leave the ground) and walk forward under the stable PD servo.
@@ -221,7 +221,7 @@ TEST_CASE("quadruped: the trot moves the spider forward at roughly 2 stride / pe
   CHECK(mt.tilt_max_rad < 10 * M_PI / 180);
 }
 
-TEST_CASE("quadruped: with nmdp.md §8's literal QP metric H the push-off sinks the feet instead", "[quadruped][physics]") {
+TEST_CASE("quadruped: with the literal NE-MDP QP metric H the push-off sinks the feet instead", "[quadruped][physics]") {
   // Documents the departure in solvers/ne/ne_mdp.cpp: minimizing 1/2 v^T H v while the impulse acts
   // through M~ = H + dt K_d cannot resist the servo's joint motion. Measured: feet 80 mm deep,
   // no flight (the default effective metric: 9 mm, 0.29 s of flight, see above).
@@ -235,7 +235,7 @@ TEST_CASE("quadruped: with nmdp.md §8's literal QP metric H the push-off sinks 
 
 TEST_CASE("quadruped: NMDP keeps the symmetric jump level at dt = 50 ms despite a roll kick (N2, N3)",
           "[quadruped][physics][nmdp]") {
-  // nmdp.md §11 N2/N3: NE-NMDP and PBD-NMDP are stable at 50 ms with small tilt oscillation. The
+  // docs/methods/nmdp.md §11 N2/N3: NE-NMDP and PBD-NMDP are stable at 50 ms with small tilt oscillation. The
   // model and the jump are mirror-symmetric, so the exact tilt is 0; a 0.3 rad/s roll rate at
   // t = 0 breaks the numerical symmetry, and tilt must stay small over all five jumps (measured
   // 0.04 deg for both forms; NE-MDP reaches 0.29 deg at 5 ms and 2.3 deg at 20 ms).

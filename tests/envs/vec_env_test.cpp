@@ -60,7 +60,7 @@ TEST_CASE("vec_env: a 1e6 action in env 0 is flagged within the budget; envs 1..
       CHECK(row(bad.qpos(), k, clean.task().nq()) == row(clean.qpos(), k, clean.task().nq()));
       CHECK(bad.flags()[k] == 0u);
     }
-    // budget: it_max LM iterations per attempt, two attempts with the restart rule (pbfd.md §5.1)
+    // budget: it_max LM iterations per attempt, two attempts with the restart rule (docs/methods/pbfd.md §5.3)
     CHECK(bad.iterations()[0] <= 2 * 40);
     CHECK((bad.flags()[0] & ENV_ACTION_OUT_OF_RANGE) != 0);
     if (bad.flags()[0] & (ENV_BUDGET_EXCEEDED | ENV_SOLVER_FAILED)) {

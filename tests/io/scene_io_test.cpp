@@ -208,7 +208,7 @@ TEST_CASE("scene_io: a missing file is named", "[scene_io]") {
 }
 
 TEST_CASE("scene_io: every shipped config loads with its documented D", "[scene_io]") {
-  // D per config (spec pbfd.md §8): box planar base 3, fixed chain 10, floating chains 6 + 9
+  // D per config (docs/methods/pbfd.md §8): box planar base 3, fixed chain 10, floating chains 6 + 9
   const std::map<std::string, int> expected_D = {
       {"box_slide", 3}, {"chain_fixed", 10}, {"chain_floating_ground", 15}, {"chain_slope", 15}};
   std::map<std::string, int> seen;

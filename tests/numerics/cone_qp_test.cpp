@@ -1,6 +1,6 @@
 // numerics/cone_qp.h: KKT conditions on random instances of every constraint kind (checked here from
 // the problem data, independent of the solver's own residuals), agreement with the Goldfarb-Idnani
-// QP on cone-free instances, hand-computed projections (spec §6 scalar case, §7.2 one contact),
+// QP on cone-free instances, hand-computed projections (docs/methods/compliant.md §6 scalar case, §7.2 one contact),
 // infeasibility, bad input, warm start and no allocation.
 #include <catch2/catch.hpp>
 
@@ -357,7 +357,7 @@ TEST_CASE("cone_qp: spec-shaped programs (§6 N-step, §7.5 T-step with B = 1e6/
       iters[0] += s.r.iterations;
     }
     // T-step (§7.5): minimize 1/2 |x|^2 + 1/2 |(I + W A) x + c|^2 over disks ||x_i|| <= mu_i y_n,i,
-    // W = h B, divided by B^2 as the spec prescribes
+    // W = h B, divided by B^2 as docs/methods/compliant.md §7.5 prescribes
     {
       Instance in;
       in.n = 2 * nc;
@@ -387,8 +387,8 @@ TEST_CASE("cone_qp: spec-shaped programs (§6 N-step, §7.5 T-step with B = 1e6/
       CHECK(kkt(in, s.x, s.y).worst() <= tol(1e-8));
       iters[1] += s.r.iterations;
     }
-    // joint program (§7.2) with zeta = 1/h and a moderate friction damper B_r = 100 (the spec's
-    // own stress value): variables [n; r; s] per contact, cones, normal rows, lambda_n >= 0
+    // joint program (§7.2) with zeta = 1/h and a moderate friction damper B_r = 100 (a stress
+    // value of the prototype): variables [n; r; s] per contact, cones, normal rows, lambda_n >= 0
     {
       Instance in;
       in.n = 3 * nc;
@@ -504,7 +504,7 @@ TEST_CASE("cone_qp: agrees with Goldfarb-Idnani (qp_dense) on cone-free instance
   }
 }
 
-TEST_CASE("cone_qp: spec §6 scalar case lambda = max(0, q / (1 + W A))", "[cone_qp]") {
+TEST_CASE("cone_qp: docs/methods/compliant.md §6 scalar case lambda = max(0, q / (1 + W A))", "[cone_qp]") {
   // minimize 1/2 lambda^2 s.t. (1 + W A) lambda >= q, lambda >= 0
   std::mt19937 rng(31);
   std::uniform_real_distribution<double> U(0, 1);

@@ -1,4 +1,4 @@
-// Levenberg-Marquardt (spec pbfd.md §5.1) and LBFGS (§5.2) on small problems with known minima,
+// Levenberg-Marquardt (docs/methods/pbfd.md §5.1) and LBFGS (§5.2) on small problems with known minima,
 // plus every LM exit path: converged, small step, iteration cap, lambda cap, factorization
 // failure, non-finite objective, non-finite candidates and the rounding-floor acceptance rule.
 #include <catch2/catch.hpp>

@@ -153,7 +153,7 @@ def test_backend_auto_says_why(bigstep, tmp_path):
 
 def test_team_schedules_agree_bit_for_bit(bigstep, tmp_path):
     """batch.schedule=rollout (free-running: a converged rollout starts its next step while others
-    still iterate, pbfd.md §6) commits exactly the steps lockstep commits: trajectories are independent."""
+    still iterate, docs/methods/pbfd.md §6) commits exactly the steps lockstep commits: trajectories are independent."""
     args = ["run", "configs/chain_floating_ground.yaml", "--rollouts", 4, "--seed", 2, "--set", "integrator.duration=0.3",
             "--set", "batch.engine=team", "--set", "batch.randomize_mass=0.4", "--quiet"]
     bigstep(*args, "--out", tmp_path / "lock", check=0)
@@ -164,7 +164,7 @@ def test_team_schedules_agree_bit_for_bit(bigstep, tmp_path):
 
 
 def test_team_fp32_stays_near_fp64(bigstep, tmp_path):
-    """batch.precision=fp32 (eps_r 1e-4, eps_x 1e-6, pbfd.md §6) on the CPU emulation: the sliding box
+    """batch.precision=fp32 (eps_r 1e-4, eps_x 1e-6, docs/methods/pbfd.md §6) on the CPU emulation: the sliding box
     ends within 1e-3 m / rad of the FP64 reference (the documented FP32 tolerance of cuda/README.md)."""
     args = ["run", "configs/box_slide.yaml", "--rollouts", 3, "--seed", 5, "--set", "integrator.duration=0.3", "--quiet"]
     bigstep(*args, "--out", tmp_path / "f64", check=0)

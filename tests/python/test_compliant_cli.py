@@ -1,5 +1,5 @@
 """Drumwright's compliant solver (integrator.type: compliant; issue 15) end to end through `bigstep run`:
-every scene of the spec's §10, the solver's work counters in summary.json, the CPU batched engine
+every scene of the docs/methods/compliant.md §10, the solver's work counters in summary.json, the CPU batched engine
 with K perturbed, randomised rollouts, and an imported MJCF model."""
 import json
 from pathlib import Path
@@ -32,7 +32,7 @@ def test_every_compliant_scene_runs_and_reports_its_counters(bigstep, tmp_path, 
 
 
 def test_counters_follow_the_friction_solve(bigstep, tmp_path):
-    # B5 at mu = 0.375 sticks: the staggered loop needs several sweeps (spec §7.5: ~18.5 at 1e-10) and
+    # B5 at mu = 0.375 sticks: the staggered loop needs several sweeps (docs/methods/compliant.md §7.5: ~18.5 at 1e-10) and
     # every sweep runs a T-step cone QP; at mu = 0 there are no tangent rows: one N-step per step
     stick = _run(bigstep, tmp_path / "stick", "configs/incline_box.yaml", "--set", "contact.mu=0.375")["compliant"]
     assert stick["sweeps_mean"] > 3 and stick["sweeps_max"] > stick["sweeps_mean"]

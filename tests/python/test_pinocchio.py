@@ -1,7 +1,7 @@
 """External oracle: bigstep's CRBA H and RNEA tau against Pinocchio (pip `pin`) to 1e-9.
 
 The model is rebuilt in Pinocchio from `bigstep inspect`'s JSON: every elementary DOF of a joint
-(pbfd.md §2.1) becomes a Pinocchio RevoluteUnaligned / PrismaticUnaligned joint, massless between
+(docs/methods/pbfd.md §2.1) becomes a Pinocchio RevoluteUnaligned / PrismaticUnaligned joint, massless between
 DOFs, so Pinocchio's q and v are exactly bigstep's theta and theta_dot.
 """
 import json

@@ -1,4 +1,4 @@
-// Gimbal lock of a floating base's middle Euler angle (pbfd.md §2.1, core/kinematics.h gimbal_locked):
+// Gimbal lock of a floating base's middle Euler angle (docs/methods/pbfd.md §2.1, core/kinematics.h gimbal_locked):
 // every integrator flags a step that starts with |cos ry| < 1e-6 (STATUS_GIMBAL_LOCK) and holds the
 // state. The PBD / PBFD and NMDP steps always did; the Newton-Euler smooth step (NE-LCP, NE-MDP,
 // compliant) did not, and a cube that tumbled onto a side face (ry = pi/2 to 1e-9) was stepped with

@@ -1,4 +1,4 @@
-// No heap allocation inside a step (issue 10 item 5, design.md "No heap allocation inside a step"):
+// No heap allocation inside a step (issue 10 item 5, docs/architecture.md §5):
 // after a rollout's Data is made and one warm-up step has sized what depends on the contact set,
 // a step of every integrator on every scene allocates nothing.
 #include <catch2/catch.hpp>
@@ -178,7 +178,7 @@ TEST_CASE("no allocation in a step: every integrator with joint springs", "[allo
   }
 }
 
-// Compliant (drumwright-constraint-solver.md): rows, M~ and its factor, A*, the N-step QP and the
+// Compliant (docs/methods/compliant.md): rows, M~ and its factor, A*, the N-step QP and the
 // cone QP (T-step / joint program) live in its workspace, sized from the model at construction.
 TEST_CASE("no allocation in a step: compliant (staggered, joint, polyhedral) on every scene and its own", "[alloc]") {
   for (const char* cfg : kConfigs)

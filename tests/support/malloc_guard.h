@@ -1,4 +1,4 @@
-// Counts heap allocations in a scope (Drake's LimitMalloc habit, style.md §1.4): the test binary
+// Counts heap allocations in a scope (Drake's LimitMalloc habit, docs/architecture.md §5): the test binary
 // that includes this header (in exactly one translation unit) replaces glibc's malloc family with
 // counting forwarders to __libc_malloc & co., so operator new, Eigen and std containers are all
 // seen. Counting is process-wide while a MallocCounter is alive; use it on one thread.

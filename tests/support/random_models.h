@@ -1,5 +1,5 @@
 // Deterministic random models, states and central differences for the derivative tests
-// (spec pbfd.md §9 D1, D2, D7).
+// (docs/methods/pbfd.md §9 D1, D2, D7).
 //
 // Everything is driven by a seeded std::mt19937 whose raw 32-bit output is fully specified by
 // the standard; the std::*_distribution classes and std::shuffle are not (libstdc++ and libc++
@@ -29,7 +29,7 @@ using Rng = std::mt19937;
 // round-off error ~ eps |f| / h. Our coordinates are angles [rad] and lengths of 0.1..1 m, so
 // the derivatives of every quantity change on a scale of O(0.1..1): with h = 1e-5 the truncation
 // term is ~1e-10..1e-8 relative and the round-off term ~ 2e-16 / 1e-5 ~ 2e-11 relative (times
-// |f| / |f'|, O(1..10) here). The spec's D2 bound, 1e-6 relative to the largest entry of the
+// |f| / |f'|, O(1..10) here). The D2 bound (docs/methods/pbfd.md §9), 1e-6 relative to the largest entry of the
 // analytic derivative, keeps two or more orders of margin on both, while a missing or wrong term
 // (a sign, a factor 2, a dropped second-derivative term) shows up at O(1e-3..1).
 // Tests whose length scale is smaller (contact depths of a few mm) pick a smaller h and say why.
@@ -115,7 +115,7 @@ inline Mat3 box_inertia(const Box& b) {
 }
 
 /// The 2-point-per-axis Gauss nodes of the box: 8 points (link frame), each of mass m/8, at
-/// c +- (l_i/2)/sqrt(3) along the box axes (pbfd.md §3 sanity check 3). Exact for any integrand
+/// c +- (l_i/2)/sqrt(3) along the box axes (docs/methods/pbfd.md §3 sanity check 3). Exact for any integrand
 /// quadratic in x, which every moment integral here is.
 inline std::array<Vec3, 8> box_gauss_points(const Box& b) {
   std::array<Vec3, 8> x;

@@ -1,4 +1,4 @@
-// The B6 sphere stack of the compliant solver's tests (drumwright-constraint-solver.md §10): N
+// The B6 sphere stack of the compliant solver's tests (docs/methods/compliant.md §10): N
 // floating spheres r = 0.1 m, 1 kg, I = 0.004 kg m^2, and the ground plane z = 0.
 #pragma once
 #include <string>

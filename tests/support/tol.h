@@ -1,4 +1,4 @@
-// Test tolerances (style.md habit 16): tol(value) scaled by BIGSTEP_TOL_SCALE (default 1).
+// Test tolerances (docs/architecture.md §9 rule 6): tol(value) scaled by BIGSTEP_TOL_SCALE (default 1).
 #pragma once
 #include <cstdlib>
 

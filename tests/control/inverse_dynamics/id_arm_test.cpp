@@ -1,4 +1,4 @@
-// The grasping arm (configs/id_arm_grasp.yaml; issue 16, spec inverse-dynamics-contact.md §3, §9,
+// The grasping arm (configs/id_arm_grasp.yaml; issue 16, docs/methods/inverse_dynamics.md §3, §9,
 // §10 oracle 11): a fixed-base arm whose four sphere fingertips hold a free box (sphere-box
 // contacts) under NE-LCP at 1 ms, with the ID controllers of control/inverse_dynamics/id_controller.h.
 #include <catch2/catch.hpp>
@@ -129,7 +129,7 @@ TEST_CASE("grasping arm: the ID controllers hold the box and lift it 3 cm", "[id
 }
 
 TEST_CASE("grasping arm: without the object's plan, or with a mu = inf model on mu = 1, the box drops", "[id_arm]") {
-  // The spec's free unactuated block (§3): the pivoting / Lemke solvers return the zero internal
+  // The paper's free unactuated block (§3): the pivoting / Lemke solvers return the zero internal
   // force (no squeeze), and the no-slip models assume more friction than mu = 1 gives (oracle 10's
   // grasp analogue). Either way the box leaves the hand within 0.2 s.
   for (const std::vector<std::string>& ov : {std::vector<std::string>{"controller.type=id_lcp_mu", "controller.plan_unactuated=false"},
@@ -168,12 +168,12 @@ TEST_CASE("grasping arm: the batched engine runs the ID controller with each rol
   }
 }
 
-TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "[id_arm]") {
+TEST_CASE("grasping arm: docs/methods/inverse_dynamics.md §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "[id_arm]") {
   // Paper §8.4.1, Fig. 18: under a ~3 Hz sinusoidal arm motion on mu = 1 the box slips out under the
   // PID and ID_{QP,mu}, ID_{QP,mu}'s tracking error returns to ~0 after the drop, ID(t_{i-1}) keeps
   // the box. Here the grasp is made by ID_{QP,mu} with the box's plan for 0.1 s, then each
   // controller runs shoulder / elbow +-0.05 rad at 3 Hz (hand +-15 mm, up to 5.3 m/s^2; the box's
-  // plan follows the hand) for 0.9 s. ID_{QP,mu} with the free box (§3) and the spec's Stage I
+  // plan follows the hand) for 0.9 s. ID_{QP,mu} with the free box (§3) and the paper's Stage I
   // minimized the box's world kinetic energy: it kept the box still while the hand shook, the box
   // stayed wedged between the fingers (dropped at step 318) and the tracking error of the last
   // 0.3 s stayed at 0.065 rad. With Stage I's rest target (id_convex.cpp) the box
@@ -241,7 +241,7 @@ TEST_CASE("grasping arm: spec §10 oracle 11 (mu = 1, a 3 Hz joint sinusoid)", "
   INFO("box leaves the hand (1 cm) at step (-1: never): pd " << pd.drop_step << ", id_qp_mu (free box) " << qp.drop_step
        << ", id_prev1 " << prev1.drop_step << ", id_qp_mu with the box's plan " << qp_plan.drop_step
        << "; mean |joint error| of the last 0.3 s: id_qp_mu with the plan " << qp_plan.late_err);
-  // reproduced: the box slips out under the PID and ID_{QP,mu} (the spec's free box)
+  // reproduced: the box slips out under the PID and ID_{QP,mu} (the paper's free box)
   CHECK(pd.drop_step > 0);
   CHECK(qp.drop_step > 0);
   // ... and ID_{QP,mu}'s tracking error returns to ~0 after the drop, the PID's does not

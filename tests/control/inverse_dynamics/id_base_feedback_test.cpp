@@ -1,5 +1,5 @@
 // Operational-space PD on the floating base of the ID controllers (control/inverse_dynamics/id_base_feedback.h;
-// spec inverse-dynamics-contact.md §9 "Controllers"): the correction gives the base its desired
+// docs/methods/inverse_dynamics.md §9 "Controllers"): the correction gives the base its desired
 // acceleration while the stance feet stay put, lifted feet are not stance, gains 0 change nothing,
 // and in closed loop (NE-LCP, 1 ms) it brings the torso to a planned height the joint plan alone
 // does not ask for.

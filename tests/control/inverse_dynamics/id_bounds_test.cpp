@@ -1,4 +1,4 @@
-// Bounded torques for every ID controller (issue 16; spec inverse-dynamics-contact.md I10, I14, §10
+// Bounded torques for every ID controller (issue 16; docs/methods/inverse_dynamics.md §11 I10, I14, §10
 // oracles 5 and 10): where the plan cannot be held (the spider at mu = 0.1 or random mu under the
 // no-slip models, the grasping arm without the box's plan) the solvers hold their impulses to the
 // physical bound of the problem (id_impulse_bound, ID_IMPULSE_BOUND) and the controller clamps its
@@ -78,7 +78,7 @@ TEST_CASE("id bounds: the no-slip controllers on mu = 0.1 and random mu finish w
 }
 
 TEST_CASE("id bounds: oracle 10 still holds on mu = 0.1 (the no-slip models ask for more than mu f_N)", "[id_bounds]") {
-  // Spec §10 oracle 10: ID_{LCP,inf} / ID_{QP,inf} predict tangential forces above mu f_N on
+  // docs/methods/inverse_dynamics.md §10 oracle 10: ID_{LCP,inf} / ID_{QP,inf} predict tangential forces above mu f_N on
   // mu = 0.1 terrain. The controller loop of batch/rollout.cpp, reading the predicted impulses.
   for (const char* type : {"id_lcp_inf", "id_qp_inf"}) {
     const Scene sc = load_scene(kTrot, {std::string("controller.type=") + type, "contact.mu=0.1"});
@@ -105,7 +105,7 @@ TEST_CASE("id bounds: oracle 10 still holds on mu = 0.1 (the no-slip models ask 
 }
 
 TEST_CASE("id bounds: the arm without the box's plan stays bounded at mu = 1", "[id_bounds]") {
-  // Before: id_qp_mu (the spec's free box, controller.plan_unactuated = false) sent 6e8 N m: the
+  // Before: id_qp_mu (the paper's free box, controller.plan_unactuated = false) sent 6e8 N m: the
   // Stage I Hessian has rank <= nb, so squeezes along null(G) cost nothing and came back at any size.
   // Then Stage I was re-solved with the impulse bound as rows (ID_IMPULSE_BOUND, 260 steps). With
   // the rest target (id_convex.cpp) the box follows the fingers while the friction

@@ -3,7 +3,7 @@
 // that is stable there (the momentum balance: contact forces carry the weight, so the torso neither
 // sinks nor rises), the controller's predicted normal force is the weight, and the CPU batched
 // engine runs the same controller per rollout (K identical rollouts stay identical). On the planned
-// trot: the mu = inf controllers stay up on high friction (issue 16's fall), and spec §10 oracles
+// trot: the mu = inf controllers stay up on high friction (issue 16's fall), and docs/methods/inverse_dynamics.md §10 oracles
 // 4 (force prediction), 8 (smoothness, in part) and 12 (tracking) in closed loop.
 #include <catch2/catch.hpp>
 
@@ -46,7 +46,7 @@ TEST_CASE("id controllers: the quadruped holds its stance and the ID predicts it
     REQUIRE(r.tau.size() == size_t(r.steps_run));
     if (std::string(type).rfind("id_prev", 0) != 0) {
       // after the first steps (theta0 leaves the feet a few um off the ground) the predicted
-      // normal force is the weight within 1 % (spec §10 oracle 3 in closed loop)
+      // normal force is the weight within 1 % (docs/methods/inverse_dynamics.md §10 oracle 3 in closed loop)
       for (size_t n = 50; n < r.force_pred.size(); ++n) CHECK(r.force_pred[n] == Approx(sc.model.weight()).epsilon(0.01));
     }
   }
@@ -115,7 +115,7 @@ TEST_CASE("id controllers: force prediction, smoothness and tracking on the trot
   // (the paper: 1.2-1.9 %), the QP one on low friction (complementarity-free, not the simulator's
   // model) worse. Departs on high friction: with Stage I's rest target (id_convex.cpp,
   // issue 16) the stance feet stick as in the simulator and ID_{QP,inf} predicts its force within
-  // 2 % too (0.8 %; the spec's momentum target: 5.3 %; the paper: 25 %)
+  // 2 % too (0.8 %; the paper's momentum target: 5.3 %; the paper: 25 %)
   CHECK(lcp_mu.force_err_rel < 0.02);
   CHECK(lcp_inf_hi.force_err_rel < 0.02);
   CHECK(qp_mu.force_err_rel > lcp_mu.force_err_rel);
@@ -133,7 +133,7 @@ TEST_CASE("id controllers: force prediction, smoothness and tracking on the trot
 }
 
 TEST_CASE("id controllers: oracle 12 on random friction where the stance feet can slide", "[id_controller]") {
-  // Spec §10 oracle 12 on mu ~ U(0.1, 1.5) per foot (batch.contact_mu_*), 1 s of the planned trot:
+  // docs/methods/inverse_dynamics.md §10 oracle 12 on mu ~ U(0.1, 1.5) per foot (batch.contact_mu_*), 1 s of the planned trot:
   // ID(t_i) with the simulator's model (id_lcp_mu) tracks better than ID(t_{i-1}), which tracks
   // better than ID(t_{i-2}). Seeds 0 and 1 (|e_q| 0.0014 / 0.0005 vs 0.0061 / 0.0052 vs 0.0117 /
   // 0.0107 rad, bench/experiments/notes/inverse_dynamics.md "Oracle 12"). Not on seed 2 (geom mu 0.51, 1.24-1.40: the feet stick
@@ -159,7 +159,7 @@ TEST_CASE("id controllers: oracle 12 on random friction where the stance feet ca
 }
 
 TEST_CASE("id controllers: the convex (QP) controllers walk the trot on high friction", "[id_controller]") {
-  // Issue 16: with the spec's Stage I (kinetic energy of the base's momentum coordinate) model C
+  // Issue 16: with the paper's Stage I (kinetic energy of the base's momentum coordinate) model C
   // predicted the stance feet slipping whenever the joints moved, and id_qp_mu / id_qp_inf trod in
   // place (0.6 s at mu = 100: distance -0.002 / -0.001 m on the joint-space plan, 0.002 / 0.004 m on
   // the foot-space plan). With the rest target (id_convex.cpp) the stance feet stick

@@ -1,4 +1,4 @@
-// Issue 16, the trot at mu = 100 (spec inverse-dynamics-contact.md §9, I14): model B's physical
+// Issue 16, the trot at mu = 100 (docs/methods/inverse_dynamics.md §9, I14): model B's physical
 // impulse bound (ID_IMPULSE_BOUND, control/inverse_dynamics/id_coulomb.h) keeps id_lcp_mu's torques
 // bounded on the joint-space trot, and the foot-space trot plan (control/foot_trot.h): analytic leg
 // IK against the Model's kinematics, stance feet still in the world, and the ID(t_i) controllers
@@ -527,7 +527,7 @@ Metrics paper_plan_run(const std::string& type, const std::vector<std::string>& 
 }  // namespace
 
 TEST_CASE("foot_trot: oracle 12 on sticky ground over the first second with footstep re-planning", "[id_foot_trot]") {
-  // Spec §10 oracle 12 at mu = 100 on the foot-space + world_swing plan with replan_gain = 0.05 s,
+  // docs/methods/inverse_dynamics.md §10 oracle 12 at mu = 100 on the foot-space + world_swing plan with replan_gain = 0.05 s,
   // 1 s (the first three touchdowns of each diagonal pair), unlimited torques (controller.tau_max =
   // 0, as the joint-space oracle-12 test compares models; the ID(t_i) runs clamp nothing under the
   // 288 N m limit either): |e_q| against each controller's own targets (Metrics::track_state_pos_rad)
@@ -548,7 +548,7 @@ TEST_CASE("foot_trot: oracle 12 on sticky ground over the first second with foot
 }
 
 TEST_CASE("foot_trot: oracle 8 on the paper-like plan (QP smoothest, ID(t-2) roughest)", "[id_foot_trot]") {
-  // Spec §10 oracle 8 (Table 4) at mu = 100 on the foot-space + world_swing plan, 1 s, the
+  // docs/methods/inverse_dynamics.md §10 oracle 8 (Table 4) at mu = 100 on the foot-space + world_swing plan, 1 s, the
   // config's 288 N m limit, no re-planning: E|dtau| of ID_{QP,mu} below every other ID controller's,
   // ID(t_{i-2})'s above every other's (measured: QP 586, ID(t_{i-1}) 1054, id_lcp_inf 1425,
   // id_lcp_mu 2382, ID(t_{i-2}) 4659 N m/s). ID_{QP,inf} is left out: at mu = 100 no friction bound

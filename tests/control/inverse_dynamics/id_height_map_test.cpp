@@ -1,4 +1,4 @@
-// Oracle 12, second half (spec inverse-dynamics-contact.md §10: "on the random height map tracking
+// Oracle 12, second half (docs/methods/inverse_dynamics.md §10: "on the random height map tracking
 // error 19 % below PID"; §9 terrain: rigid height map, bumps <= 3 cm, mu ~ U(0.1, 1.5)): the trot of
 // configs/id_quadruped_trot.yaml on bench/paper/id_height_map.py's map (1 s, seeds 0 and 1).
 // What holds here (bench/experiments/notes/inverse_dynamics.md "Oracle 12 on the random height map"): ID(t_i) (id_lcp_mu)

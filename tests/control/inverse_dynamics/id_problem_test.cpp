@@ -1,5 +1,5 @@
-// Inverse dynamics with rigid contact (solvers/inverse_dynamics*.h) against the TEST ORACLES of
-// spec inverse-dynamics-contact.md §10: right inverse by a forward solve (1), dynamics residual and
+// Inverse dynamics with rigid contact (solvers/inverse_dynamics*.h) against the test oracles of
+// docs/methods/inverse_dynamics.md §10: right inverse by a forward solve (1), dynamics residual and
 // model constraints (2), static stance carries the weight (3), solvability on Baraff-form instances
 // and a flagged repair of an incompatible plan (5, I14), warm-start continuity (6), Stage II (7),
 // bounded pivoting support with many contacts (9's reduction), no-slip beyond mu = 0.1 (10),
@@ -266,13 +266,13 @@ TEST_CASE("inverse dynamics: Stage I is the maximal-dissipation velocity of the 
 }
 
 TEST_CASE("inverse dynamics: model C with the rest target is a right inverse of forward model C (oracle 1)", "[id]") {
-  // Departure from spec §6.1 / §10.1 (id_convex.cpp, issue 16): forward model C with
+  // Departure from docs/methods/inverse_dynamics.md §6.1 / §10.1 (id_convex.cpp, issue 16): forward model C with
   // tau given, in full coordinates,
   //   min 1/2 v^T M v  s.t.  M v = kappa + dt P^T tau + J_c^T z,  z >= 0,  pyramid,  N v >= -phi/dt,
   // has a unique v+ (maximal dissipation: an interior friction impulse means a sticking contact).
   // On moving instances whose plan keeps the feet in place, ID_{QP,mu} (IdStage1::Rest, id_solve)
   // returns torques with which the forward model reproduces its v+, hence P v+ = qdot_des: the
-  // planned accelerations (oracle 1, which the spec holds for models A and B only). The spec's
+  // planned accelerations (oracle 1, which the doc holds for models A and B only). The paper's
   // Stage I (IdStage1::Momentum) is not: its stance feet slip and the forward model's v+ differs.
   std::mt19937 rng(7);
   double momentum_gap = 0;
@@ -325,7 +325,7 @@ TEST_CASE("inverse dynamics: model C with the rest target is a right inverse of 
       CHECK((v - s.res.v_plus).norm() <= 1e-6 * (1 + s.res.v_plus.norm()));
       for (size_t j = 0; j < s.act.size(); ++j) CHECK(v[s.act[j]] == Approx(p.qdot_des[Eigen::Index(j)]).margin(1e-6));
     }
-    // the spec's Stage I: its v+ is not what the forward model makes of its torques
+    // the paper's Stage I: its v+ is not what the forward model makes of its torques
     id_convex(p, s.ws, s.res, true, true, IdStage1::Momentum);
     REQUIRE((s.res.status & (ID_INFEASIBLE | ID_FAILED)) == 0);
     momentum_gap = std::max(momentum_gap, (forward_v(s.res.tau) - s.res.v_plus).norm());
@@ -416,7 +416,7 @@ TEST_CASE("inverse dynamics: Stage II nullspace is orthonormal and annihilated b
   const IdProblem p = s.problem();
   id_convex(p, s.ws, s.res, true, false);
   const int d = id_nullspace(s.ws), rows = s.ws.rows;
-  CHECK(d == rows - 6);  // 4 contacts: 20 - rank 6 = 14 (spec I8)
+  CHECK(d == rows - 6);  // 4 contacts: 20 - rank 6 = 14 (docs/methods/inverse_dynamics.md §11 I8)
   const MatX W = s.ws.Wn.topLeftCorner(rows, d);
   CHECK((W.transpose() * W - MatX::Identity(d, d)).norm() <= 1e-12);
   CHECK((s.ws.G.leftCols(rows) * W).norm() <= 1e-10 * s.ws.G.leftCols(rows).norm());

@@ -1,5 +1,5 @@
-// The compliant solver's TEST ORACLES 8, 15 and 17 (drumwright-constraint-solver.md §11):
-//  8  strict convexity / feasibility: the joint program's H of §7.2 (from the spec's formula) is
+// The compliant solver's test oracles 8, 15 and 17 (docs/methods/compliant.md §11):
+//  8  strict convexity / feasibility: the joint program's H of §7.2 (from the formula of docs/methods/compliant.md §7.2) is
 //     positive definite for every assembled problem, and lambda_t = 0 with large enough normal /
 //     unilateral forces is feasible;
 //  15 sparsity: in a chain of N spheres each contact meets only the contacts of its two spheres, a

@@ -1,4 +1,4 @@
-// The compliant solver's frictionless QP (drumwright-constraint-solver.md §6) in 2n unknowns
+// The compliant solver's frictionless QP (docs/methods/compliant.md §6) in 2n unknowns
 // (solvers/compliant/compliant_reduced_qp.h) against the dense dual active-set QP (numerics/qp_dense.h) on
 // random instances with more rows than DOFs, some rows lifting off: the same y to 1e-9, and the
 // KKT conditions of the original ny-row QP recomputed densely from the reduced solver's regions.

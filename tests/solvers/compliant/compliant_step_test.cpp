@@ -1,4 +1,4 @@
-// The compliant solver against the spec's TEST ORACLES (drumwright-constraint-solver.md §11):
+// The compliant solver against its test oracles (docs/methods/compliant.md §11):
 // SMD stability regions (1), L-stability (2), reduction to implicit Euler (3), O(h^2) drift (4),
 // O(h) energy error (5), dead impact / restitution vs h omega (6), redundancy (7), mu = 0 (9),
 // stiction (10), incline distances (11), friction on the cone boundary (12), total normal force
@@ -68,7 +68,7 @@ CompliantSettings smd_settings(double h, double k, double b) {
   return s;
 }
 
-// implicit Euler of m x'' + b x' + k x = 0 (spec §9 (13)-(14)): y1 = [[1, -h], [hk/m, 1 + hb/m]]^-1 y0
+// implicit Euler of m x'' + b x' + k x = 0 (docs/methods/compliant.md §9 (13)-(14)): y1 = [[1, -h], [hk/m, 1 + hb/m]]^-1 y0
 void implicit_euler(double h, double k, double b, double m, double& x, double& v) {
   const double a11 = 1, a12 = -h, a21 = h * k / m, a22 = 1 + h * b / m, det = a11 * a22 - a12 * a21;
   const double x1 = (a22 * x - a12 * v) / det, v1 = (-a21 * x + a11 * v) / det;
@@ -142,7 +142,7 @@ double incline(double mu, std::vector<std::string> ov = {}) {
 }  // namespace
 
 TEST_CASE("compliant oracle 1: SMD stability regions of explicit, semi-implicit and implicit Euler", "[compliant]") {
-  // explicit Euler A = [[1, h], [-hk/m, 1 - hb/m]], m = 1, h = 1e-5, k = 1e6 (paper Fig. 1; spec §9)
+  // explicit Euler A = [[1, h], [-hk/m, 1 - hb/m]], m = 1, h = 1e-5, k = 1e6 (paper Fig. 1; docs/methods/compliant.md §9)
   const double h = 1e-5, k = 1e6;
   auto expl = [&](double b) { return rho2(1, h, -h * k, 1 - h * b); };
   CHECK(expl(1) == Approx(1.0000450).epsilon(1e-7));
@@ -303,7 +303,7 @@ TEST_CASE("compliant oracle 7: a redundant bilateral row with K/2, B/2 each is h
     }
     CHECK((a.d.theta - b.d.theta).norm() <= 1e-12);
     // the forces: each redundant row carries half (exactly without G^dot terms, whose pseudo-inverse
-    // share is a basic solution here, spec A1); their sum is the single row's
+    // share is a basic solution here, docs/methods/compliant.md §13 A1); their sum is the single row's
     for (int r = 0; r < 3; ++r) {
       CHECK(b.ws().lam_b[r] + b.ws().lam_b[3 + r] == Approx(a.ws().lam_b[r]).margin(1e-9));
       if (!gdot) CHECK(b.ws().lam_b[r] == Approx(0.5 * a.ws().lam_b[r]).margin(1e-9));
@@ -352,9 +352,9 @@ TEST_CASE("compliant oracle 10: stiction at mu = 0.375 on the 15 deg incline; co
 
 TEST_CASE("compliant: the paper's joint program satisfies its constraints and over-predicts normal forces (A2)",
           "[compliant]") {
-  // spec §7.5 / errata A2: in the single program only the zeta-weighted penalty bounds lambda_n,
+  // docs/methods/compliant.md §7.5 / errata A2: in the single program only the zeta-weighted penalty bounds lambda_n,
   // and the beta terms (weight ~ B_t^2) gain from larger normal forces. Here, with the paper's
-  // values, the touchdown normal force is several times m g cos 15 even at mu = 0.375 (the spec's
+  // values, the touchdown normal force is several times m g cos 15 even at mu = 0.375 (our
   // prototype saw this while sliding); later steps throw the box off and fail, which is flagged.
   // What must hold at every solved step: lambda_n >= 0 and every friction force inside its cone.
   double fn_joint = 0, fn_staggered = 0;
@@ -387,7 +387,7 @@ TEST_CASE("compliant oracle 14: stacks of 2, 10, 50 spheres stay stacked, bottom
   for (int N : {2, 10, 50}) {
     INFO(N << " spheres");
     const Model m = test::sphere_stack_model(N, 0.1, 0.2);  // touching, on the ground
-    CompliantSettings s;  // spec §10 B6: E = 1e11, B = 1, h = 0.01, mu = 0.5
+    CompliantSettings s;  // docs/methods/compliant.md §10 B6: E = 1e11, B = 1, h = 0.01, mu = 0.5
     s.dt = 0.01;
     s.mu = 0.5;
     VecX th0 = VecX::Zero(m.n_q);

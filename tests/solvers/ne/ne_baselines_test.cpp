@@ -1,4 +1,4 @@
-// Newton-Euler baselines (pbfd.md §7, nmdp.md §8): dry-friction analytic oracles, stiction,
+// Newton-Euler baselines (docs/methods/newton_euler.md §2-§3): dry-friction analytic oracles, stiction,
 // free flight and energy conservation; body-body contact, joint limits, damping and armature.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// NE-LCP position correction (solvers/ne/ne_lcp.cpp; pbfd.md §7 "-d_p/dt correction", bounded here):
+// NE-LCP position correction (solvers/ne/ne_lcp.cpp; docs/methods/newton_euler.md §2 "-d_p/dt correction", bounded here):
 // a penetrating row asks for a separation speed min(depth / h, max_correction_speed), so the
 // correction injects a bounded kinetic energy whatever the dt. The scenes that exposed the
 // unbounded term (docs/benchmarks.md "Against MuJoCo at matched accuracy"): gymnasium's ant
@@ -53,7 +53,7 @@ Model limited_joint(JointType j, const Vec3& axis, double mass, const Vec3& com,
 
 TEST_CASE("ne_lcp correction: a penetrating stop separates at min(depth / h, max_correction_speed)", "[ne][lcp][correction]") {
   // one row, no gravity, at rest: w = v+ - c >= 0 with the least impulse, so v+ = c exactly
-  // (up to the cfm slack): c = depth / h (the spec's term) while that is below the cap
+  // (up to the cfm slack): c = depth / h (the literal term) while that is below the cap
   // 2 kg slider along z, stop at 0 (range [0, 1]), no gravity
   const Model m = limited_joint(JointType::Prismatic, Vec3::UnitZ(), 2.0, Vec3::Zero(), 0, 1, false);
   const double h = 1e-3;
@@ -211,7 +211,7 @@ TEST_CASE("ne_lcp correction: a hinge stop hit at speed does not throw the arm b
     CHECK(deepest < 1e-6);
     CHECK(v_rebound < 1e-4);  // the cfm slack releases ~3e-6 rad/s as the impulse falls to the hold
   }
-  // the spec's rule phi <= active_distance: the arm crosses the stop, the capped correction acts
+  // the plain rule phi <= active_distance: the arm crosses the stop, the capped correction acts
   s.speculative = false;
   NeLcpIntegrator integ(m, s);
   VecX prev = VecX::Zero(1), cur = VecX::Zero(1), next;

@@ -87,7 +87,7 @@ TEST_CASE("ne_lcp speculative: a ball thrown at the floor at 10 m/s, dt = 0.02, 
       CHECK(std::abs(ro.theta.back()[2] - r) < 1e-5);  // at rest on the floor
     }
   }
-  // the same throws with the spec's rule phi <= 1 mm cross the floor (then leave it at the
+  // the same throws with the plain rule phi <= 1 mm cross the floor (then leave it at the
   // capped correction speed): the speculative rows are what stops them
   CHECK(deepest_plain > 0.05);
 }
@@ -96,7 +96,7 @@ TEST_CASE("ne_lcp speculative: the floating chain thrown down tumbling at dt = 0
   // configs/chain_floating_ground.yaml (10 links, 80 corners), 5 m/s down, tilted and spinning, with
   // its hinges moving: corners close at different speeds, some faster than the root. The
   // prediction is first order in h (a rotating corner's path bends), so a small penetration is
-  // allowed (2 mm, against centimetres with the spec's rule). No bounce: from the first touch on,
+  // allowed (2 mm, against centimetres with the plain rule). No bounce: from the first touch on,
   // contacts only take energy out, so E never rises above its running minimum since that touch
   // by more than 0.15 J (2.5 % of the 5.9 J left one step after the impact; the free tumbling before
   // it gains 2 J by the difference-velocity energy's O(h) error, which is why the count starts at

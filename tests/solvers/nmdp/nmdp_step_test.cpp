@@ -1,4 +1,4 @@
-// NMDP integrator oracles (spec nmdp.md §11): ND1-ND3, ND5-ND7, N11, N12 and the Alg. 2 stack
+// NMDP integrator oracles (docs/methods/nmdp.md §11): ND1-ND3, ND5-ND7, N11, N12 and the Alg. 2 stack
 // of §7.5 (substeps tile the frame; depth rule; DIVERGED).
 #include <catch2/catch.hpp>
 
@@ -197,7 +197,7 @@ TEST_CASE("ND2: sliding point mass distances (FOPGM / ZOPGM), substeps and small
   const Model m = point_mass();
   const VecX th0 = (VecX(2) << 0.0, -0.01).finished(), v0 = (VecX(2) << 1.0, 0.0).finished();
   struct Row { double dt, fo, zo, zo_min_sub; };
-  // nmdp.md §11 ND2 (FO / ZO distances [m], ZO smallest substep [s])
+  // docs/methods/nmdp.md §11 ND2 (FO / ZO distances [m], ZO smallest substep [s])
   const Row rows[] = {{0.005, 0.0999, 0.0999, 0.005}, {0.02, 0.0921, 0.0970, 0.01},
                       {0.05, 0.0774, 0.0958, 0.0125}, {0.1, 0.0529, 0.0958, 0.0125}};
   for (NmdpForm form : kForms)
@@ -679,7 +679,7 @@ TEST_CASE("scene: nmdp_ne / nmdp_pbd with integrator.pgm build an NmdpIntegrator
 TEST_CASE("mdp_metric: a servo extending a leg lifts the torso (effective) or pushes the foot into the ground (kinetic)",
           "[nmdp][pd]") {
   // contact.mdp_metric (NeSettings::mdp_effective_metric, NmdpProblem::set_servo_metric): the
-  // departure that makes the servo-driven quadruped of nmdp.md §10 jump at all
+  // departure that makes the servo-driven quadruped of docs/methods/nmdp.md §10 jump at all
   // torso 10 kg on a vertical prismatic joint, a 0.5 kg foot on a prismatic joint below it with
   // a stable-PD servo whose target extends the leg by 10 cm/s; contact point at the foot
   ModelSpec spec;
@@ -734,7 +734,7 @@ TEST_CASE("mdp_metric: a servo extending a leg lifts the torso (effective) or pu
         CHECK(lift >= 0.06);               // seen 7.5 cm
         CHECK(foot_depth <= 1.5 * d0);     // the foot stays near its rest depth (seen 5.3 mm)
       } else {
-        // nmdp.md §5-§6 literally: shedding kinetic energy is cheapest by letting the servo drive
+        // docs/methods/nmdp.md §5-§6 literally: shedding kinetic energy is cheapest by letting the servo drive
         // the light foot into the ground instead of lifting the torso (seen 8.1 cm, lift -0.4 mm)
         CHECK(lift <= 0.01);
         CHECK(foot_depth >= 0.05);
@@ -873,7 +873,7 @@ TEST_CASE("contact set: a ball geom dropped on a world box comes to rest on top 
       INFO(nmdp_form_name(form) << " " << pgm_mode_name(mode) << ": z_min " << z_min << ", z_end " << th[1]
                                 << ", vz " << vz << ", substeps " << r.substeps);
       CHECK(r.failed == 0);
-      // sinkage: at most the impact depth of a 2.8 m/s impact at 10 ms (nmdp.md §4: the MDP never
+      // sinkage: at most the impact depth of a 2.8 m/s impact at 10 ms (docs/methods/nmdp.md §4: the MDP never
       // pushes out), far from tunnelling (the box is 0.5 m thick)
       CHECK(z_min >= 0.1 - 0.03);
       CHECK(th[1] <= 0.1 - 0.99 * 5e-3);          // held by k_c d^3 >= m g: d >= d_ref
@@ -959,7 +959,7 @@ TEST_CASE("armature: a hinge under constant torque accelerates at tau / (I + a)"
     // NE: (H + a) theta_ddot = tau exactly (backward Euler of a constant acceleration)
     CHECK(v_ne == Approx(exact).epsilon(1e-9));
     // PBD: the armature term a (theta - theta~)/h^2 is exact, the link's rotational inertia
-    // (pbfd.md Eq. 6 on rotation matrices) is chordal: O(step angle^2) slower (seen 4.8e-4 here)
+    // (PBFD paper Eq. (6) on rotation matrices) is chordal: O(step angle^2) slower (seen 4.8e-4 here)
     CHECK(v_pbd == Approx(exact).epsilon(I == 0 ? 1e-9 : 1e-3));
   }
 }

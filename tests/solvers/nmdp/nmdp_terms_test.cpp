@@ -1,4 +1,4 @@
-// NMDP terms vs central differences (spec nmdp.md §11 ND4): g_K, W_{k,j} (and Q_K through an
+// NMDP terms vs central differences (docs/methods/nmdp.md §11 ND4): g_K, W_{k,j} (and Q_K through an
 // independent point-mass quadrature), A (FO) and A-bar (ZO) vs G, grad_w G = -B, dv/dX and the
 // stable-PD Jacobian, for NE-NMDP (Eq. 6) and PBD-NMDP (Eq. 12) on random floating-base models
 // with penetrating, ghost and inactive contact points on an oblique plane.
@@ -161,7 +161,7 @@ TEST_CASE("ND4: W_{k,j} vs central differences of T_dot_j(theta) (NE form)", "[n
 
 TEST_CASE("ND4: Q_K = sum_j <W_j, W_j> equals the J^T J of 8-point box quadrature (NE form)", "[nmdp][ND4]") {
   // independent check of Q_K: K = 1/2 sum_p m_p |X_dot_p|^2 over the 8 Gauss points of each link's
-  // box (exact for the quadratic moment integrals, pbfd.md §3 check 3), X_dot_p = J_p theta_dot;
+  // box (exact for the quadratic moment integrals, docs/methods/pbfd.md §3 check 3), X_dot_p = J_p theta_dot;
   // its Gauss-Newton matrix is sum_p m_p (dX_dot_p/dtheta)^T (dX_dot_p/dtheta), differentiated here
   // by central differences of X_dot_p(theta) (kH as above; X_dot_p is smooth on a 0.1 m scale).
   for (uint32_t seed : kSeeds) {
@@ -373,7 +373,7 @@ TEST_CASE("ND4: dv/dX vs central differences of the vertices", "[nmdp][ND4][fd]"
         if (D_fd.norm() == 0) CHECK(D.norm() == 0);  // ghosts and far points: constant vertices
         else CHECK(rel_err(D, D_fd) < fd_tol());
       }
-      // d v^i/dX = -k_c s'(d) (n + mu t^i) n^T at d > 0 (spec formula, B6 exponent 3)
+      // d v^i/dX = -k_c s'(d) (n + mu t^i) n^T at d > 0 (docs/methods/nmdp.md §4, B6 exponent 3)
       const auto& c = P.contacts(sc.th)[x];
       if (c.d > 0)
         CHECK(rel_err(dV[0], -sc.poly.k_c * 3 * c.d * c.d * (c.n + sc.poly.mu * c.t[0]) * c.n.transpose()) < 1e-14);

@@ -1,7 +1,7 @@
 // PBFD's friction continuation (solvers/pbd/pbd_step.cpp, issue 14) on a recorded ant env step that
 // JTJ-LM cannot solve: the ant task (configs/tasks/ant.yaml, PBFD at 50 ms), uniform random
 // actions, the state before the step and its action as bench/perf/vec_env_failures.py met them
-// (seed 0; replayed cold, no warm lambda). Without the continuation both attempts of pbfd.md §5.1
+// (seed 0; replayed cold, no warm lambda). Without the continuation both attempts of docs/methods/pbfd.md §5.3
 // end at a stationary point of GE = 1/2 |r|^2 with r != 0 and J_r nearly singular (asserted, so the
 // fixture keeps testing the failing path); with it the step converges to r = 0 at the true C_par,
 // with J_r regular and the ground's normal force equal to M (a_z + g) of the centre of mass (the discrete
@@ -60,7 +60,7 @@ struct AntStep {
     s.friction_continuation = stages;
     return s;
   }
-  // r and J_r of Eq. 13 at theta for this step, C_par as the scene has it (pbfd.md §4.6)
+  // r and J_r of Eq. 13 at theta for this step, C_par as the scene has it (docs/methods/pbfd.md §4.6)
   void residual(const VecX& theta, PbdWorkspace& ws, VecX& r, MatX& Jr) const {
     const PbdSettings s = env.sc().settings;
     make_step_input(m, theta_n, theta_nm1, s.dt, act.control().tau, s.contact, ws, ws.in);
@@ -113,7 +113,7 @@ TEST_CASE("friction_continuation: the fixture step converges to r = 0 at the tru
   // and J_r is regular there (the stall's singular direction is gone)
   const Eigen::JacobiSVD<MatX> svd(Jr);
   CHECK(svd.singularValues().minCoeff() > 1e-6 * svd.singularValues().maxCoeff());
-  // vertical momentum of the whole body (pbfd.md §3: the root translation rows of grad I are
+  // vertical momentum of the whole body (docs/methods/pbfd.md §3: the root translation rows of grad I are
   // M (c_{n+1} - 2 c_n + c_{n-1}) / dt^2 for the centre of mass c; the ground normal is e_z and
   // friction is tangential): the ground's summed normal force equals M (a_z + g)
   Kinematics kin(a.m);

@@ -143,7 +143,7 @@ TEST_CASE("normal force: a box sticking on a 20 degree slope carries m g cos 20"
     CHECK(r.slip < 0.01);  // sticking (PBD / PBFD creep: friction is a force of the slip per step)
     // 2 % (issue 11's slope tolerance): the normal balance holds while the box sticks or creeps
     // steadily. It holds for all six: NE-LCP, NE-MDP, NMDP and PBFD to 1e-6, PBD 0.14 % low, as
-    // the spurious push f* of its tangential energy (pbfd.md §4.4) carries that part of the load
+    // the spurious push f* of its tangential energy (docs/methods/pbfd.md §4.4) carries that part of the load
     // and is not counted in sum_p C_perp d^alpha
     CHECK(std::abs(r.mean_force - N) <= test::tol(0.02) * N);
   }

@@ -1,6 +1,6 @@
 // PBD objective (Eq. 6) and PBFD residual (Eq. 13) derivatives vs central differences on random
 // floating-base models with several penetrating contact spheres on two oblique planes
-// (spec pbfd.md §4.5-§4.6, §5, §9 D2, D7).
+// (docs/methods/pbfd.md §4.5-§4.6, §5, §9 D2, D7).
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // The team-form PBFD residual (solvers/pbd/pbd_residual_team.h, CPU emulation with shuffled lanes)
 // equals the Eigen reference (solvers/pbd/pbd_residual.cpp) on rollouts whose states all differ,
-// with outputs poisoned before each call (style.md habit 14). Tolerance: both are FP64 sums of
+// with outputs poisoned before each call (docs/architecture.md §9 rule 4). Tolerance: both are FP64 sums of
 // the same terms in different orders, so round-off only (1e-12 relative).
 #include <catch2/catch.hpp>
 
@@ -573,7 +573,7 @@ TEST_CASE("pbfd team residual: the body-pair Jacobian block equals central diffe
 
 TEST_CASE("pbfd team residual: armature, damping, spring and joint limit of a 1-DOF hinge by hand", "[team][pbfd][dof]") {
   // one hinge about the vertical z axis carrying a point mass m at (l, 0, 0): gravity does no work,
-  // so r = inertia + armature + damping + spring + limit, each written out below (pbfd.md Eq. 6, 13)
+  // so r = inertia + armature + damping + spring + limit, each written out below (PBFD paper Eqs. (6), (13))
   const double mass = 2.0, l = 0.3, a = 0.05, b = 0.7, ks = 3.0, ref = 0.07, lo = -0.4, hi = 0.5, dt = 0.01;
   for (double limit_k : {800.0, 0.0}) {
     ModelSpec spec;

@@ -1,5 +1,5 @@
 // Iterations to convergence inside one launch (solvers/pbd/pbd_step_persistent.h, the loop the CUDA
-// warp kernel runs) against the one-iteration-per-launch sequence (spec pbfd.md §6): FP64 results
+// warp kernel runs) against the one-iteration-per-launch sequence (docs/methods/pbfd.md §6): FP64 results
 // equal bit for bit -- committed theta, iterations, status bits, last residual -- on the floating
 // chain landing (rollout mode, one launch per horizon), the spider under its PD servo (lockstep,
 // one launch per env step), steps that fail and restart from theta_n (it_max = 4), and with an

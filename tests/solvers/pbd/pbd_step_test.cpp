@@ -1,4 +1,4 @@
-// Physics oracles of the PBD / PBFD step (spec pbfd.md §9): free flight (D3), a small-angle
+// Physics oracles of the PBD / PBFD step (docs/methods/pbfd.md §9): free flight (D3), a small-angle
 // pendulum, long-horizon energy bounds (D5), PBD == PBFD without contact (P1), rest depth (D4),
 // the C_par sweeps of Fig. 5 (P3, P5), sticking in the stiff limit (P11), large-step stability on
 // the §8 scenes (D6) and the per-step failure flags (non-finite input, gimbal lock).
@@ -179,7 +179,7 @@ TEST_CASE("D3: free-flying box follows the Verlet recurrence and the exact parab
 }
 
 TEST_CASE("D3: simulate() from theta_dot has the O(dt) start error g dt t / 2", "[pbd][oracle]") {
-  // theta_{-1} = theta_0 - dt theta_dot (pbfd.md §5.3) is a first-order start: the discrete
+  // theta_{-1} = theta_0 - dt theta_dot (docs/methods/pbfd.md §5.3) is a first-order start: the discrete
   // parabola has initial velocity v0 + g dt / 2, so z_n - z_exact(t) = g_z dt t / 2 exactly.
   for (const char* type : {"pbfd", "pbd"}) {
     for (double dt : {0.01, 0.05}) {
@@ -286,7 +286,7 @@ TEST_CASE("D5: PBD and PBFD without contact stay bounded and never gain energy",
     INFO("E0 " << e.E0 << " Emax " << e.Emax << " Efinal " << e.Efinal << " Vmin " << e.Vmin);
     CHECK(e.failed == 0);
     CHECK(std::isfinite(e.Efinal));
-    // spec D5: energy never exceeds 1.05 E0 (E0 = 78.48 J with the world z = 0 datum)
+    // docs/methods/pbfd.md §9 D5: energy never exceeds 1.05 E0 (E0 = 78.48 J with the world z = 0 datum)
     CHECK(e.Emax <= 1.05 * e.E0);
     // datum-free form: no more than 5% of the available energy E0 - V_min (31.4 J) is gained
     CHECK(e.Emax - e.E0 <= 0.05 * (e.E0 - e.Vmin));
@@ -321,8 +321,8 @@ TEST_CASE("P1: PBD and PBFD agree without contact", "[pbd][oracle]") {
     max_traj_diff = std::max(max_traj_diff, (b - pb).lpNorm<Eigen::Infinity>());
   }
   INFO("max per-step difference " << max_step_diff << ", max trajectory difference " << max_traj_diff);
-  CHECK(max_step_diff < tol(1e-6));   // spec P1: the solver tolerance allows no tighter
-  CHECK(max_traj_diff < tol(1e-4));   // spec P1: chaotic chain, loose bound
+  CHECK(max_step_diff < tol(1e-6));   // docs/methods/pbfd.md §9 P1: the solver tolerance allows no tighter
+  CHECK(max_traj_diff < tol(1e-4));   // docs/methods/pbfd.md §9 P1: chaotic chain, loose bound
   CHECK((b - pbfd.theta0).lpNorm<Eigen::Infinity>() > 0.5);  // the chain really moved
 }
 
@@ -353,7 +353,7 @@ TEST_CASE("D4: a box dropped onto the ground settles at sqrt(W / (2 C_perp)) per
         }
         ++n_support;
         INFO("corner " << sp.centre.transpose() << " depth " << depth << " expected " << d_star);
-        CHECK(std::abs(depth / d_star - 1) < tol(0.01));  // spec D4: 1%
+        CHECK(std::abs(depth / d_star - 1) < tol(0.01));  // docs/methods/pbfd.md §9 D4: 1%
       }
       CHECK(n_support == 2);
       // at rest, level, not drifting
@@ -591,7 +591,7 @@ TEST_CASE("step: the LBFGS optimizer converges and agrees with JTJ-LM", "[pbd][l
 }
 
 // ------------------------------------------------------------------------------------------
-// Warm-started LM damping (issue 12 item 3; departure from pbfd.md §5.1's fresh 1e-3 max B_ii)
+// Warm-started LM damping (issue 12 item 3; departure from docs/methods/pbfd.md §5.1's fresh 1e-3 max B_ii)
 // ------------------------------------------------------------------------------------------
 
 TEST_CASE("warm lambda: free fall takes Newton's few iterations, results agree within tolerance, a reset starts cold",

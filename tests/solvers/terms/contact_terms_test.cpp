@@ -1,5 +1,5 @@
 // Per-point contact formulas vs central differences in the point position p
-// (spec pbfd.md §4.3-§4.4, §9 D2 and D7). The slip and depth are the spec's functions of p:
+// (docs/methods/pbfd.md §4.3-§4.4, §9 D2 and D7). The slip and depth are functions of p as there:
 // u = P_t (p - p_n), d = max(0, -phi(p)), phi(p) = n^T p - h0 - r, with n and p_n fixed.
 #include <catch2/catch.hpp>
 
@@ -46,7 +46,7 @@ void random_pair(Rng& rng, int i, Pair& c, Vec3& p) {
 
 VecX v3(const Vec3& v) { return VecX(v); }
 
-// The spec's (beta, gamma) sets: the brief's three plus (0.7, 1.3) from pbfd.md §4.4.
+// The tested (beta, gamma) sets, (0.7, 1.3) included as in docs/methods/pbfd.md §4.4.
 const double kExponents[][2] = {{1, 1}, {1.5, 2}, {1.3, 1.7}, {0.7, 1.3}};
 
 // FD step for this file: depth and slip are >= 0.05 m, so with h = 1e-6 the truncation error is

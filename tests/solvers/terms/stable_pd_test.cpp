@@ -1,4 +1,4 @@
-// Stable PD servo in every CPU integrator (spec nmdp.md §8-§9, pbfd.md §4.1, §4.6):
+// Stable PD servo in every CPU integrator (docs/methods/newton_euler.md §3-§4, docs/methods/pbfd.md §4.1, §4.6):
 //  - derivatives vs central differences: PD torque Jacobian, the Eq. 6 PD potential (gradient,
 //    exact Hessian, Gauss-Newton matrix), the Eq. 13 residual and J_r with the servo (ND4);
 //  - Tan's form of the NE baselines against a hand-computed 1-DOF step;
@@ -127,7 +127,7 @@ TEST_CASE("stable_pd: torque Jacobian diag vs central differences", "[pd][fd]") 
   const MatX J = stable_pd_torque_jacobian_diag(pd, h).asDiagonal();
   // tau is affine in theta: the central difference is exact up to round-off eps |tau| / h_fd
   CHECK(rel_err(J, J_fd) < fd_tol());
-  // and the gradient of the PD potential is -tau (nmdp.md §9)
+  // and the gradient of the PD potential is -tau (docs/methods/newton_euler.md §4)
   CHECK(rel_err(-tau(th), pd.kp.cwiseProduct(th - tb) + pd.kd.cwiseProduct((th - th_m) / h - tdb)) < tol(1e-15));
 }
 
@@ -234,7 +234,7 @@ TEST_CASE("stable_pd: Eq. 13 residual and J_r with the servo vs central differen
   }
 }
 
-TEST_CASE("stable_pd: NE baselines take one step of Tan's form (nmdp.md §8)", "[pd][ne]") {
+TEST_CASE("stable_pd: NE baselines take one step of Tan's form", "[pd][ne]") {
   // 1 DOF, no contact: M~ = I + h K_d, b = tau_g - K_p (th + h v - th_bar) - K_d (v - thd_bar),
   // v+ = v + h b / M~, th+ = th + h v+; the targets are read at t + h
   const Model m = pendulum();
