@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Drumwright's compliant solver (spec drumwright-constraint-solver.md §10): Fig. 9, Fig. 10, B4 table.
+"""Drumwright's compliant solver (docs/methods/compliant.md §10): Fig. 9, Fig. 10, B4 table.
 
 - Fig. 9 (B5, configs/incline_box.yaml): sliding distance along the 15 deg slope after 1 s vs mu in
   {0, 0.0625, ..., 0.5}, staggered solve (default) and cone / polyhedral cones, with the [ours]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PBFD paper Fig. 4 (spec pbfd.md §8.2): optimizer comparison on two 10-link chains.
+"""PBFD paper Fig. 4 (docs/methods/pbfd.md §8.2): optimizer comparison on two 10-link chains.
 
 (a) chain_fixed (D = 10, no contact) and (b) chain_floating_ground (D = 15, 8 corners per link),
 dt in {0.01, 0.05} s, 200 steps each, five integrator+optimizer combinations of Table I

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PBFD paper Fig. 5 (spec pbfd.md §8.1): box sliding distance vs the friction parameter.
+"""PBFD paper Fig. 5 (docs/methods/pbfd.md §8.1): box sliding distance vs the friction parameter.
 
 configs/box_slide.yaml (2D box, 1 kg, 1 m/s initial speed, C_perp = 1.23e6, four corners; the
 config stops at rest by the §8.1 rule and caps at 10 s). Sweep C_par over the half-decade grid

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PBFD paper Fig. 6 (spec pbfd.md §8.3): 10-link chain sliding off a 30 degree slope, computing time of
+"""PBFD paper Fig. 6 (docs/methods/pbfd.md §8.3): 10-link chain sliding off a 30 degree slope, computing time of
 Newton-Euler dry friction (ne_lcp: Stewart-Trinkle LCP, Lemke, 4 cone edges) vs PBFD (JTJ-LM).
 
 configs/chain_slope.yaml: floating 10-link chain (D = 15) of 0.2 x 0.04 x 0.04 m boxes lying along

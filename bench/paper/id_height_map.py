@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Oracle 12, second half (spec inverse-dynamics-contact.md §10: "on the random height map ID(t_i)
+"""Oracle 12, second half (docs/methods/inverse_dynamics.md §10: "on the random height map ID(t_i)
 tracking error 19 % below PID"; §9 terrain "rigid height map, bumps <= 3 cm, mu ~ U(0.1, 1.5)").
 
 Scene configs/id_quadruped_trot.yaml (spider, NE-LCP at 1 ms, joint-space trot) with its plane

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Inverse-dynamics solve time vs number of contacts (spec inverse-dynamics-contact.md
+"""Inverse-dynamics solve time vs number of contacts (docs/methods/inverse_dynamics.md
 §10 oracle 9, the paper's Fig. 19).
 
 Runs `bigstep-bench id-runtime` (bench/harness/bench_id_runtime.cpp: the standing spider, each foot's contact

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Inverse-dynamics controllers on the trotting quadruped (spec inverse-dynamics-contact.md §9,
+"""Inverse-dynamics controllers on the trotting quadruped (docs/methods/inverse_dynamics.md §9,
 Tables 3-5).
 
 Scene configs/id_quadruped_trot.yaml (spider, NE-LCP at 1 ms, planned trot, 3 s), every

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NMDP paper (Pan & Hauser) Table I, Fig. 3 and Fig. 6 on the quadruped surrogates (spec nmdp.md §10, §11).
+"""NMDP paper (Pan & Hauser) Table I, Fig. 3 and Fig. 6 on the quadruped surrogates (docs/methods/nmdp.md §10, §11).
 
 Scenes: configs/quadruped_spider.yaml and configs/quadruped_robosimian.yaml, motions
 `control.reference.type=walk|jump`, 10 s each. Methods:

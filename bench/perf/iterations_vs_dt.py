@@ -4,7 +4,7 @@
 For the floating chain (C_par = 5e4 / dt), the spider quadruped (its jump reference), the standing
 A1 and the sliding box, PBFD JTJ-LM at dt in {0.01, 0.02, 0.05, 0.1}: mean and max LM iterations
 per step over 2 s of simulated time, with `integrator.warm_lambda=false` (the spec's fresh
-lambda = 1e-3 max B_ii every step, pbfd.md §5.1) and `true` (the last converged step's lambda), and
+lambda = 1e-3 max B_ii every step, docs/methods/pbfd.md §5.1) and `true` (the last converged step's lambda), and
 the largest |COM difference| between the two runs (both are roots of Eq. 13 to the same tolerance).
 Writes bench/results/iterations_vs_dt.csv (+ .meta.json) and .png.
 
@@ -62,7 +62,7 @@ def main() -> None:
     out = common.RESULTS / "iterations_vs_dt.csv"
     common.write_csv(out, rows, cols, meta={
         "command": common.command_line(), **common.machine_info(binary),
-        "note": "PBFD JTJ-LM, 2 s per run; cold = integrator.warm_lambda=false (pbfd.md §5.1's 1e-3 max B_ii "
+        "note": "PBFD JTJ-LM, 2 s per run; cold = integrator.warm_lambda=false (docs/methods/pbfd.md §5.1's 1e-3 max B_ii "
                 "each step), warm = the last converged step's lambda (floor 1e-10 max B_ii); com_final_diff_m: "
                 "largest coordinate difference of the final COM between the two runs (sliding distance for box_slide)"})
     import matplotlib

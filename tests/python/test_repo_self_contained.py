@@ -20,21 +20,6 @@ OUTSIDE = re.compile(
 OURS_ONLY = re.compile(r"(?<![\w-])(pbfd|nmdp)\.md")
 CITATION = re.compile(r"docs/methods/(\w+)\.md §(\d+(?:\.\d+)?)")
 # Files whose rewrite belongs to the README / benchmark pages (they still cite the old notes).
-NOT_YET = {
-    "README.md",
-    "bench/README.md",
-    "bench/compliant_figs.py",
-    "bench/fig4_optimizers.py",
-    "bench/fig5_sliding.py",
-    "bench/fig6_slope.py",
-    "bench/id_height_map.py",
-    "bench/id_runtime.py",
-    "bench/id_tables.py",
-    "bench/iterations_vs_dt.py",
-    "bench/nmdp_table1.py",
-    "bench/plot_gpu_speedup.py",
-    "bench/results/iterations_vs_dt.meta.json",
-}
 SELF = "tests/python/test_repo_self_contained.py"
 
 
@@ -44,7 +29,7 @@ def tracked_text_files():
     except (OSError, subprocess.CalledProcessError) as e:
         pytest.skip(f"not a git checkout: {e}")
     for name in out.decode().split("\0"):
-        if not name or name == SELF or name in NOT_YET:
+        if not name or name == SELF:
             continue
         path = ROOT / name
         if not path.is_file() or path.stat().st_size > 2_000_000:
