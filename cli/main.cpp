@@ -16,6 +16,7 @@
 #include "cli/inspect_command.h"
 #include "cli/omp_wait.h"
 #include "cli/run_command.h"
+#include "io/atomic_write.h"
 
 #ifdef BIGSTEP_WITH_MUJOCO
 #define BIGSTEP_WITH_MUJOCO_TEXT "on"
@@ -68,6 +69,9 @@ int main(int argc, char** argv) {
   } catch (const YAML::Exception& e) {  // a YAML error the scene reader did not name (a bug; still input)
     std::fprintf(stderr, "%s: YAML: %s\n", cmd.c_str(), e.what());
     return 2;
+  } catch (const bigstep::WriteError& e) {  // an output file (io/atomic_write.h): "cannot write PATH: why"
+    std::fprintf(stderr, "%s: %s\n", cmd.c_str(), e.what());
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: out of memory (try fewer --rollouts or a shorter integrator.duration)\n", cmd.c_str());
     return 1;
