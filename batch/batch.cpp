@@ -6,10 +6,12 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "core/error.h"
 #include "core/parallel_for.h"
 #include "core/inertia.h"
+#include "io/scene_keys.h"
 
 namespace bigstep {
 
@@ -155,6 +157,13 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
                     "batch.perturb_theta / perturb_theta_dot / randomize_friction",
                     detail::concat(opt.perturb_theta, " / ", opt.perturb_theta_dot, " / ", opt.randomize_friction),
                     "must be >= 0");
+  // factors exp(U(-r, r)) stay finite and > 0, and within e^+-kMaxRandomizeSpread (io/scene_keys.h)
+  const std::pair<const char*, double> spreads[] = {{"batch.randomize_friction", opt.randomize_friction},
+                                                    {"batch.randomize_stiffness", opt.randomize_stiffness},
+                                                    {"batch.randomize_mass", opt.randomize_mass},
+                                                    {"batch.randomize_limit_stiffness", opt.randomize_limit_stiffness}};
+  for (const auto& [key, r] : spreads)
+    BIGSTEP_CHECK_ARG(r <= kMaxRandomizeSpread, key, r, detail::concat("must be in [0, ", kMaxRandomizeSpread, "]"));
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0 || opt.randomize_limit_stiffness > 0)
     p.contact.resize(opt.rollouts, sc.settings.contact);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
@@ -14,9 +13,12 @@
 #include "batch/batch_engines.h"
 #include "batch/penetration.h"
 #include "core/error.h"
+#include "io/atomic_write.h"
 #include "solvers/registry.h"
 
 namespace bigstep {
+
+double machine_memory_bytes() { return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE)); }
 
 namespace {
 
@@ -24,7 +26,7 @@ namespace {
 // otherwise): K x n_q doubles in about 8 arrays (theta, theta_prev, the engines' copies).
 void check_batch_memory(const Scene& sc) {
   const double need = double(sc.rollouts) * (8.0 * 8.0 * sc.model.n_q + 64.0);
-  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  const double have = machine_memory_bytes();
   BIGSTEP_CHECK_ARG(!(have > 0 && need > have), "batch.rollouts", sc.rollouts,
                     detail::concat("needs about ", need / 1e9, " GB for K x n_q = ", sc.rollouts, " x ", sc.model.n_q,
                                    " states, more than this machine's ", have / 1e9, " GB"));
@@ -68,14 +70,15 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   std::vector<double> it_sum(K, 0);
   std::vector<int> it_max(K, 0), n_bad(K, 0), steps_done(K, 0), pen_step(K, 0);
   CompliantCounters compliant;  // over every rollout's steps (the reference engine's b.stats)
-  write_model_xml(sc, dir);
-  std::ofstream traj(dir / "trajectory.csv");
+  AtomicFile traj_file(dir / "trajectory.csv");
+  std::ostream& traj = traj_file.out();
   traj << "t";
   for (const auto& name : m.dof_name) traj << "," << name;
   traj << "\n" << std::setprecision(17);
   // and the first kSavedRollouts rollouts side by side (bigstep render --rollout K / --grid N)
   const int saved = std::min(K, kSavedRollouts);
-  std::ofstream trajs(dir / "trajectory_rollouts.csv");
+  AtomicFile trajs_file(dir / "trajectory_rollouts.csv");
+  std::ostream& trajs = trajs_file.out();
   trajs << "t";
   for (int k = 0; k < saved; ++k)
     for (const auto& name : m.dof_name) trajs << ",r" << k << "." << name;
@@ -108,7 +111,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // per-rollout table
-  std::ofstream rows(dir / "rollouts.csv");
+  AtomicFile rows_file(dir / "rollouts.csv");
+  std::ostream& rows = rows_file.out();
   rows << "rollout,steps,iterations_mean,iterations_max,converged_fraction,status,c_par,mu,c_perp,mass_scale";
   for (const auto& name : m.dof_name) rows << "," << name;
   rows << "\n" << std::setprecision(12);
@@ -172,7 +176,14 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   if (sc.integrator == "compliant") j["compliant"] = compliant.json(sc.compliant.solve);
   j["per_rollout_csv"] = "rollouts.csv";  // with parameters and final states
   j["per_rollout"] = per;
-  std::ofstream(dir / "summary.json") << j.dump(2) << "\n";
+  add_import_approximations(sc, j);
+  // the summary is text before it is written; the files go in place once all are complete
+  const std::string summary = j.dump(2) + "\n";
+  write_model_xml(sc, dir);
+  traj_file.commit();
+  trajs_file.commit();
+  rows_file.commit();
+  write_file_atomically(dir / "summary.json", summary);
   std::printf("%s: %d rollouts x %d steps (%s, dt=%g) in %.3f s wall on %d threads (%.0f env-steps/s); "
               "%d rollouts with failures; wrote %s\n",
               sc.name.c_str(), K, steps, sc.integrator.c_str(), dt, wall, stepper->threads(),

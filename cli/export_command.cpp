@@ -2,9 +2,9 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "cli/commands.h"
+#include "io/atomic_write.h"
 #include "io/mjcf_export.h"
 #include "io/scene.h"
 
@@ -42,6 +42,16 @@ int export_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "bigstep export-mjcf: missing CONFIG\n%s", kHelp.c_str());
     return 2;
   }
+  // -o into a folder that does not exist, or onto a folder: a usage error, found before any work
+  if (!out.empty()) {
+    std::error_code ec;
+    const std::filesystem::path o(out), parent = o.parent_path();
+    if (std::filesystem::is_directory(o, ec) || (!parent.empty() && !std::filesystem::is_directory(parent, ec))) {
+      std::fprintf(stderr, "bigstep export-mjcf: -o %s: %s\n", out.c_str(),
+                   std::filesystem::is_directory(o, ec) ? "is a folder, not a file" : "its folder does not exist");
+      return 2;
+    }
+  }
   const Scene sc = load_scene(config, sets);
   MjcfExportOptions opt;
   opt.name = sc.name;
@@ -50,13 +60,13 @@ int export_command(const std::vector<std::string>& args) {
   const std::string xml = export_mjcf(sc.model, opt);
   if (out.empty()) {
     std::fputs(xml.c_str(), stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "bigstep export-mjcf: cannot write the MJCF to stdout\n");
+      return 1;
+    }
     return 0;
   }
-  std::ofstream f(out);
-  if (!(f << xml)) {
-    std::fprintf(stderr, "bigstep export-mjcf: cannot write %s\n", out.c_str());
-    return 1;
-  }
+  write_file_atomically(out, xml);  // WriteError: exit 1 naming the file (cli/main.cpp)
   std::fprintf(stderr, "bigstep export-mjcf: wrote %s\n", out.c_str());
   return 0;
 }

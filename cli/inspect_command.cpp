@@ -101,6 +101,7 @@ int inspect_command(const std::vector<std::string>& args) {
     for (const MujocoJointMap& jm : imp.joints)
       j["mujoco"]["joints"].push_back({{"name", jm.name}, {"qpos_adr", jm.qpos_adr}, {"qvel_adr", jm.qvel_adr},
                                        {"theta_adr", jm.theta_adr}, {"link", jm.link}});
+    if (!imp.approximations.empty()) j["mujoco"]["approximations"] = imp.approximations;
   }
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> U(-1, 1);

@@ -5,7 +5,9 @@
 
 #include "cli/commands.h"
 #include "cli/render_command.h"
+#include "io/atomic_write.h"
 #include "io/mjcf_export.h"
+#include "io/mjcf_import.h"
 
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <charconv>
-#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
@@ -107,21 +108,38 @@ int flag_penetration(const Scene& sc, Rollout& r) {
   return first;
 }
 
+// Refuses a single run whose stored trajectory outgrows the machine (an allocation failure
+// otherwise): per step theta (n_q doubles in a VecX), its StepStats and the wall time.
+void check_run_memory(const Scene& sc) {
+  const double per_step = 8.0 * sc.model.n_q + 48 + double(sizeof(StepStats)) + 8;
+  const double need = double(sc.steps()) * per_step, have = machine_memory_bytes();
+  if (have > 0 && need > 0.5 * have)
+    throw InvalidArgument(detail::concat(sc.source, ": integrator.duration = ", sc.duration, ": with integrator.dt = ",
+                                         sc.settings.dt, " the run stores ", sc.steps(), " steps, about ", need / 1e9,
+                                         " GB, more than half of this machine's ", have / 1e9, " GB"));
+}
+
 }  // namespace
 
 void write_model_xml(const Scene& sc, const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::remove(dir / "model_export_error.txt", ec);
+  std::string xml, error;
   try {
     MjcfExportOptions opt;
     opt.name = sc.name;
     opt.timestep = sc.settings.dt;
     opt.friction = sc.ne.mu;
-    const std::string xml = export_mjcf(sc.model, opt);
-    std::ofstream(dir / "model.xml") << xml;
+    xml = export_mjcf(sc.model, opt);
   } catch (const std::exception& e) {  // rendering needs it, the run does not
-    std::ofstream(dir / "model_export_error.txt") << e.what() << "\n";
+    error = e.what();
   }
+  std::error_code ec;
+  std::filesystem::remove(dir / "model_export_error.txt", ec);
+  if (error.empty()) write_file_atomically(dir / "model.xml", xml);
+  else write_file_atomically(dir / "model_export_error.txt", error + "\n");
+}
+
+void add_import_approximations(const Scene& sc, nlohmann::ordered_json& j) {
+  if (sc.imported && !sc.imported->approximations.empty()) j["import_approximations"] = sc.imported->approximations;
 }
 
 namespace {
@@ -130,34 +148,6 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
                    const BackendChoice& bk) {
   const Model& m = sc.model;
   const double dt = sc.settings.dt;
-  write_model_xml(sc, dir);
-  {
-    std::ofstream f(dir / "trajectory.csv");
-    f << "t";
-    for (const auto& n : m.dof_name) f << "," << n;
-    f << "\n";
-    // %.17g by std::to_chars (the same text as the stream's setprecision(17), without printf's
-    // multi-precision path: it cost ~80 K instructions per step of a 15-DOF run, issue 12)
-    char buf[32];
-    const auto put = [&](double v) {
-      f.write(buf, std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17).ptr - buf);
-    };
-    for (size_t i = 0; i < r.theta.size(); ++i) {
-      put(double(i) * dt);
-      for (int k = 0; k < m.n_q; ++k) {
-        f << ',';
-        put(r.theta[i][k]);
-      }
-      f << '\n';
-    }
-  }
-  {
-    std::ofstream f(dir / "steps.csv");
-    f << "step,t,iterations,residual,status,wall_s,normal_force_N\n" << std::setprecision(10);
-    for (size_t i = 0; i < r.stats.size(); ++i)
-      f << i + 1 << "," << (i + 1) * dt << "," << r.stats[i].iterations << "," << r.stats[i].residual
-        << "," << status_text(r.stats[i].status) << "," << r.step_wall_s[i] << "," << r.stats[i].normal_force << "\n";
-  }
   int it_max = 0, n_conv = 0, n_restart = 0;
   double it_sum = 0;
   for (const auto& s : r.stats) {
@@ -169,6 +159,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
   const double ns = std::max<size_t>(1, r.stats.size());
   const Metrics mt = compute_metrics(sc, r);
   nlohmann::ordered_json j;
+  QuadrupedSeries quad;
   j["scene"] = sc.name;
   j["config"] = sc.source;
   j["integrator"] = sc.integrator;
@@ -246,15 +237,54 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     j["height_mean_m"] = mt.height_mean_m;
     j["height_min_m"] = mt.height_min_m;
     j["height_max_m"] = mt.height_max_m;
-    const QuadrupedSeries q = quadruped_series(sc, r);
-    std::ofstream f(dir / "quadruped.csv");
-    f << "t,tilt_rad,height_m,distance_m\n" << std::setprecision(12);
-    for (size_t i = 0; i < q.t.size(); ++i)
-      f << q.t[i] << "," << q.tilt_rad[i] << "," << q.height_m[i] << "," << q.distance_m[i] << "\n";
+    quad = quadruped_series(sc, r);
   }
   j["com_initial_m"] = {mt.com_initial.x(), mt.com_initial.y(), mt.com_initial.z()};
   j["com_final_m"] = {mt.com_final.x(), mt.com_final.y(), mt.com_final.z()};
-  std::ofstream(dir / "summary.json") << j.dump(2) << "\n";
+  add_import_approximations(sc, j);
+  // the summary is text before any file is opened: a value it cannot hold fails here, not halfway
+  const std::string summary = j.dump(2) + "\n";
+  write_model_xml(sc, dir);
+  {
+    AtomicFile file(dir / "trajectory.csv");
+    std::ostream& f = file.out();
+    f << "t";
+    for (const auto& n : m.dof_name) f << "," << n;
+    f << "\n";
+    // %.17g by std::to_chars (the same text as the stream's setprecision(17), without printf's
+    // multi-precision path: it cost ~80 K instructions per step of a 15-DOF run, issue 12)
+    char buf[32];
+    const auto put = [&](double v) {
+      f.write(buf, std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17).ptr - buf);
+    };
+    for (size_t i = 0; i < r.theta.size(); ++i) {
+      put(double(i) * dt);
+      for (int k = 0; k < m.n_q; ++k) {
+        f << ',';
+        put(r.theta[i][k]);
+      }
+      f << '\n';
+    }
+    file.commit();
+  }
+  {
+    AtomicFile file(dir / "steps.csv");
+    std::ostream& f = file.out();
+    f << "step,t,iterations,residual,status,wall_s,normal_force_N\n" << std::setprecision(10);
+    for (size_t i = 0; i < r.stats.size(); ++i)
+      f << i + 1 << "," << (i + 1) * dt << "," << r.stats[i].iterations << "," << r.stats[i].residual
+        << "," << status_text(r.stats[i].status) << "," << r.step_wall_s[i] << "," << r.stats[i].normal_force << "\n";
+    file.commit();
+  }
+  if (sc.metric == MetricKind::Quadruped) {
+    AtomicFile file(dir / "quadruped.csv");
+    std::ostream& f = file.out();
+    f << "t,tilt_rad,height_m,distance_m\n" << std::setprecision(12);
+    for (size_t i = 0; i < quad.t.size(); ++i)
+      f << quad.t[i] << "," << quad.tilt_rad[i] << "," << quad.height_m[i] << "," << quad.distance_m[i] << "\n";
+    file.commit();
+  }
+  write_file_atomically(dir / "summary.json", summary);
 }
 
 }  // namespace
@@ -317,6 +347,10 @@ int run_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "bigstep run: %s\n", e.what());
     return 2;
   }
+  // the import's approximations, once (they are in summary.json too)
+  if (sc.imported)
+    for (const std::string& a : sc.imported->approximations)
+      std::fprintf(stderr, "bigstep run: %s: approximated: %s\n", sc.imported->path.c_str(), a.c_str());
   if (bk.backend == Backend::Cuda) {
     if (sc.rollouts == 1) bk.reason += " (a single rollout runs on the CPU reference; --rollouts K uses the GPU)";
   }
@@ -357,6 +391,12 @@ int run_command(const std::vector<std::string>& args) {
     const int rc = run_batch(sc, dir, bk, bar ? std::function<void(int, int)>(progress) : nullptr);
     if (bar) end_bar();
     return finish(rc);
+  }
+  try {
+    check_run_memory(sc);
+  } catch (const InvalidArgument& e) {
+    std::fprintf(stderr, "bigstep run: %s\n", e.what());
+    return 2;
   }
   Rollout r = simulate(sc, bar ? std::function<void(int, int)>(progress) : nullptr);
   if (bar) end_bar();

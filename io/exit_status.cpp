@@ -7,6 +7,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "io/atomic_write.h"
+
 namespace bigstep {
 
 int exit_status_of_current_exception(const std::string& cmd) {
@@ -18,6 +20,9 @@ int exit_status_of_current_exception(const std::string& cmd) {
   } catch (const YAML::Exception& e) {  // a YAML error the scene reader did not name (a bug; still input)
     std::fprintf(stderr, "%s: YAML: %s\n", cmd.c_str(), e.what());
     return 2;
+  } catch (const WriteError& e) {  // an output file (io/atomic_write.h): "cannot write PATH: why"
+    std::fprintf(stderr, "%s: %s\n", cmd.c_str(), e.what());
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: out of memory (try fewer --rollouts or a shorter integrator.duration)\n", cmd.c_str());
     return 1;

@@ -2,10 +2,13 @@
 // docs/model_data.md "Importing MJCF / URDF"; joint sequences of docs/methods/pbfd.md §2.1).
 #include "io/mjcf_import.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <memory>
 
 #include "core/error.h"
+#include "io/utf8.h"
 
 #ifdef BIGSTEP_WITH_MUJOCO
 #include <mujoco/mujoco.h>
@@ -180,6 +183,21 @@ struct Converter {
   bool constraint_enabled(int flag) const { return !(off & (mjDSBL_CONSTRAINT | flag)); }
 
   std::string where(int type, const char* kind, int id) const { return out.path + ": " + element(m, type, kind, id); }
+
+  // names go into JSON (summary.json, inspect) and messages: each must be UTF-8
+  void check_names() {
+    const std::pair<int, const char*> kinds[] = {{mjOBJ_BODY, "body"},         {mjOBJ_JOINT, "joint"}, {mjOBJ_GEOM, "geom"},
+                                                 {mjOBJ_SITE, "site"},         {mjOBJ_ACTUATOR, "actuator"},
+                                                 {mjOBJ_KEY, "key"},           {mjOBJ_TENDON, "tendon"}};
+    const int counts[] = {int(m->nbody), int(m->njnt), int(m->ngeom), int(m->nsite), int(m->nu), int(m->nkey), int(m->ntendon)};
+    for (size_t t = 0; t < std::size(kinds); ++t)
+      for (int id = 0; id < counts[t]; ++id) {
+        const char* n = mj_id2name(m, kinds[t].first, id);
+        if (n && !is_valid_utf8(n))
+          throw InvalidArgument(detail::concat(out.path, ": ", kinds[t].second, " ", id, ".name = \"", escaped_bytes(n),
+                                               "\": not valid UTF-8 (names go into JSON output)"));
+      }
+  }
 
   void check_model_level() {
     // elements with no bigstep counterpart
@@ -367,10 +385,16 @@ struct Converter {
     }
   }
 
-  // geoms (visual-only ones, contype = conaffinity = 0, never collide in MuJoCo and are left out)
+  // geoms (visual-only ones, contype = conaffinity = 0, never collide in MuJoCo and are left out);
+  // what bigstep's shapes and contacts only approximate is listed in out.approximations
   void convert_geoms() {
+    std::vector<std::string> visual, cyl_capsule, cyl_sphere, ellipsoid, condim;
+    double mu_lo = INFINITY, mu_hi = -INFINITY;
     for (int g = 0; g < int(m->ngeom); ++g) {
-      if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) continue;
+      if (m->geom_contype[g] == 0 && m->geom_conaffinity[g] == 0) {
+        visual.push_back(element(m, mjOBJ_GEOM, "geom", g));
+        continue;
+      }
       const std::string f = where(mjOBJ_GEOM, "geom", g);
       const int b = m->geom_bodyid[g];
       const double* s = m->geom_size + 3 * g;
@@ -397,19 +421,44 @@ struct Converter {
         case mjGEOM_CYLINDER:
           if (s[1] > s[0]) gs.type = GeomType::Capsule, gs.size = Vec3(s[0], s[1] - s[0], 0);
           else gs.type = GeomType::Sphere, gs.size = Vec3(s[0], 0, 0);
+          (s[1] > s[0] ? cyl_capsule : cyl_sphere).push_back(element(m, mjOBJ_GEOM, "geom", g));
           break;
         // approximation: an ellipsoid becomes the sphere of its largest semi-axis
-        case mjGEOM_ELLIPSOID: gs.type = GeomType::Sphere, gs.size = Vec3(vec3(s).maxCoeff(), 0, 0); break;
+        case mjGEOM_ELLIPSOID:
+          gs.type = GeomType::Sphere, gs.size = Vec3(vec3(s).maxCoeff(), 0, 0);
+          ellipsoid.push_back(element(m, mjOBJ_GEOM, "geom", g));
+          break;
         case mjGEOM_BOX: gs.type = GeomType::Box, gs.size = vec3(s); break;
         case mjGEOM_MESH: BIGSTEP_CHECK_ARG(false, f + ".type", "mesh", "mesh geoms are not supported"); break;
         case mjGEOM_HFIELD: BIGSTEP_CHECK_ARG(false, f + ".type", "hfield", "height fields are not supported"); break;
         case mjGEOM_SDF: BIGSTEP_CHECK_ARG(false, f + ".type", "sdf", "SDF geoms are not supported"); break;
         default: BIGSTEP_CHECK_ARG(false, f + ".type", m->geom_type[g], "unsupported geom type");
       }
+      if (m->geom_condim[g] != 3) condim.push_back(detail::concat(element(m, mjOBJ_GEOM, "geom", g), " condim ", m->geom_condim[g]));
+      mu_lo = std::min(mu_lo, m->geom_friction[3 * g]);
+      mu_hi = std::max(mu_hi, m->geom_friction[3 * g]);
       out.spec.geoms.push_back(gs);
       out.geom_friction.push_back(m->geom_friction[3 * g]);
       out.geom_mj.push_back(g);
     }
+    approximated(cyl_capsule, "cylinder(s) became capsules of the same radius and total length");
+    approximated(cyl_sphere, "cylinder(s) no longer than their diameter became spheres of the same radius");
+    approximated(ellipsoid, "ellipsoid(s) became spheres of their largest semi-axis");
+    approximated(visual, "visual-only geom(s) (contype = conaffinity = 0) left out");
+    approximated(condim, "geom(s) with condim other than 3: contacts are condim 3 (sliding friction, no torsional or rolling)");
+    if (mu_lo < mu_hi)
+      out.approximations.push_back(detail::concat("geom sliding frictions from ", mu_lo, " to ", mu_hi,
+                                                  ": a scene has one contact.mu (default: the largest over the contact pairs)"));
+  }
+
+  // one line "<n> <what>: <first few elements>" per kind of approximation
+  void approximated(const std::vector<std::string>& items, const char* what) {
+    if (items.empty()) return;
+    constexpr size_t kShown = 4;
+    std::string line = detail::concat(items.size(), " ", what, ": ");
+    for (size_t i = 0; i < items.size() && i < kShown; ++i) line += (i ? ", " : "") + items[i];
+    if (items.size() > kShown) line += ", ...";
+    out.approximations.push_back(line);
   }
 
   // MuJoCo's body filter on bigstep links: same weld = same link already; MuJoCo also skips a
@@ -503,6 +552,7 @@ struct Converter {
     out.timestep = m->opt.timestep;
     off = m->opt.disableflags;
     out.spec.gravity = enabled(mjDSBL_GRAVITY) ? vec3(m->opt.gravity) : Vec3::Zero();
+    check_names();
     check_model_level();
     convert_bodies();
     if (opt.drop_geoms)

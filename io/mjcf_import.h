@@ -61,6 +61,10 @@ struct MujocoImport {
   std::vector<Keyframe> keyframes;    ///< mjModel keys as bigstep states (through the map)
   VecX theta0;                        ///< qpos0 as theta
   std::vector<std::string> dropped;   ///< what the options dropped, one line each
+  /// what the conversion approximated without being asked (a cylinder as a capsule, an ellipsoid
+  /// as a sphere, visual-only geoms left out, ...), one line per kind; `bigstep run` prints them
+  /// once on stderr and writes them into summary.json ("import_approximations")
+  std::vector<std::string> approximations;
 
   // the coordinate map
   int nq = 0, nv = 0;                 ///< MuJoCo's dim(qpos), dim(qvel); n_q of the Model is nv
@@ -81,7 +85,8 @@ void edit_mujoco_spec(::mjSpec_* spec, const MujocoImportOptions& opt);
 
 /// Compile an MJCF or URDF file with MuJoCo (mj_loadXML) and convert it. Throws InvalidArgument
 /// with MuJoCo's own error text for a missing / unparsable file, and naming the file, element and
-/// attribute for anything bigstep cannot represent; also when bigstep was built without MuJoCo.
+/// attribute for anything bigstep cannot represent (a name that is not UTF-8 too); also when bigstep
+/// was built without MuJoCo.
 MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& options = {});
 
 /// qpos (nq) of theta (nv). Quaternions come out unit with w >= 0 (q and -q are one rotation).

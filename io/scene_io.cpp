@@ -16,8 +16,10 @@
 #include "io/mjcf_scene.h"
 #include "io/model_yaml.h"
 #include "io/scene.h"
+#include "io/utf8.h"
 #include "io/yaml_cfg.h"
 #include "io/yaml_override.h"
+#include "solvers/compliant/compliant_step.h"
 #include "solvers/registry.h"
 
 namespace bigstep {
@@ -52,6 +54,8 @@ void parse_compliant(Cfg& top, Scene& sc) {
   s.eps = c.num("eps");
   s.max_iterations = c.integer("max_iterations");
   s.max_contacts = c.integer("max_contacts", std::min(sc.model.max_contacts, 128));
+  if (s.max_contacts < 0 || s.max_contacts > kMaxCompliantContacts)
+    c.fail(c.key("max_contacts"), s.max_contacts, detail::concat("must be in [0, ", kMaxCompliantContacts, "]"));
   // loop closures: link names (or world) and points in their frames
   const YAML::Node loops = c.raw("loops");
   r.loops.clear();
@@ -157,6 +161,7 @@ void parse_integrator(Cfg& top, Scene& sc) {
   // what the method supports (solvers/registry.cpp), then its own settings checks
   try {
     method.validate({sc.settings, sc.ne, sc.nmdp, sc.compliant});
+    if (sc.integrator == "compliant") check_compliant_workspace(sc.model, sc.compliant);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(top.file() + ": " + e.what());
   }
@@ -229,11 +234,7 @@ void parse_batch(Cfg& top, Scene& sc) {
   if (sc.rollouts < 1) batch.fail(batch.key("rollouts"), sc.rollouts, "must be >= 1");
   if (sc.rollouts > kMaxRollouts)
     batch.fail(batch.key("rollouts"), sc.rollouts, detail::concat("at most ", kMaxRollouts, " (2^24) rollouts"));
-  // 2^53: the largest range in which every integer survives YAML's float notation (1e15)
-  const double seed = batch.num("seed");
-  if (!(seed >= 0 && seed <= kMaxSeed && seed == std::floor(seed)))
-    batch.fail_text(batch.key("seed"), show(batch.node()["seed"]), "must be an integer in [0, 2^53 = 9007199254740992]");
-  sc.seed = uint64_t(seed);
+  sc.seed = batch.uint64("seed");  // exact: 2^53 + 1 stays 2^53 + 1
   sc.threads = batch.integer("threads");
   if (sc.threads < 0 || sc.threads > kMaxThreads)
     batch.fail(batch.key("threads"), sc.threads, detail::concat("must be in [0, ", kMaxThreads, "] (0 = all cores)"));
@@ -248,6 +249,13 @@ void parse_batch(Cfg& top, Scene& sc) {
   for (const char* k : {"perturb_theta", "perturb_theta_dot", "randomize_friction", "randomize_stiffness", "randomize_mass",
                         "push_speed", "randomize_limit_stiffness"})
     if (!(batch.num(k) >= 0)) batch.fail(batch.key(k), batch.num(k), "must be >= 0");
+  // factors exp(U(-r, r)): beyond kMaxRandomizeSpread they leave any physical range (and near 745
+  // reach 0 or inf in double)
+  for (const char* k : {"randomize_friction", "randomize_stiffness", "randomize_mass", "randomize_limit_stiffness"})
+    if (!(batch.num(k) <= kMaxRandomizeSpread))
+      batch.fail(batch.key(k), batch.num(k),
+                 detail::concat("must be in [0, ", kMaxRandomizeSpread, "] (factors exp(U(-r, r)) within [e^-", kMaxRandomizeSpread,
+                                ", e^", kMaxRandomizeSpread, "])"));
   if (!(sc.push_prob >= 0 && sc.push_prob <= 1)) batch.fail(batch.key("push_prob"), sc.push_prob, "must be in [0, 1]");
   sc.contact_mu_min = batch.num("contact_mu_min");
   sc.contact_mu_max = batch.num("contact_mu_max");
@@ -265,6 +273,16 @@ void parse_batch(Cfg& top, Scene& sc) {
   batch.finish();
 }
 
+// A scene name that is one safe path component and JSON text.
+bool is_plain_name(const std::string& s) {
+  if (s.empty() || s == "." || s == ".." || !is_valid_utf8(s)) return false;
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '/' || c == '\\' || c < 0x20 || c == 0x7F) return false;
+  }
+  return true;
+}
+
 Scene parse(YAML::Node root, const CfgContext& ctx, const std::vector<std::string>& overrides) {
   const std::string& file = ctx.file;
   if (!root.IsMap()) throw InvalidArgument(file + ": (top level) = " + show(root) + ": expected a mapping");
@@ -273,6 +291,11 @@ Scene parse(YAML::Node root, const CfgContext& ctx, const std::vector<std::strin
   Scene sc;
   sc.source = file;
   sc.name = top.str("scene");
+  // the name is a folder (out/<scene>) and JSON text: one plain path component in UTF-8
+  if (!is_plain_name(sc.name))
+    top.fail_text("scene", escaped_bytes(sc.name),
+                  "must be a plain folder name: not empty, '.' or '..', no '/', '\\' or control characters, UTF-8 "
+                  "(the run writes to out/<scene>)");
   top.str("description");
 
   if (!top.has("model")) top.fail("model", "(missing)", "required");

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "control/reference_motion.h"
 #include "control/inverse_dynamics/id_controller.h"
+#include "solvers/compliant/compliant_step.h"
 #include "solvers/registry.h"
 
 namespace bigstep {
@@ -31,7 +32,8 @@ std::vector<SceneKey> build_table() {
   std::vector<std::string> solvers;
   for (const SolverEntry& e : solver_registry()) solvers.push_back(e.name);
 
-  key("scene", "string", "(required)", "scene name (default output directory out/<scene>)");
+  key("scene", "string", "(required)",
+      "scene name (default output directory out/<scene>): UTF-8, no '/', '\\' or control characters, not '.' or '..'");
   key("description", "string", "''", "free text");
   // ---- model (io/model_yaml.cpp) ----
   key("model", "map", "(required)", "the articulated body: links, contact points, terrain planes");
@@ -250,7 +252,9 @@ std::vector<SceneKey> build_table() {
   key("compliant.cone_inscribed", "bool", "true", "polyhedral cone: mu cos(pi/k) (inside the cone), else mu");
   key("compliant.eps", "number", "1e-8", "staggered stop: |dy| + |G_x^T dx| <= eps (1 + |y|)");
   key("compliant.max_iterations", "integer", "200", "staggered sweeps per step, >= 1");
-  key("compliant.max_contacts", "integer", "(the model's, at most 128)", "contacts one step holds (dense buffers)");
+  key("compliant.max_contacts", "integer", "(the model's, at most 128)",
+      detail::concat("contacts one step holds (dense buffers), in [0, ", kMaxCompliantContacts, "] and within ",
+                     kCompliantWorkspaceBudget >> 20, " MiB of buffers"));
   key("compliant.loops", "list", "(none)", "bilateral point-to-point loop closures (3 rows each)");
   key("compliant.loops[i].link_a", "string", "world", "link of point_a, or world");
   key("compliant.loops[i].point_a", "[x, y, z]", "[0, 0, 0]", "point in link_a's frame [m]");
@@ -271,15 +275,19 @@ std::vector<SceneKey> build_table() {
   // ---- batch (--rollouts K) ----
   key("batch", "map", "(defaults)", "K rollouts (--rollouts, --seed, --threads, --backend override)");
   key("batch.rollouts", "integer", "1", detail::concat("K, in [1, ", kMaxRollouts, "]"));
-  key("batch.seed", "integer", "0", "seed of the perturbations and randomisation, in [0, 2^53]");
+  key("batch.seed", "integer", "0",
+      "seed of the perturbations and randomisation, an integer in [0, 2^64 - 1], read exactly (1e6 too)");
   key("batch.threads", "integer", "0", detail::concat("CPU threads, in [0, ", kMaxThreads, "] (0 = all cores)"));
   key("batch.perturb_theta", "number", "0.01", "std. dev. added to theta(0), >= 0");
   key("batch.perturb_theta_dot", "number", "0.01", "std. dev. added to theta_dot(0), >= 0");
-  key("batch.randomize_friction", "number", "0", "c_par and mu scaled by exp(U(-r, r)) per rollout");
-  key("batch.randomize_stiffness", "number", "0", "c_perp scaled by exp(U(-r, r)) per rollout");
-  key("batch.randomize_mass", "number", "0", "each link's mass and inertia scaled by its own exp(U(-r, r)) per rollout");
+  const std::string spread = detail::concat(", r in [0, ", kMaxRandomizeSpread, "]");
+  key("batch.randomize_friction", "number", "0", "c_par and mu scaled by exp(U(-r, r)) per rollout" + spread);
+  key("batch.randomize_stiffness", "number", "0", "c_perp scaled by exp(U(-r, r)) per rollout" + spread);
+  key("batch.randomize_mass", "number", "0",
+      "each link's mass and inertia scaled by its own exp(U(-r, r)) per rollout" + spread);
   key("batch.randomize_limit_stiffness", "number", "0",
-      "PBD/PBFD reference engine: the C of joint stops with their own limit_stiffness scaled by exp(U(-r, r)) per rollout");
+      "PBD/PBFD reference engine: the C of joint stops with their own limit_stiffness scaled by exp(U(-r, r)) per rollout" +
+          spread);
   key("batch.push_speed", "number", "0", "RL envs: std. dev. of a random kick added to every theta_dot coordinate, >= 0");
   key("batch.push_prob", "number", "0", "RL envs: probability of a kick per env and step, in [0, 1]");
   key("batch.contact_mu_min", "number", "0", "per-contact Coulomb mu ~ U(contact_mu_min, contact_mu_max)");

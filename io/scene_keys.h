@@ -13,7 +13,8 @@ namespace bigstep {
 constexpr int kMaxSteps = 100000000;          ///< round(integrator.duration / dt) and rest_time / dt (1e8)
 constexpr int kMaxRollouts = 1 << 24;         ///< batch.rollouts (16777216)
 constexpr int kMaxThreads = 4096;             ///< batch.threads
-constexpr double kMaxSeed = 9007199254740992; ///< batch.seed: 2^53, every integer up to it is exact in YAML floats
+/// batch.randomize_*: spread r of the factors exp(U(-r, r)), at most e^5 ~ 148 times larger or smaller
+constexpr double kMaxRandomizeSpread = 5;
 
 struct SceneKey {
   std::string key;      ///< full path, list elements as [i]: "model.links[i].box.mass"

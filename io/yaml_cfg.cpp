@@ -1,7 +1,9 @@
 // Strict YAML reading for scenes (io/yaml_cfg.h).
 #include "io/yaml_cfg.h"
 
+#include <charconv>
 #include <cmath>
+#include <regex>
 #include <stdexcept>
 
 namespace bigstep {
@@ -98,6 +100,43 @@ int Cfg::to_int(double x, const std::string& k) {
 }
 int Cfg::integer(const std::string& k) { return to_int(num(k), k); }
 int Cfg::integer(const std::string& k, int computed) { return to_int(num(k, computed), k); }
+
+namespace {
+
+// The integer that decimal text "<digits>[.<digits>][e[+]<digits>]" denotes, exactly (1e6, 1.5e3,
+// 2.0); false when it is not an integer in [0, 2^64 - 1] or not such text.
+bool exact_integer(const std::string& t, uint64_t& out) {
+  static const std::regex re(R"(\+?([0-9]+)(?:\.([0-9]*))?(?:[eE]\+?([0-9]{1,4}))?)");
+  std::smatch mm;
+  if (!std::regex_match(t, mm, re)) return false;
+  std::string digits = mm[1].str() + mm[2].str();
+  const long shift = (mm[3].matched ? std::stol(mm[3].str()) : 0) - long(mm[2].length());
+  if (shift < 0) {  // the last -shift digits are a fraction: all zeros
+    const size_t cut = size_t(-shift) > digits.size() ? 0 : digits.size() - size_t(-shift);
+    if (digits.find_first_not_of('0', cut) != std::string::npos) return false;
+    digits.resize(cut);
+  } else {
+    if (digits.find_first_not_of('0') == std::string::npos) digits = "0";
+    if (shift > 20) return digits == "0" ? (out = 0, true) : false;
+    digits.append(size_t(shift), '0');
+  }
+  const size_t nz = digits.find_first_not_of('0');
+  if (nz == std::string::npos) return out = 0, true;
+  digits.erase(0, nz);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  return ec == std::errc() && end == digits.data() + digits.size();
+}
+
+}  // namespace
+
+uint64_t Cfg::uint64(const std::string& k) {
+  const YAML::Node v = value_or_default(k, false);
+  uint64_t x = 0;
+  // from the text, never through a double (which rounds above 2^53)
+  if (!v.IsScalar() || !exact_integer(v.Scalar(), x))
+    fail_text(key(k), show(v), "expected an integer in [0, 2^64 - 1 = 18446744073709551615]");
+  return x;
+}
 
 bool Cfg::flag(const std::string& k) {
   const YAML::Node v = value_or_default(k, false);

@@ -57,6 +57,9 @@ class Cfg {
   double num(const std::string& k, double computed);
   int integer(const std::string& k);
   int integer(const std::string& k, int computed);
+  /// A non-negative integer up to 2^64 - 1 read exactly from its decimal text (digits, or float
+  /// notation such as 1e6 or 1.5e3 that denotes an integer), never rounded through a double.
+  uint64_t uint64(const std::string& k);
   bool flag(const std::string& k);
   std::string str(const std::string& k);
   std::string str(const std::string& k, const std::string& computed);

@@ -53,24 +53,50 @@ def make_renderer(mujoco, model, width, height):
         sys.exit(f"render: no offscreen OpenGL (MUJOCO_GL={os.environ.get('MUJOCO_GL')}): {e}")
 
 
+def bounded(kind, lo, hi):
+    """An argparse type: a kind (int or float) in [lo, hi]; anything else is a usage error (exit 2)."""
+    def parse(text):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}")
+        if not lo <= x <= hi:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"{text} is outside [{lo}, {hi}]")
+        return x
+    return parse
+
+
+def write_atomically(path, save):
+    """save(tmp) writes the file under a temporary name beside path; it is renamed into place only
+    when complete, so that a failed write never leaves a partial image."""
+    tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        save(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        sys.exit(f"render: cannot write {path}: {e.strerror or e}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="bigstep render", description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--frames", type=int, default=60, help="frames in the GIF (spread over the run)")
-    ap.add_argument("--fps", type=float, default=20)
-    ap.add_argument("--width", type=int, default=480)
-    ap.add_argument("--height", type=int, default=360)
-    ap.add_argument("--strip", type=int, default=6, help="frames in the filmstrip PNG")
+    ap.add_argument("--frames", type=bounded(int, 1, 10000), default=60, help="frames in the GIF (spread over the run), 1 to 10000")
+    ap.add_argument("--fps", type=bounded(float, 0.1, 1000), default=20, help="GIF frame rate, 0.1 to 1000")
+    ap.add_argument("--width", type=bounded(int, 16, 4096), default=480, help="pixels, 16 to 4096")
+    ap.add_argument("--height", type=bounded(int, 16, 4096), default=360, help="pixels, 16 to 4096")
+    ap.add_argument("--strip", type=bounded(int, 1, 64), default=6, help="frames in the filmstrip PNG, 1 to 64")
     pick = ap.add_mutually_exclusive_group()
-    pick.add_argument("--rollout", type=int, help="batch runs: draw rollout K")
-    pick.add_argument("--grid", type=int, help="batch runs: draw the first N rollouts side by side")
+    pick.add_argument("--rollout", type=bounded(int, 0, 15), help="batch runs: draw rollout K (0 to 15)")
+    pick.add_argument("--grid", type=bounded(int, 1, 16), help="batch runs: draw the first N rollouts side by side (1 to 16)")
     a = ap.parse_args(argv)
     xml, traj = os.path.join(a.outdir, "model.xml"), os.path.join(a.outdir, "trajectory.csv")
     for p in (xml, traj):
         if not os.path.exists(p):
             why = os.path.join(a.outdir, "model_export_error.txt")
             extra = f" ({open(why).read().strip()})" if os.path.exists(why) else ""
-            sys.exit(f"render: {p} not found{extra}: run `bigstep run CONFIG --out {a.outdir}` first")
+            ap.error(f"{p} not found{extra}: run `bigstep run CONFIG --out {a.outdir}` first")
     os.environ.setdefault("MUJOCO_GL", "egl")  # before mujoco is imported: it picks its GL then
     os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
     import mujoco
@@ -78,11 +104,14 @@ def main(argv=None):
     from PIL import Image
 
     model = mujoco.MjModel.from_xml_path(xml)
+    # the offscreen framebuffer (640 x 480 unless the model says more) must hold the image
+    model.vis.global_.offwidth = max(model.vis.global_.offwidth, a.width)
+    model.vis.global_.offheight = max(model.vis.global_.offheight, a.height)
     data = mujoco.MjData(model)
     if a.rollout is not None or a.grid:
         many = os.path.join(a.outdir, "trajectory_rollouts.csv")
         if not os.path.exists(many):
-            sys.exit(f"render: {many} not found: --rollout / --grid need a batch run (--rollouts K)")
+            ap.error(f"{many} not found: --rollout / --grid need a batch run (--rollouts K)")
         t, runs = load_rollouts(many, [a.rollout] if a.rollout is not None else range(a.grid))
     else:
         t, theta = load_theta(traj)
@@ -129,11 +158,12 @@ def main(argv=None):
     pick = sorted(set(np.linspace(0, n - 1, min(a.frames, n)).round().astype(int)))
     images = [Image.fromarray(frame(i)) for i in pick]
     gif = os.path.join(a.outdir, "render.gif")
-    images[0].save(gif, save_all=True, append_images=images[1:], duration=int(1000 / a.fps), loop=0)
+    write_atomically(gif, lambda p: images[0].save(p, format="GIF", save_all=True, append_images=images[1:],
+                                                   duration=max(1, int(1000 / a.fps)), loop=0))
     strip_idx = sorted(set(np.linspace(0, n - 1, min(a.strip, n)).round().astype(int)))
     strip = np.concatenate([frame(i) for i in strip_idx], axis=1)
     png = os.path.join(a.outdir, "filmstrip.png")
-    Image.fromarray(strip).save(png)
+    write_atomically(png, lambda p: Image.fromarray(strip).save(p, format="PNG"))
     renderer.close()
     what = f"rollout {a.rollout}" if a.rollout is not None else f"{len(runs)} rollouts" if len(runs) > 1 else "the run"
     print(f"render: wrote {gif} ({what}, {len(images)} frames, t = {t[0]:g} .. {t[-1]:g} s) and {png}")

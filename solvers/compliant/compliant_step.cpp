@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/error.h"
 #include "solvers/compliant/compliant_reduced_qp.h"
@@ -58,7 +59,8 @@ void validate_compliant_settings(const CompliantSettings& s) {
   BIGSTEP_CHECK_ARG(s.cone_edges >= 3 && s.cone_edges <= 64, "compliant.cone_edges", s.cone_edges, "must be in [3, 64]");
   BIGSTEP_CHECK_ARG(std::isfinite(s.eps) && s.eps > 0, "compliant.eps", s.eps, "must be finite and > 0");
   BIGSTEP_CHECK_ARG(s.max_iterations >= 1, "compliant.max_iterations", s.max_iterations, "must be >= 1");
-  BIGSTEP_CHECK_ARG(s.max_contacts >= 0, "compliant.max_contacts", s.max_contacts, "must be >= 0 (0 = the model's, at most 128)");
+  BIGSTEP_CHECK_ARG(s.max_contacts >= 0 && s.max_contacts <= kMaxCompliantContacts, "compliant.max_contacts", s.max_contacts,
+                    detail::concat("must be in [0, ", kMaxCompliantContacts, "] (0 = the model's, at most 128)"));
 }
 
 namespace {
@@ -138,6 +140,33 @@ void mhat_solve(const MatX& A, const int* idx, int k, const double* b, double* z
 
 }  // namespace
 
+size_t compliant_workspace_bytes(const Model& m, const CompliantSettings& s) {
+  constexpr size_t kOver = SIZE_MAX;
+  // a * b and a + b, saturating at kOver
+  const auto mul = [](size_t a, size_t b) { return a != 0 && b > kOver / a ? kOver : a * b; };
+  const auto add = [](size_t a, size_t b) { return b > kOver - a ? kOver : a + b; };
+  const size_t nc = size_t(std::max(0, contacts_capacity(m, s))), nl = size_t(m.n_limit), n = size_t(m.n_q);
+  const size_t nb = mul(3, s.rows.loops.size());
+  const size_t R = add(mul(3, nc), nl), Rb = add(std::max(R, nb), 1);
+  const size_t mc = add(mul(nc, add(1, size_t(poly_rows(s)))), nl);
+  // the square buffers (A, psd, H, the cone QP's and the IPM's R x R), Ac (mc x R), G and M~^-1 G^T (n x R)
+  size_t doubles = mul(5, mul(Rb, Rb));
+  doubles = add(doubles, mul(mc, Rb));
+  doubles = add(doubles, mul(3, mul(n, Rb)));
+  doubles = add(doubles, mul(2, mul(add(nc, nl), add(nc, nl))));  // the dense QP's Q and A
+  doubles = add(doubles, mul(16, add(Rb, mc)));                   // vectors
+  return mul(doubles, sizeof(double));
+}
+
+void check_compliant_workspace(const Model& m, const CompliantSettings& s) {
+  const size_t bytes = compliant_workspace_bytes(m, s);
+  BIGSTEP_CHECK_ARG(bytes <= kCompliantWorkspaceBudget, "compliant.max_contacts", contacts_capacity(m, s),
+                    detail::concat("a step's dense buffers would take ",
+                                   bytes == SIZE_MAX ? std::string("more than 2^64") : detail::concat(double(bytes) / (1 << 20)),
+                                   " MiB (", 3 * size_t(contacts_capacity(m, s)), " contact rows + ", m.n_limit,
+                                   " limit rows), more than the ", kCompliantWorkspaceBudget >> 20, " MiB allowed"));
+}
+
 CompliantWorkspace::CompliantWorkspace(const Model& m, const CompliantSettings& s)
     : nc_max(contacts_capacity(m, s)),
       rows(m, contacts_capacity(m, s), int(s.rows.loops.size())),
@@ -202,6 +231,7 @@ CompliantWorkspace::CompliantWorkspace(const Model& m, const CompliantSettings& 
 
 CompliantIntegrator::CompliantIntegrator(const Model& m, const CompliantSettings& s) : Integrator(m), s_(s) {
   validate_compliant_settings(s_);
+  check_compliant_workspace(m, s_);
   for (size_t l = 0; l < s_.rows.loops.size(); ++l) {
     const CompliantLoop& L = s_.rows.loops[l];
     BIGSTEP_CHECK_ARG(L.link_a >= -1 && L.link_a < m.n_link, detail::concat("compliant.loops[", l, "].link_a"), L.link_a,

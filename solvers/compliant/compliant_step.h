@@ -50,12 +50,24 @@ struct CompliantSettings {
   /// (tests/solvers/pbd/pbd_normal_force_test.cpp) needs 45-60 sweeps to reach eps = 1e-8 (linear rate ~0.7)
   int max_iterations = 200;
   /// contacts one step can hold (dense buffers are sized from it); 0 = the model's max_contacts,
-  /// at most 128. More active contacts than this drop the rest and flag STATUS_CONTACT_OVERFLOW.
+  /// at most 128; at most kMaxCompliantContacts. More active contacts than this drop the rest and flag STATUS_CONTACT_OVERFLOW.
   int max_contacts = 0;
 };
 
+/// Largest compliant.max_contacts: the dense buffers grow as (3 max_contacts)^2 doubles.
+constexpr int kMaxCompliantContacts = 1024;
+/// Bytes one step's workspace may take (compliant_workspace_bytes): 1 GiB.
+constexpr size_t kCompliantWorkspaceBudget = size_t(1) << 30;
+
 /// Throws InvalidArgument naming the key (compliant.* / contact.mu / integrator.dt).
 void validate_compliant_settings(const CompliantSettings& s);
+
+/// Bytes of the workspace's dense buffers for this model and settings, computed in size_t;
+/// SIZE_MAX when the count overflows.
+size_t compliant_workspace_bytes(const Model& m, const CompliantSettings& s);
+/// Throws InvalidArgument naming compliant.max_contacts when compliant_workspace_bytes exceeds
+/// kCompliantWorkspaceBudget.
+void check_compliant_workspace(const Model& m, const CompliantSettings& s);
 
 /// Per-rollout scratch of the compliant step (d.ws), every buffer at its largest size. Public so that
 /// tests can read the last step's rows and forces: lambda* = [y; x] with y = [lambda_n (contacts);

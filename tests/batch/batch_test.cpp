@@ -8,6 +8,8 @@
 #include "batch/batch.h"
 #include "envs/tasks.h"
 #include "batch/batch_engines.h"
+#include "core/error.h"
+#include "io/scene_keys.h"
 
 using namespace bigstep;
 
@@ -272,4 +274,31 @@ TEST_CASE("scale_mass keeps the pairs a model dropped dropped (a1_walk's box-box
   CHECK(s.pair_geom_a == sc.model.pair_geom_a);
   CHECK(s.pair_geom_b == sc.model.pair_geom_b);
   for (int j = 0; j < s.n_link; ++j) CHECK(s.link_mass[j] == Approx(1.3 * sc.model.link_mass[j]).epsilon(1e-14));
+}
+
+TEST_CASE("batch: randomisation spreads beyond e^+-5 are refused, at the bound every factor is finite and > 0", "[batch]") {
+  // BUG: randomize_mass = 1000 drew mass factors exp(U(-1000, 1000)) of 0 and inf, and ran them
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/box_slide.yaml");
+  const int K = 64;
+  for (int which = 0; which < 4; ++which) {
+    BatchOptions opt;
+    opt.rollouts = K;
+    double* r[] = {&opt.randomize_friction, &opt.randomize_stiffness, &opt.randomize_mass, &opt.randomize_limit_stiffness};
+    StateBatch b(K, sc.model.n_q);
+    RolloutParamTable p;
+    *r[which] = 1000;
+    CHECK_THROWS_WITH(init_batch(sc, opt, b, p), Catch::Contains("batch.randomize_") && Catch::Contains("[0, 5]"));
+    *r[which] = std::nan("");
+    CHECK_THROWS_AS(init_batch(sc, opt, b, p), InvalidArgument);
+    *r[which] = kMaxRandomizeSpread;
+    init_batch(sc, opt, b, p);
+    const double lo = std::exp(-kMaxRandomizeSpread), hi = std::exp(kMaxRandomizeSpread);
+    for (int k = 0; k < K; ++k) {
+      const double f = which == 0 ? p.contact[k].c_par / sc.settings.contact.c_par
+                       : which == 1 ? p.stiffness_scale[k]
+                       : which == 2 ? p.link_mass_scale[k]
+                                    : p.contact[k].limit_scale;
+      CHECK((std::isfinite(f) && f >= lo && f <= hi));
+    }
+  }
 }

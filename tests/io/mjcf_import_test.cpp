@@ -543,6 +543,51 @@ TEST_CASE("mujoco import: unsupported elements are errors naming file, element a
   expect_import_error(missing, {"MuJoCo could not load it", "no_such_model.xml"});
 }
 
+TEST_CASE("mujoco import: every approximation of a shape or contact is listed once", "[mujoco]") {
+  // BUG: the cylinder -> capsule, ellipsoid -> sphere and the left-out visual geom were silent
+  const MujocoImport imp = import_mujoco(write_temp("kitchen.xml", kKitchen));
+  auto line_with = [&](const std::string& a, const std::string& b) {
+    return std::count_if(imp.approximations.begin(), imp.approximations.end(), [&](const std::string& l) {
+      return l.find(a) != std::string::npos && l.find(b) != std::string::npos;
+    });
+  };
+  CHECK(line_with("1 cylinder(s) became capsules", "(palm)") == 1);
+  CHECK(line_with("1 ellipsoid(s) became spheres of their largest semi-axis", "(tip)") == 1);
+  CHECK(line_with("1 visual-only geom(s)", "(shell)") == 1);
+  CHECK(imp.dropped.empty());
+  // a model of spheres, capsules and boxes on a plane of one friction approximates nothing
+  const MujocoImport exact = import_mujoco(tiny("exact", "<body name='b'><joint name='j'/><geom size='.1'/></body>"));
+  CHECK(exact.approximations.empty());
+  // a short cylinder is a sphere; condim 6 loses its torsional and rolling friction
+  const MujocoImport other = import_mujoco(
+      tiny("short_cyl", "<body name='b'><joint name='j'/><geom name='puck' type='cylinder' size='.1 .05' condim='6'/></body>"));
+  REQUIRE(other.approximations.size() == 2);
+  CHECK(other.approximations[0].find("1 cylinder(s) no longer than their diameter became spheres of the same radius: geom 1 (puck)") == 0);
+  CHECK(other.approximations[1].find("condim other than 3: contacts are condim 3") != std::string::npos);
+  CHECK(other.approximations[1].find("geom 1 (puck) condim 6") != std::string::npos);
+}
+
+TEST_CASE("mujoco import: a name that is not UTF-8 is refused naming the element", "[mujoco]") {
+  // BUG: MuJoCo and the converter took it; the JSON writer threw later (an empty summary.json)
+  for (const char* kind : {"body", "joint", "geom", "site", "actuator"}) {
+    const std::string bad = "b\xff";
+    const std::string body = std::string("<body name='") + (std::string(kind) == "body" ? bad : "b") + "'><joint name='" +
+                             (std::string(kind) == "joint" ? bad : "j") + "'/><geom name='" +
+                             (std::string(kind) == "geom" ? bad : "g") + "' size='.1'/><site name='" +
+                             (std::string(kind) == "site" ? bad : "s") + "'/></body>";
+    const std::string act = std::string("<actuator><motor name='") + (std::string(kind) == "actuator" ? bad : "m") +
+                            "' joint='" + (std::string(kind) == "joint" ? bad : "j") + "'/></actuator>";
+    const std::string path = tiny(std::string("utf8_") + kind, body, act);
+    // MuJoCo itself compiles it: the name reaches the converter byte for byte
+    char err[1000] = "";
+    mjModel* mj = mj_loadXML(path.c_str(), nullptr, err, sizeof err);
+    REQUIRE(mj);
+    mj_deleteModel(mj);
+    const int id = std::string(kind) == "body" || std::string(kind) == "geom" ? 1 : 0;  // body 0 world, geom 0 plane
+    expect_import_error(path, {detail::concat(kind, " ", id, ".name = \"b\\xff\""), "not valid UTF-8"});
+  }
+}
+
 TEST_CASE("mujoco import: go1's collision geoms need filtering before bigstep can collide them", "[mujoco]") {
   // go1.urdf's collision geoms: trunk box, imu box, and per leg hip + rotor cylinders (-> capsules),
   // thigh box + rotor cylinder, calf box + rotor cylinder, foot sphere; MuJoCo fuses the fixed

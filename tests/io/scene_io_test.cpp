@@ -304,8 +304,8 @@ TEST_CASE("scene_io: a map key that is a list or map is named, not a crash", "[s
 }
 
 TEST_CASE("scene_io: numbers whose size drives loops or memory are bounded", "[scene_io]") {
-  expect_error(kBase, {"batch.seed=1e30"}, {"batch.seed = 1e30", "[0, 2^53"});
-  expect_error(kBase, {"batch.seed=-1"}, {"batch.seed = -1", "[0, 2^53"});
+  expect_error(kBase, {"batch.seed=1e30"}, {"batch.seed = 1e30", "[0, 2^64 - 1"});
+  expect_error(kBase, {"batch.seed=-1"}, {"batch.seed = -1", "[0, 2^64 - 1"});
   CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=9007199254740992"}).seed == 9007199254740992ull);
   expect_error(kBase, {"metrics.rest_time=1e8"}, {"metrics.rest_time = 1e8", "integrator.dt = 0.01", "at most 100000000"});
   expect_error(kBase, {"integrator.dt=1e-300"}, {"integrator.duration = ", "integrator.dt = 1e-300", "expected 1 to 100000000"});
@@ -343,4 +343,56 @@ TEST_CASE("scene_io: XML text without its file says what it is and how to load i
   expect_error("<?xml version=\"1.0\"?>\n<robot name=\"r\"><link name=\"a\"/></robot>\n",
                {"an XML file (MJCF or URDF?)", "load the file itself", "model: {mjcf: path}"});
   expect_error("  <mujoco model=\"hopper\">\n</mujoco>\n", {"an XML file"});
+}
+
+TEST_CASE("scene_io: batch.seed is read as an integer, never rounded through a double", "[scene_io]") {
+  // BUG: read as a double, 2^53 + 1 became 2^53 (another seed) without a word
+  CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=9007199254740993"}).seed == 9007199254740993ull);
+  CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=18446744073709551615"}).seed == 18446744073709551615ull);
+  CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=1e6"}).seed == 1000000ull);
+  CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=9.007199254740993e15"}).seed == 9007199254740993ull);
+  CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=1.5e1"}).seed == 15ull);
+  CHECK(load_scene_text(kBase, "test.yaml", {"batch.seed=20.0"}).seed == 20ull);
+  expect_error(kBase, {"batch.seed=18446744073709551616"}, {"batch.seed = 18446744073709551616", "[0, 2^64 - 1"});
+  expect_error(kBase, {"batch.seed=1e20"}, {"batch.seed = 1e20", "[0, 2^64 - 1"});
+  expect_error(kBase, {"batch.seed=1.5"}, {"batch.seed = 1.5", "integer"});
+  expect_error(kBase, {"batch.seed=4503599627370496.5"}, {"batch.seed = 4503599627370496.5", "integer"});
+  expect_error(kBase, {"batch.seed=abc"}, {"batch.seed = abc", "integer"});
+}
+
+TEST_CASE("scene_io: randomisation spreads keep their factors exp(U(-r, r)) finite and > 0", "[scene_io]") {
+  // BUG: randomize_mass = 1000 drew mass factors of 0 and inf and the rollouts ran on
+  for (const char* k : {"randomize_friction", "randomize_stiffness", "randomize_mass", "randomize_limit_stiffness"}) {
+    expect_error(kBase, {std::string("batch.") + k + "=1000"}, {std::string("batch.") + k + " = 1000", "[0, 5]"});
+    expect_error(kBase, {std::string("batch.") + k + "=5.01"}, {std::string("batch.") + k + " = 5.01", "[0, 5]"});
+    CHECK_NOTHROW(load_scene_text(kBase, "test.yaml", {std::string("batch.") + k + "=5"}));
+  }
+}
+
+TEST_CASE("scene_io: compliant.max_contacts is bounded by a count and a byte budget", "[scene_io]") {
+  // BUG: 1e9 overflowed 3 * nc_max (int) and ended in "out of memory"
+  const std::vector<std::string> compliant{"integrator.type=compliant"};
+  auto with = [&](const std::string& set) {
+    std::vector<std::string> v = compliant;
+    v.push_back(set);
+    return v;
+  };
+  expect_error(kBase, with("compliant.max_contacts=1e9"), {"compliant.max_contacts = 1000000000", "[0, 1024]"});
+  expect_error(kBase, with("compliant.max_contacts=2147483647"), {"compliant.max_contacts = 2147483647", "[0, 1024]"});
+  expect_error(kBase, with("compliant.max_contacts=-1"), {"compliant.max_contacts = -1"});
+  // within the count but not the budget: a 64-facet cone over 1024 contacts
+  std::vector<std::string> poly = with("compliant.max_contacts=1024");
+  poly.push_back("compliant.friction_cone=polyhedral");
+  poly.push_back("compliant.cone_edges=64");
+  expect_error(kBase, poly, {"compliant.max_contacts = 1024", "MiB", "more than the 1024 MiB allowed"});
+  CHECK(load_scene_text(kBase, "test.yaml", with("compliant.max_contacts=1024")).compliant.max_contacts == 1024);
+}
+
+TEST_CASE("scene_io: a scene name is one plain folder name", "[scene_io]") {
+  // BUG: scene: ../../x wrote outside out/
+  for (const char* bad : {"../../x", "..", ".", "a/b", "a\\\\b"})
+    expect_error(kBase, {std::string("scene=") + bad}, {"scene = ", "plain folder name"});
+  expect_error(kBase, {"scene=\"a\\x01b\""}, {"scene = a\\x01b", "plain folder name"});
+  expect_error(std::string(kBase).replace(7, 1, "\xff"), {"scene = \\xff", "UTF-8"});
+  CHECK(load_scene_text(kBase, "test.yaml", {"scene=caf\xc3\xa9 run-2"}).name == "caf\xc3\xa9 run-2");
 }
