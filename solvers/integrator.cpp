@@ -21,11 +21,15 @@ void Integrator::check_sizes(const VecX& theta_n, const VecX& theta_nm1, const S
 }
 
 StepStats Integrator::step(Data& d, const StepControl& u, const RolloutParams& p) const {
-  BIGSTEP_CHECK_ARG(d.theta.size() == m_.n_q && d.theta_prev.size() == m_.n_q && d.theta_next.size() == m_.n_q &&
-                        d.ws != nullptr,
-                    "Data", detail::concat(d.theta.size(), "/", d.theta_prev.size()),
-                    detail::concat("expected a Data from make_data() of a model with n_q = ", m_.n_q));
-  check_sizes(d.theta, d.theta_prev, u);
+  const int n = m_.n_q;
+  // one test on the way through (no call): the slow path names what is wrong
+  if (d.theta.size() != n || d.theta_prev.size() != n || d.theta_next.size() != n || d.ws == nullptr ||
+      (u.tau.size() != 0 && u.tau.size() != n)) {
+    BIGSTEP_CHECK_ARG(d.theta.size() == n && d.theta_prev.size() == n && d.theta_next.size() == n && d.ws != nullptr,
+                      "Data", detail::concat(d.theta.size(), "/", d.theta_prev.size()),
+                      detail::concat("expected a Data from make_data() of a model with n_q = ", n));
+    check_sizes(d.theta, d.theta_prev, u);
+  }
   const VecX& theta_n = d.theta;
   VecX& theta_next = d.theta_next;
   StepStats st;
