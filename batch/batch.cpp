@@ -181,30 +181,10 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
   }
 }
 
-CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads) : sc_(sc) {
-  if (threads <= 0) threads = omp_get_num_procs();
-  BIGSTEP_CHECK_ARG(threads <= 1024, "--threads", threads, "must be in [1, 1024]");
-  threads_ = threads;
+CpuBatchStepper::CpuBatchStepper(const Scene& sc, int threads)
+    : sc_(sc), threads_(threads <= 0 ? omp_get_num_procs() : threads), stages_(sc, std::min(threads_, 1024)) {
+  BIGSTEP_CHECK_ARG(threads_ <= 1024, "--threads", threads_, "must be in [1, 1024]");
   integ_ = make_integrator(sc);
-  ctl_.resize(threads);
-  if (sc.pd.active())
-    for (int t = 0; t < threads; ++t) {
-      auto ts = std::make_unique<TargetServo>();
-      ts->pd.kp = sc.pd.kp;
-      ts->pd.kd = sc.pd.kd;
-      const TargetServo* self = ts.get();
-      const int n = sc.model.n_q;
-      // assigns into the integrator's sized vectors: no allocation per step
-      ts->pd.reference = [self, n](double, VecX& th_bar, VecX& th_dot_bar) {
-        th_bar = Eigen::Map<const VecX>(self->theta_bar, n);
-        if (self->theta_dot_bar) th_dot_bar = Eigen::Map<const VecX>(self->theta_dot_bar, n);
-        else th_dot_bar.setZero(n);
-      };
-      target_.push_back(std::move(ts));
-    }
-  load_.assign(size_t(threads), PointLoadScratch(sc.model));
-  if (sc.pd.active() && PdLimit(sc.model, sc.controller.tau_max).active())
-    for (int t = 0; t < threads; ++t) pd_limit_.push_back(std::make_unique<PdLimit>(sc.model, sc.controller.tau_max));
 }
 
 void CpuBatchStepper::make_data(int K) {
@@ -272,49 +252,32 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
                     "RolloutParamTable.stiffness_scale.size()", p.stiffness_scale.size(),
                     detail::concat("expected 0 or K = ", b.K));
   if (int(data_.size()) != b.K) make_data(b.K);
+  const double t = b.steps * sc_.settings.dt;
+  const size_t n = size_t(b.n_q);
   for_each_index(b.K, threads(), [&](int k) {
     if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
       return;  // a dead rollout is held until the caller resets it
-    const Integrator& integ = *integ_;
+    const int lane = omp_get_thread_num();
     Data& d = data_[k];
     d.theta = b.row(b.theta, k);
     d.theta_prev = b.row(b.theta_prev, k);
-    StepControl& u = ctl_[omp_get_thread_num()];  // per-thread: no allocation per rollout
-    if (tau) u.tau = Eigen::Map<const VecX>(tau + size_t(k) * b.n_q, b.n_q);
-    else u.tau = sc_.tau;
-    add_point_load(sc_.model, sc_.load, d.theta, b.steps * sc_.settings.dt, load_[omp_get_thread_num()], u.tau);
-    u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
-    if (theta_bar) {
-      // this rollout's targets: the thread's servo reads row k
-      TargetServo& ts = *target_[omp_get_thread_num()];
-      ts.theta_bar = theta_bar + size_t(k) * b.n_q;
-      ts.theta_dot_bar = theta_dot_bar ? theta_dot_bar + size_t(k) * b.n_q : nullptr;
-      u.pd = &ts.pd;
-    }
-    u.t = b.steps * sc_.settings.dt;
     const RolloutParams rp{p.contact.empty() ? sc_.settings.contact : p.contact[k],
                            p.mass_scale_row(k, sc_.model.n_link), p.geom_mu_row(k, sc_.model.n_geom),
                            p.stiffness_scale.empty() ? 1.0 : p.stiffness_scale[k]};
-    if (!id_.empty() && !tau) {
-      // inverse-dynamics controller: torques from the plan and this rollout's state; the ID model
-      // assumes the rollout's friction coefficient when the table randomizes it
-      IdControllerState& cs = *id_[k];
-      const double mu = p.contact.empty() ? sc_.controller.mu : rp.contact.mu;
-      id_control(sc_.model, sc_.controller, sc_.pd.reference, u.t, d.theta, d.theta_prev, sc_.settings.dt, mu, cs,
-                 cs.tau_full, rp.geom_mu);
-      u.tau += cs.tau_full;
-      u.pd = nullptr;
-    }
-    StepStats st = integ.step(d, u, rp);
-    if (!pd_limit_.empty() && u.pd) {  // the servo within its actuator limits (as simulate())
-      PdLimit& pl = *pd_limit_[omp_get_thread_num()];
-      pl.begin(u);
-      while (pl.saturate(b.row(b.theta, k), d.theta, sc_.settings.dt)) {
-        d.theta = b.row(b.theta, k);
-        d.theta_prev = b.row(b.theta_prev, k);
-        st = integ.step(d, pl.control(), rp);
-      }
-    }
+    // 1. controls; the ID model assumes the rollout's friction coefficient when the table randomizes it
+    const double mu = p.contact.empty() ? sc_.controller.mu : rp.contact.mu;
+    const StepControl& u = stages_.controls(lane, t, d.theta, d.theta_prev, tau ? tau + k * n : nullptr,
+                                            theta_bar ? theta_bar + k * n : nullptr,
+                                            theta_dot_bar ? theta_dot_bar + k * n : nullptr,
+                                            id_.empty() ? nullptr : id_[k].get(), mu, rp.geom_mu);
+    // 2. advance and 3. the PD limit's re-steps, each from the rollout's row
+    StepStats st = stages_.advance_limited(lane, u, b.row(b.theta, k), d.theta, [&](const StepControl& uu) {
+      d.theta = b.row(b.theta, k);
+      d.theta_prev = b.row(b.theta_prev, k);
+      return integ_->step(d, uu, rp);
+    });
+    // 4. check outputs
+    st.status |= stages_.check_outputs(lane, d.theta);
     b.row(b.theta_prev, k) = d.theta_prev;
     b.row(b.theta, k) = d.theta;
     b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"

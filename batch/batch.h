@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "control/pd_limit.h"
+#include "batch/step_stages.h"
 #include "io/scene.h"
 
 namespace bigstep {
@@ -49,20 +49,6 @@ struct RolloutParamTable {
   }
   /// Total-mass ratio of rollout k: sum_j s_kj m_j / sum_j m_j (1 when unscaled or massless).
   double mass_ratio(const Model& m, int k) const;
-};
-
-/// Batch options: initial-state perturbation and randomisation, seeded.
-struct BatchOptions {
-  int rollouts = 1;
-  uint64_t seed = 0;
-  int threads = 0;                 ///< 0 = all cores
-  double perturb_theta = 0.01;     ///< std. dev. added to every theta(0) coordinate (rollout 0 too)
-  double perturb_theta_dot = 0.01; ///< std. dev. added to every theta_dot(0) coordinate
-  double randomize_friction = 0;   ///< c_par and mu scaled by exp(U(-r, r)) per rollout (0 = off)
-  double randomize_stiffness = 0;  ///< c_perp scaled by exp(U(-r, r)) per rollout (0 = off)
-  double randomize_mass = 0;       ///< each link's mass and inertia scaled by its own exp(U(-r, r)) (0 = off)
-  double contact_mu_min = 0, contact_mu_max = 0;  ///< per-geom mu ~ U(min, max) (max > 0 = on)
-  double randomize_limit_stiffness = 0;  ///< joint stops' own C scaled by exp(U(-r, r)) per rollout (0 = off)
 };
 
 /// Per-contact friction (issue 16's random terrain, docs/methods/inverse_dynamics.md §9): one
@@ -114,27 +100,19 @@ class CpuBatchStepper {
   /// The listed rollouts start a new episode from b's rows: what their solvers carried is dropped.
   void reset(const std::vector<int>& ks);
   int threads() const { return threads_; }
+  /// Stage 4 flags STATUS_PENETRATED (batch/step_stages.h); default off.
+  void check_penetration(bool on) { stages_.check_penetration(on); }
 
  private:
   void make_data(int K);  // first step: Data per rollout
 
   const Scene& sc_;
   int threads_;
+  StepStages stages_;                         // the step's stages, one lane per thread
   std::unique_ptr<Integrator> integ_;
   std::vector<Data> data_;                    // (K) one per rollout
-  std::vector<StepControl> ctl_;              // per-thread controls of the current rollout
-  // per-thread servo whose reference is the current rollout's row of step()'s targets
-  struct TargetServo {
-    PdServo pd;
-    const double* theta_bar = nullptr;      // (n_q) the row being stepped
-    const double* theta_dot_bar = nullptr;  // (n_q) or nullptr = 0
-  };
-  std::vector<std::unique_ptr<TargetServo>> target_;  // (threads) heap: the lambdas hold their address
-  std::vector<PointLoadScratch> load_;        // per-thread scratch of control.load
   // (K) per-rollout inverse-dynamics controller state (controller.type = id_*), empty otherwise
   std::vector<std::unique_ptr<IdControllerState>> id_;
-  // (threads) the servo's actuator limits (control/pd_limit.h), empty when it has none
-  std::vector<std::unique_ptr<PdLimit>> pd_limit_;
 };
 
 }  // namespace bigstep

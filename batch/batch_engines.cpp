@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -27,6 +28,7 @@ class ReferenceEngine final : public BatchEngine {
   void set_params(const RolloutParamTable&, const std::vector<int>&) override {}  // p is read every step
   std::string name() const override { return "cpu_batched"; }
   int threads() const override { return st_.threads(); }
+  void check_penetration(bool on) override { st_.check_penetration(on); }
 
  private:
   CpuBatchStepper st_;
@@ -165,12 +167,18 @@ struct CudaTeamBatch {
 // releases them, and launches until every live rollout committed its next timestep.
 // Rollout (free-running, the paper's scheme): the first step() launches until every rollout has
 // committed all its steps (constant controls), later calls read the stored steps back.
+// The stages are those of batch/step_stages.h, the advance being one launch for every rollout;
+// the ID controller is refused by check_team_supported. Not stage 3: the servo's torque is not
+// held at the actuator limits (the re-step needs per-rollout gains, which the kernel does not
+// have), so with limited actuators a saturating servo steps differently from the reference.
 template <class Team>
 class TeamEngine final : public BatchEngine {
  public:
   TeamEngine(const Scene& sc, const StateBatch& b, const RolloutParamTable& p, std::string name, int threads)
       : sc_(sc), lockstep_(sc.schedule == "lockstep"), team_(sc, b, p, lockstep_), name_(std::move(name)),
-        threads_(threads) {}
+        threads_(threads), stages_(sc, 1), theta_(b.n_q) {
+    if (stages_.state_torques()) tau_rows_.assign(size_t(b.K) * size_t(b.n_q), 0.0);
+  }
   void step(StateBatch& b, const RolloutParamTable&, const double* tau, const double* theta_bar,
             const double* theta_dot_bar) override {
     BIGSTEP_CHECK_ARG(!theta_bar || sc_.pd.active(), "theta_bar", "per-rollout targets",
@@ -181,13 +189,25 @@ class TeamEngine final : public BatchEngine {
                       "per-step torques need batch.schedule=lockstep (free-running rollouts run all steps at once)");
     BIGSTEP_CHECK_ARG(lockstep_ || done_ < sc_.steps(), "integrator.duration", sc_.steps() * sc_.settings.dt,
                       "a free-running (batch.schedule=rollout) engine has run all its steps");
+    const size_t n = size_t(b.n_q);
     if (lockstep_ || done_ == 0) {
+      // 1. controls: the servo's targets; with control.load each rollout's torques at its theta_n
       if (sc_.pd.active() && !theta_bar) {
         theta_bar_.resize(b.n_q);
         theta_dot_bar_.resize(b.n_q);
         sc_.pd.reference(b.steps * sc_.settings.dt + sc_.settings.dt, theta_bar_, theta_dot_bar_);  // as u.t + dt
       }
-      team_.advance(sc_.tau, tau, theta_bar_, theta_dot_bar_, theta_bar, theta_dot_bar, done_ > 0);
+      const double* tau_k = tau;
+      if (stages_.state_torques()) {
+        for (int k = 0; k < b.K; ++k) {
+          theta_ = b.row(b.theta, k);
+          const VecX& t_k = stages_.torques(0, b.steps * sc_.settings.dt, theta_, tau ? tau + k * n : nullptr);
+          std::copy(t_k.data(), t_k.data() + n, tau_rows_.data() + k * n);
+        }
+        tau_k = tau_rows_.data();
+      }
+      // 2. advance: every live rollout's step (no 3.: see above)
+      team_.advance(sc_.tau, tau_k, theta_bar_, theta_dot_bar_, theta_bar, theta_dot_bar, done_ > 0);
     }
     for (int k = 0; k < b.K; ++k) {
       if (b.status[k] & kHeld) continue;
@@ -197,8 +217,10 @@ class TeamEngine final : public BatchEngine {
         continue;
       }
       b.row(b.theta_prev, k) = b.row(b.theta, k);
-      team_.b.theta_into(k, done_, b.theta.data() + size_t(k) * b.n_q);
-      const unsigned st = team_.b.step_status(k, done_);
+      team_.b.theta_into(k, done_, b.theta.data() + k * n);
+      // 4. check outputs
+      theta_ = b.row(b.theta, k);
+      const unsigned st = team_.b.step_status(k, done_) | stages_.check_outputs(0, theta_);
       b.status[k] = st | (b.status[k] & STATUS_NOT_CONVERGED);
       b.iterations[k] = team_.b.iterations(k, done_);
       b.residual[k] = lockstep_ ? team_.b.residual(k) : std::nan("");  // free-running: only the last step's is kept
@@ -214,6 +236,7 @@ class TeamEngine final : public BatchEngine {
   void set_params(const RolloutParamTable& p, const std::vector<int>& ks) override { team_.set_params(sc_, p, ks); }
   std::string name() const override { return name_; }
   int threads() const override { return threads_; }
+  void check_penetration(bool on) override { stages_.check_penetration(on); }
 
  private:
   static constexpr uint32_t kHeld = STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED;
@@ -223,6 +246,9 @@ class TeamEngine final : public BatchEngine {
   std::string name_;
   int threads_;
   int done_ = 0;
+  StepStages stages_;                 // the host-side stages (one lane: the launch is the parallel part)
+  VecX theta_;                        // (n_q) scratch: a rollout's row
+  std::vector<double> tau_rows_;      // (K x n_q) the torques with control.load, empty without
   VecX theta_bar_, theta_dot_bar_;  // the servo's targets of the current step (empty: no servo)
 };
 
@@ -241,6 +267,11 @@ void check_team_supported(const Scene& sc, const std::string& who) {
                     "the team (GPU-form) engine does not randomise the joint stops: use batch.engine=reference");
   BIGSTEP_CHECK_ARG(!(sc.pd.active() && sc.schedule == "rollout"), "batch.schedule", sc.schedule,
                     "the PD servo's targets are set between steps: use batch.schedule=lockstep");
+  // the stages of batch/step_stages.h the team engines cannot run: refused, never skipped
+  BIGSTEP_CHECK_ARG(!sc.controller.inverse_dynamics(), "controller.type", controller_type_name(sc.controller.type),
+                    "the inverse-dynamics controller solves per rollout on the CPU: use batch.engine=reference");
+  BIGSTEP_CHECK_ARG(!(sc.load.active() && sc.schedule == "rollout"), "batch.schedule", sc.schedule,
+                    "control.load's torques depend on each step's state: use batch.schedule=lockstep");
 }
 
 }  // namespace

@@ -38,12 +38,15 @@ class BatchEngine {
   virtual void set_params(const RolloutParamTable& p, const std::vector<int>& ks) = 0;
   virtual std::string name() const = 0;  ///< cpu_batched | cpu_team_emulation | cuda_team_fp64
   virtual int threads() const = 0;       ///< CPU threads (0 for CUDA)
+  /// Whether each step flags STATUS_PENETRATED (batch/step_stages.h stage 4); default off.
+  virtual void check_penetration(bool on) = 0;
 };
 
 /// The engine for scene sc (batch.engine, integrator) on backend bk, started from b's initial
 /// states. Throws InvalidArgument naming the key when the combination is not supported (the team
-/// engines implement PBFD JTJ-LM: per-rollout C_perp / C_par / link mass scales, control.tau, and the
-/// control.pd servo).
+/// engines implement PBFD JTJ-LM: per-rollout C_perp / C_par / link mass scales, control.tau,
+/// control.load (lockstep) and the control.pd servo, whose torque they do not hold at actuator
+/// limits (batch/step_stages.h stage 3); not the inverse-dynamics controllers).
 std::unique_ptr<BatchEngine> make_batch_engine(const Scene& sc, const BackendChoice& bk, const StateBatch& b,
                                                const RolloutParamTable& p);
 

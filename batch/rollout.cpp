@@ -6,7 +6,7 @@
 
 #include "core/inertia.h"
 #include "batch/batch.h"
-#include "control/pd_limit.h"
+#include "batch/step_stages.h"
 
 namespace bigstep {
 
@@ -38,25 +38,17 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   Data data = integ->make_data();
   std::unique_ptr<IdControllerState> id;
   if (sc.controller.inverse_dynamics()) id = std::make_unique<IdControllerState>(m, sc.controller);
-  VecX tau_id = VecX::Zero(m.n_q);
-  // controller.type = pd under actuator limits (controller.tau_max, limited motors): control/pd_limit.h
-  std::unique_ptr<PdLimit> pd_limit;
-  if (!id && sc.pd.active()) {
-    pd_limit = std::make_unique<PdLimit>(m, sc.controller.tau_max);
-    if (!pd_limit->active()) pd_limit.reset();
-  }
-  PointLoadScratch load_scratch(m);
+  // the step's stages (batch/step_stages.h), one lane; this run flags penetration
+  StepStages stages(sc, 1);
+  stages.check_penetration(true);
   const auto t_start = std::chrono::steady_clock::now();
   for (int n = 0; n < total; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
-    // the stable-PD servo (when configured) reads its targets at the end of the step
-    StepControl u{sc.tau, sc.pd.active() ? &sc.pd : nullptr, n * dt};
-    add_point_load(m, sc.load, th_n, n * dt, load_scratch, u.tau);  // control.load at (t_n, theta_n)
-    if (id) {  // inverse-dynamics controller (control/inverse_dynamics/id_controller.h) instead of the servo
-      id_control(m, sc.controller, sc.pd.reference, n * dt, th_n, th_nm1, dt, sc.controller.mu, *id, tau_id, rp.geom_mu);
-      u.tau += tau_id;
-      u.pd = nullptr;
-      r.tau.push_back(tau_id);
+    // 1. controls at (t_n, theta_n); the stable-PD servo (when configured) reads its targets at the end of the step
+    const StepControl& u =
+        stages.controls(0, n * dt, th_n, th_nm1, nullptr, nullptr, nullptr, id.get(), sc.controller.mu, rp.geom_mu);
+    if (id) {
+      r.tau.push_back(id->tau_full);
       r.force_pred.push_back(id->force_pred);
       r.id_status.push_back(id->status);
     }
@@ -68,14 +60,15 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
       th_next = data.theta;
       return s;
     };
-    StepStats st = step(u);
-    if (pd_limit) {  // the servo's torque within the limits: re-step with the saturated DOFs at them
-      pd_limit->begin(u);
-      while (pd_limit->saturate(th_n, th_next, dt)) st = step(pd_limit->control());
-      r.tau.push_back(pd_limit->tau());
-      r.id_status.push_back(pd_limit->clamped() ? ID_TORQUE_CLAMPED : 0u);
+    // 2. advance and 3. the servo within its actuator limits (controller.type = pd, control/pd_limit.h)
+    StepStats st = stages.advance_limited(0, u, th_n, th_next, step);
+    if (const PdLimit* pl = stages.pd_limit(0); pl && !id) {
+      r.tau.push_back(pl->tau());
+      r.id_status.push_back(pl->clamped() ? ID_TORQUE_CLAMPED : 0u);
     }
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    // 4. check outputs (not in the step's wall time: a check of the run, not of the method)
+    st.status |= stages.check_outputs(0, th_next);
     r.stats.push_back(st);
     th_nm1 = th_n;
     th_n = th_next;

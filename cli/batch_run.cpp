@@ -32,19 +32,6 @@ void check_batch_memory(const Scene& sc) {
                                    " states, more than this machine's ", have / 1e9, " GB"));
 }
 
-// Rollouts whose state went through the terrain this step (batch/penetration.h): first step
-// recorded in pen_step (0 = never).
-void flag_penetration(const Model& m, const StateBatch& b, int step, std::vector<int>& pen_step) {
-  if (m.n_pair == 0) return;
-#pragma omp parallel
-  {
-    PenetrationCheck check(m);
-#pragma omp for schedule(static)
-    for (int k = 0; k < b.K; ++k)
-      if (!pen_step[k] && check.find(m, b.row(b.theta, k)).found()) pen_step[k] = step;
-  }
-}
-
 }  // namespace
 
 int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendChoice& bk,
@@ -54,15 +41,14 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   const int K = sc.rollouts, n = m.n_q, steps = sc.steps();
   const double dt = sc.settings.dt;
   check_batch_memory(sc);
-  BatchOptions opt{K, sc.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction,
-                   sc.randomize_stiffness, sc.randomize_mass, sc.contact_mu_min, sc.contact_mu_max,
-                   sc.randomize_limit_stiffness};
+  const BatchOptions& opt = sc;  // the scene's batch.* block
   StateBatch b(K, n);
   RolloutParamTable p;
   init_batch(sc, opt, b, p);
   std::unique_ptr<BatchEngine> stepper;
   try {
     stepper = make_batch_engine(sc, bk, b, p);
+    stepper->check_penetration(true);
   } catch (const InvalidArgument& e) {
     std::fprintf(stderr, "bigstep run: %s: %s\n", sc.source.c_str(), e.what());
     return 2;
@@ -96,6 +82,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   for (int s = 0; s < steps; ++s) {
     stepper->step(b, p);
     for (int k = 0; k < K; ++k) {
+      // the first step whose state went through the terrain or a body (the step's output check)
+      if (!pen_step[k] && (b.status[k] & STATUS_PENETRATED)) pen_step[k] = s + 1;
       if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)) &&
           steps_done[k] < s)
         continue;  // held since an earlier step
@@ -105,7 +93,6 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
       n_bad[k] += status_failed(b.status[k]);
       if (sc.integrator == "compliant") compliant.add(b.stats[k]);
     }
-    flag_penetration(m, b, s + 1, pen_step);
     write_row0(s + 1);
     if (progress) progress(s + 1, steps);
   }

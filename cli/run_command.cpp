@@ -95,17 +95,12 @@ std::string status_text(uint32_t s) {
   return t;
 }
 
-// Sets STATUS_PENETRATED on every step that ends with a contact through the terrain or a body
-// (batch/penetration.h); returns the first such step (1-based), 0 if none.
-int flag_penetration(const Scene& sc, Rollout& r) {
-  PenetrationCheck check(sc.model);
-  int first = 0;
-  for (size_t i = 1; i < r.theta.size(); ++i)
-    if (check.find(sc.model, r.theta[i]).found()) {
-      r.stats[i - 1].status |= STATUS_PENETRATED;
-      if (!first) first = int(i);
-    }
-  return first;
+// The first step (1-based) that ended with a contact through the terrain or a body
+// (STATUS_PENETRATED, the step's output check in simulate()), 0 if none.
+int first_penetration(const Rollout& r) {
+  for (size_t i = 0; i < r.stats.size(); ++i)
+    if (r.stats[i].status & STATUS_PENETRATED) return int(i) + 1;
+  return 0;
 }
 
 // Refuses a single run whose stored trajectory outgrows the machine (an allocation failure
@@ -400,7 +395,7 @@ int run_command(const std::vector<std::string>& args) {
   }
   Rollout r = simulate(sc, bar ? std::function<void(int, int)>(progress) : nullptr);
   if (bar) end_bar();
-  const int sank = flag_penetration(sc, r);
+  const int sank = first_penetration(r);
   write_outputs(sc, r, dir, bk);
   int failed = 0;
   for (const auto& s : r.stats) failed += !s.converged();

@@ -82,9 +82,9 @@ VecEnv::VecEnv(TaskFile tf, const VecEnvOptions& opt)
     s->qvel.setZero(nv_);
     scratch_.push_back(std::move(s));
   }
-  bopt_ = BatchOptions{K_, opt.seed, sc.threads, sc.perturb_theta, sc.perturb_theta_dot, sc.randomize_friction,
-                       sc.randomize_stiffness, sc.randomize_mass};
-  bopt_.randomize_limit_stiffness = sc.randomize_limit_stiffness;
+  bopt_ = static_cast<const BatchOptions&>(sc);  // the scene's batch.* block with this env's K and seed
+  bopt_.rollouts = K_;
+  bopt_.seed = opt.seed;
   randomized_ = sc.randomize_friction > 0 || sc.randomize_stiffness > 0 || sc.randomize_mass > 0 ||
                 sc.randomize_limit_stiffness > 0;
   build(int64_t(opt.seed));

@@ -19,10 +19,28 @@ namespace bigstep {
 
 struct MujocoImport;  // io/mjcf_import.h
 
+/// The batch.* block of a scene that init_batch / reset_rollouts / redraw_params read
+/// (batch/batch.h): initial-state perturbation and randomisation, seeded. A Scene is one (its
+/// batch.* keys); a caller that steps K rollouts of a scene takes the scene's block and sets its own
+/// rollouts (and seed).
+struct BatchOptions {
+  int rollouts = 1;                ///< batch.rollouts
+  uint64_t seed = 0;               ///< batch.seed
+  int threads = 0;                 ///< batch.threads (0 = all cores)
+  double perturb_theta = 0.01;     ///< batch.perturb_theta: std. dev. added to every theta(0) coordinate (rollout 0 too)
+  double perturb_theta_dot = 0.01; ///< batch.perturb_theta_dot: std. dev. added to every theta_dot(0) coordinate
+  double randomize_friction = 0;   ///< batch.randomize_friction: c_par and mu scaled by exp(U(-r, r)) per rollout (0 = off)
+  double randomize_stiffness = 0;  ///< batch.randomize_stiffness: c_perp scaled by exp(U(-r, r)) per rollout (0 = off)
+  double randomize_mass = 0;       ///< batch.randomize_mass: each link's mass and inertia times its own exp(U(-r, r)) (0 = off)
+  /// batch.contact_mu_min / max: per-geom mu ~ U(min, max) (max > 0 = on)
+  double contact_mu_min = 0, contact_mu_max = 0;
+  double randomize_limit_stiffness = 0;  ///< batch.randomize_limit_stiffness: joint stops' own C times exp(U(-r, r)) (0 = off)
+};
+
 /// Which scene metric summary.json reports.
 enum class MetricKind { Com, Sliding, Quadruped };
 
-struct Scene {
+struct Scene : BatchOptions {
   std::string name;         ///< `scene:`
   std::string source;       ///< the YAML file it came from
   Model model;
@@ -48,20 +66,9 @@ struct Scene {
   int metric_link = 0;        ///< metrics.link: the link whose x is tracked (sliding); the torso (quadruped)
   int hold_link = -1;         ///< metrics.hold_link: the frame metric_link should stay fixed in (a grasp), -1 = none
   Vec3 heading = Vec3::UnitX();  ///< metrics.heading: unit horizontal direction of travel (quadruped)
-  // batch.* (used when rollouts > 1; see batch/batch.h)
-  int rollouts = 1;                 ///< batch.rollouts
-  uint64_t seed = 0;                ///< batch.seed
-  int threads = 0;                  ///< batch.threads (0 = all cores)
-  double perturb_theta = 0.01;      ///< batch.perturb_theta: std. dev. on theta(0)
-  double perturb_theta_dot = 0.01;  ///< batch.perturb_theta_dot: std. dev. on theta_dot(0)
-  double randomize_friction = 0;    ///< batch.randomize_friction: c_par, mu scaled by exp(U(-r, r))
-  double randomize_stiffness = 0;   ///< batch.randomize_stiffness: c_perp scaled by exp(U(-r, r))
-  double randomize_mass = 0;        ///< batch.randomize_mass: each link's mass/inertia times its own exp(U(-r, r))
-  double randomize_limit_stiffness = 0;  ///< batch.randomize_limit_stiffness: joint stops' own C times exp(U(-r, r))
+  // batch.* (used when rollouts > 1): the BatchOptions block above, and the engine's keys
   double push_speed = 0;            ///< batch.push_speed: std. dev. of a push's kick on every theta_dot coordinate (VecEnv)
   double push_prob = 0;             ///< batch.push_prob: probability of a push per env and step (VecEnv)
-  double contact_mu_min = 0;        ///< batch.contact_mu_min / max: per-contact mu ~ U(min, max) (max > 0 = on)
-  double contact_mu_max = 0;
   std::string backend = "cpu";      ///< batch.backend: cpu | cuda | auto (--backend overrides)
   std::string engine = "reference"; ///< batch.engine: reference | team (CPU emulation of the CUDA kernel)
   std::string precision = "fp64";   ///< batch.precision: fp64 | fp32 (team engines only)

@@ -62,9 +62,9 @@ class BatchEnv {
       : sc_(load_scene(config, overrides)), bk_(select_backend(backend)), b_(1, 1) {
     BIGSTEP_CHECK_ARG(rollouts >= 1 && rollouts <= kMaxRollouts, "rollouts", rollouts,
                       detail::concat("must be in [1, ", kMaxRollouts, "] (2^24)"));
-    opt_ = BatchOptions{rollouts, seed, sc_.threads, sc_.perturb_theta, sc_.perturb_theta_dot, sc_.randomize_friction,
-                        sc_.randomize_stiffness, sc_.randomize_mass};
-    opt_.randomize_limit_stiffness = sc_.randomize_limit_stiffness;
+    opt_ = static_cast<const BatchOptions&>(sc_);  // the scene's batch.* block with these rollouts and seed
+    opt_.rollouts = rollouts;
+    opt_.seed = seed;
     reset(std::nullopt);
   }
   // All rollouts: back to the seeded initial states (as at construction). A list of rollouts:

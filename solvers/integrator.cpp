@@ -1,7 +1,9 @@
-// Integrator base: Data construction, the in-place step and the lone-rollout convenience path.
+// Integrator base: Data construction, the staged step (check inputs -> advance -> check outputs)
+// and the lone-rollout convenience path.
 #include "solvers/integrator.h"
 
 #include "core/error.h"
+#include "core/kinematics.h"
 
 namespace bigstep {
 
@@ -11,13 +13,50 @@ Data Integrator::make_data() const {
   return d;
 }
 
+void Integrator::check_sizes(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u) const {
+  const int n = m_.n_q;
+  BIGSTEP_CHECK_ARG(theta_n.size() == n && theta_nm1.size() == n && (u.tau.size() == 0 || u.tau.size() == n),
+                    "theta/theta_prev/tau size", detail::concat(theta_n.size(), "/", theta_nm1.size(), "/", u.tau.size()),
+                    detail::concat("expected n_q = ", n, " (tau may be empty)"));
+}
+
 StepStats Integrator::step(Data& d, const StepControl& u, const RolloutParams& p) const {
-  BIGSTEP_CHECK_ARG(d.theta.size() == m_.n_q && d.theta_prev.size() == m_.n_q && d.theta_next.size() == m_.n_q &&
-                        d.ws != nullptr,
-                    "Data", detail::concat(d.theta.size(), "/", d.theta_prev.size()),
-                    detail::concat("expected a Data from make_data() of a model with n_q = ", m_.n_q));
-  const StepStats st = advance(d.theta, d.theta_prev, u, p, d, d.theta_next);
-  // theta_prev <- theta_n, theta <- theta_{n+1}: pointer swaps, no copies or allocation
+  const int n = m_.n_q;
+  // one test on the way through (no call): the slow path names what is wrong
+  if (d.theta.size() != n || d.theta_prev.size() != n || d.theta_next.size() != n || d.ws == nullptr ||
+      (u.tau.size() != 0 && u.tau.size() != n)) {
+    BIGSTEP_CHECK_ARG(d.theta.size() == n && d.theta_prev.size() == n && d.theta_next.size() == n && d.ws != nullptr,
+                      "Data", detail::concat(d.theta.size(), "/", d.theta_prev.size()),
+                      detail::concat("expected a Data from make_data() of a model with n_q = ", n));
+    check_sizes(d.theta, d.theta_prev, u);
+  }
+  const VecX& theta_n = d.theta;
+  VecX& theta_next = d.theta_next;
+  StepStats st;
+  // 1. check inputs: a bad rollout is flagged and held, never stepped
+  if (!theta_n.allFinite() || !d.theta_prev.allFinite() || !u.tau.allFinite()) {
+    st.status |= STATUS_NONFINITE;
+    theta_next = theta_n;
+  } else if (gimbal_locked(m_, theta_n)) {
+    // a middle Euler angle at |cos| < 1e-6: unchecked, a Newton-Euler step with H singular to
+    // 1e-18 took a cube resting on a side face to 1e61 m in four steps, each reported ok
+    st.status |= STATUS_GIMBAL_LOCK;
+    theta_next = theta_n;
+  } else {
+    // 2. advance: the method
+    st = advance(theta_n, d.theta_prev, u, p, d, theta_next);
+    // 3. check outputs: a non-finite result is held; a gimbal-locked one is flagged (and held by
+    // the next step's input check)
+    if (!theta_next.allFinite()) {
+      st.status |= STATUS_NONFINITE;
+      theta_next = theta_n;
+      st.normal_force = 0;
+    } else {
+      if (gimbal_locked(m_, theta_next)) st.status |= STATUS_GIMBAL_LOCK;
+      accepted(theta_next, d, st);
+    }
+  }
+  // 4. theta_prev <- theta_n, theta <- theta_{n+1}: pointer swaps, no copies or allocation
   d.theta_prev.swap(d.theta);
   d.theta.swap(d.theta_next);
   return st;
@@ -25,14 +64,9 @@ StepStats Integrator::step(Data& d, const StepControl& u, const RolloutParams& p
 
 StepStats Integrator::step_controlled(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
                                       VecX& theta_next) {
+  check_sizes(theta_n, theta_nm1, u);
   if (!lone_) lone_ = std::make_unique<Data>(make_data());
   Data& d = *lone_;
-  // wrong sizes go to advance() as given, which names them
-  if (theta_n.size() != m_.n_q || theta_nm1.size() != m_.n_q) {
-    const StepStats st = advance(theta_n, theta_nm1, u, default_params(), d, d.theta_next);
-    theta_next = d.theta_next;
-    return st;
-  }
   // what the method carries is checked by the method itself against (theta_n, theta_nm1): NMDP
   // uses its carry only when this call continues the frame that produced it
   d.theta = theta_n;

@@ -77,8 +77,13 @@ class Integrator {
   /// One step of rollout d: theta_{n+1} from (d.theta, d.theta_prev), the rollout's parameters p
   /// and controls u (constant torques plus an optional stable-PD servo, stable_pd.h, whose targets
   /// are taken at the end of the step, u.t + dt). Afterwards d.theta_prev = theta_n and
-  /// d.theta = theta_{n+1}. Bad state is reported in the status (theta_{n+1} = theta_n, held),
-  /// never thrown; wrong sizes throw InvalidArgument. d must come from make_data() of an
+  /// d.theta = theta_{n+1}. Every method steps the same stages:
+  ///   1. check inputs: wrong sizes throw InvalidArgument; a non-finite theta_n, theta_{n-1} or tau
+  ///      (STATUS_NONFINITE) or a gimbal-locked theta_n (STATUS_GIMBAL_LOCK) is held, not stepped;
+  ///   2. advance: the method (advance());
+  ///   3. check outputs: a non-finite theta_{n+1} is held (STATUS_NONFINITE, theta_{n+1} = theta_n,
+  ///      normal_force = 0); a gimbal-locked one is flagged (STATUS_GIMBAL_LOCK); else accepted().
+  /// Bad state is reported in the status, never thrown. d must come from make_data() of an
   /// integrator of the same type and model.
   StepStats step(Data& d, const StepControl& u, const RolloutParams& p) const;
 
@@ -99,14 +104,22 @@ class Integrator {
  protected:
   /// The method: theta_next from (theta_n, theta_nm1) with the rollout's carried state and
   /// scratch in d (theta_n / theta_nm1 may alias d.theta / d.theta_prev; theta_next is d.theta_next).
+  /// Called by step() on checked inputs (sizes right, finite, no gimbal lock); step() checks its
+  /// output, so a method does not repeat either check.
   virtual StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u,
                             const RolloutParams& p, Data& d, VecX& theta_next) const = 0;
+  /// What the method reports at an accepted (finite) theta_next after advance(), e.g. a force
+  /// that needs the state's collision; default none.
+  virtual void accepted(const VecX& /*theta_next*/, Data& /*d*/, StepStats& /*st*/) const {}
   /// This integrator's per-rollout scratch.
   virtual std::unique_ptr<Workspace> make_workspace() const = 0;
 
   const Model& m_;
 
  private:
+  // step()'s size check (throws InvalidArgument naming the sizes)
+  void check_sizes(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u) const;
+
   std::unique_ptr<Data> lone_;
 };
 

@@ -541,7 +541,7 @@ StepStats CompliantIntegrator::advance(const VecX& th, const VecX& th_prev, cons
   const double h = s_.dt;
   // ---- 1. M, f at (theta_n, v0) ----
   NeSmoothStep& sm = ws.sm;
-  if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next, p.link_mass_scale)) return st;
+  ne_smooth_step(m_, h, th, th_prev, u, sm, p.link_mass_scale);
   const VecX& v0 = sm.v;
   const double mu = p.contact.mu;
   // the N-step warm start lives in the rollout's Data (sized once, on its first step)
@@ -729,11 +729,6 @@ StepStats CompliantIntegrator::advance(const VecX& th, const VecX& th_prev, cons
     ws.tmp_n = ws.v1 - v0;
     ws.lam_b.noalias() = R.Gb.topRows(nb) * ws.tmp_n;
     for (int i = 0; i < nb; ++i) ws.lam_b[i] = ws.c0[i] - (h * R.Kb[i] + R.Bb[i]) * ws.lam_b[i];
-  }
-  if (!th_next.allFinite()) {
-    st.status |= STATUS_NONFINITE;
-    th_next = th;
-    st.normal_force = 0;
   }
   return st;
 }

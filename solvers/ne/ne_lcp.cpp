@@ -122,7 +122,7 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   // smooth dynamics at the start of the step; with Tan's stable PD the impulse acts through
   // M~ = H + h K_d (docs/methods/newton_euler.md §1): M~ (v+ - v_free) = sum_p J_p^T (n lambda_p + D_p beta_p)
   NeSmoothStep& sm = ws.sm;
-  if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next, p.link_mass_scale)) return st;
+  ne_smooth_step(m_, h, th, th_prev, u, sm, p.link_mass_scale);
   const Eigen::LDLT<MatX>& Hf = sm.Mf;
   const VecX& v_star = sm.v_free;
   forward_kinematics(m_, th, ws.kin);
@@ -267,11 +267,6 @@ StepStats NeLcpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
     st.status |= STATUS_NOT_CONVERGED;  // no contact impulse found: the step is flagged
   }
   th_next = th + h * v_plus;
-  if (!th_next.allFinite()) {
-    st.status |= STATUS_NONFINITE;
-    th_next = th;
-    st.normal_force = 0;  // held
-  }
   return st;
 }
 

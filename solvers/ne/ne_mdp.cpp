@@ -108,7 +108,7 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
   const int n = m_.n_q;
   const double h = s_.dt;
   NeSmoothStep& sm = ws.sm;
-  if (!ne_smooth_step(m_, h, th, th_prev, u, sm, st.status, th_next, rp.link_mass_scale)) return st;
+  ne_smooth_step(m_, h, th, th_prev, u, sm, rp.link_mass_scale);
   const Eigen::LDLT<MatX>& Mf = sm.Mf;
   const VecX& v_free = sm.v_free;
   forward_kinematics(m_, th, ws.kin);
@@ -195,11 +195,6 @@ StepStats NeMdpIntegrator::advance(const VecX& th, const VecX& th_prev, const St
     d.qp_active.clear();
   }
   th_next = th + h * v_plus;
-  if (!th_next.allFinite()) {
-    st.status |= STATUS_NONFINITE;
-    th_next = th;
-    st.normal_force = 0;  // held
-  }
   return st;
 }
 

@@ -69,23 +69,8 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
   Data::NmdpCarry& carry = d.nmdp;
   const int n = m_.n_q;
   StepStats st;
-  // check inputs: a bad rollout is flagged and held, never stepped
-  BIGSTEP_CHECK_ARG(theta_n.size() == n && theta_nm1.size() == n && (u.tau.size() == 0 || u.tau.size() == n),
-                    "theta/theta_prev/tau size",
-                    detail::concat(theta_n.size(), "/", theta_nm1.size(), "/", u.tau.size()),
-                    detail::concat("expected n_q = ", n, " (tau may be empty)"));
   const bool pd = u.pd != nullptr && u.pd->active();
   if (pd) validate_pd_servo(*u.pd, n, "control.pd");
-  if (!theta_n.allFinite() || !theta_nm1.allFinite() || !u.tau.allFinite()) {
-    st.status |= STATUS_NONFINITE;
-    theta_next = theta_n;
-    return st;
-  }
-  if (gimbal_locked(m_, theta_n)) {
-    st.status |= STATUS_GIMBAL_LOCK;
-    theta_next = theta_n;
-    return st;
-  }
   problem_.set_mu(p.contact.mu);
   problem_.set_mass_scale(p.link_mass_scale, p.link_mass_scale
                                                  ? make_mdp_polytope(m_, s_.contact, s_.depth_exponent, p.link_mass_scale).k_c
@@ -182,15 +167,10 @@ StepStats NmdpIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, co
     stack.push_back(half);
   }
   theta_next = th_m;
-  if (!theta_next.allFinite()) {
-    st.status |= STATUS_NONFINITE;
-    theta_next = theta_n;
-    return st;
-  }
   // the frame's normal contact force: substep forces averaged over the frame (weights h / dt)
   st.normal_force = impulse_n / dt;
-  if (gimbal_locked(m_, theta_next)) st.status |= STATUS_GIMBAL_LOCK;
-  // carry (theta_-, theta_--, dt_last, gamma) to this rollout's next frame
+  // carry (theta_-, theta_--, dt_last, gamma) to this rollout's next frame; a non-finite th_m
+  // (held by Integrator::step) never matches a frame's theta_n, so its carry is never used
   carry.valid = true;
   carry.frame_start = theta_n;
   carry.theta_m = th_m;

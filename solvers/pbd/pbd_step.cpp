@@ -191,23 +191,6 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   PbdWorkspace& ws = static_cast<PbdWorkspace&>(*d.ws);
   const VecX& tau = u.tau;
   StepStats st;
-  // check inputs: a bad rollout is flagged and held, never stepped
-  if (theta_n.size() != m_.n_q || theta_nm1.size() != m_.n_q ||
-      (tau.size() != 0 && tau.size() != m_.n_q)) {
-    throw InvalidArgument(detail::concat("theta.size() = ", theta_n.size(), ", theta_prev.size() = ",
-                                         theta_nm1.size(), ", tau.size() = ", tau.size(),
-                                         ": expected n_q = ", m_.n_q, " (tau may be empty)"));
-  }
-  if (!finite(theta_n) || !finite(theta_nm1) || !finite(tau)) {
-    st.status |= STATUS_NONFINITE;
-    theta_next = theta_n;
-    return st;
-  }
-  if (gimbal_locked(m_, theta_n)) {
-    st.status |= STATUS_GIMBAL_LOCK;
-    theta_next = theta_n;
-    return st;
-  }
   PbdStepInput& in = ws.in;
   make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws, in);
   in.mass_scale = p.link_mass_scale;
@@ -222,15 +205,13 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   }
   if (!ok && continuation_applies(in, st)) ok = solve_continued(in, ws, theta_n, theta_next, st);
   if (!ok) st.status |= STATUS_NOT_CONVERGED;
-  if (!finite(theta_next)) {
-    st.status |= STATUS_NONFINITE;
-    theta_next = theta_n;
-    return st;
-  }
-  if (gimbal_locked(m_, theta_next)) st.status |= STATUS_GIMBAL_LOCK;
-  // the normal penalty force at the accepted theta_{n+1} (the best iterate when not converged)
-  st.normal_force = pbd_normal_force(m_, theta_next, in.cp, ws);
   return st;
+}
+
+void PbdIntegrator::accepted(const VecX& theta_next, Data& d, StepStats& st) const {
+  // the normal penalty force at the accepted theta_{n+1} (the best iterate when not converged)
+  PbdWorkspace& ws = static_cast<PbdWorkspace&>(*d.ws);
+  st.normal_force = pbd_normal_force(m_, theta_next, ws.in.cp, ws);
 }
 
 }  // namespace bigstep

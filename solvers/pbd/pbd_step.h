@@ -45,12 +45,14 @@ class PbdIntegrator final : public Integrator {
 
  protected:
   /// theta_{n+1} from (theta_n, theta_{n-1}), controls u and the rollout's contact coefficients
-  /// p.contact. On failure theta_next holds the best iterate (NOT_CONVERGED) or theta_n
-  /// (non-finite input, gimbal lock) and the status says so; it never throws for bad state. The
+  /// p.contact. On failure theta_next holds the best iterate (NOT_CONVERGED) and the status says
+  /// so; it never throws for bad state (Integrator::step checks inputs and outputs). The
   /// backward-Euler stable PD servo u.pd (targets at u.t + dt) enters Eq. 6 as the potential U_pd
   /// and Eq. 13 as the force tau_pd(theta_{n+1}) (pbd_objective.h add_pd_terms).
   StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
                     Data& d, VecX& theta_next) const override;
+  /// sum_p C_perp d_p^alpha at the accepted theta_{n+1} (StepStats::normal_force)
+  void accepted(const VecX& theta_next, Data& d, StepStats& st) const override;
   std::unique_ptr<Workspace> make_workspace() const override { return std::make_unique<PbdWorkspace>(m_); }
 
  private:

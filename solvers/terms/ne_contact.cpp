@@ -27,43 +27,19 @@ void validate_ne_settings(const NeSettings& s) {
   BIGSTEP_CHECK_ARG(std::isfinite(s.zeta) && s.zeta >= 0, "contact.zeta", s.zeta, "must be finite and >= 0");
 }
 
-bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const VecX& tau,
-                    NeSmoothStep& out, uint32_t& status, VecX& th_next) {
-  StepControl u;
-  u.tau = tau;
-  return ne_smooth_step(m, dt, th, th_prev, u, out, status, th_next);
-}
-
 NeSmoothStep::NeSmoothStep(const Model& m)
     : H(MatX::Zero(m.n_q, m.n_q)), Mt(MatX::Zero(m.n_q, m.n_q)), Mf(m.n_q), v_free(VecX::Zero(m.n_q)),
       v(VecX::Zero(m.n_q)), f(VecX::Zero(m.n_q)), th_bar(VecX::Zero(m.n_q)), th_dot_bar(VecX::Zero(m.n_q)),
       tmp(VecX::Zero(m.n_q)), crba(m), rnea(m) {}
 
-bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const StepControl& u,
-                    NeSmoothStep& out, uint32_t& status, VecX& th_next, const double* mass_scale) {
+void ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_prev, const StepControl& u,
+                    NeSmoothStep& out, const double* mass_scale) {
   const int n = m.n_q;
   const VecX& tau = u.tau;
-  BIGSTEP_CHECK_ARG(th.size() == n && th_prev.size() == n && (tau.size() == 0 || tau.size() == n),
-                    "theta/theta_prev/tau size", detail::concat(th.size(), "/", th_prev.size(), "/", tau.size()),
-                    detail::concat("expected n_q = ", n, " (tau may be empty)"));
   BIGSTEP_CHECK_ARG(out.H.rows() == n && out.v.size() == n, "NeSmoothStep size", out.H.rows(),
                     "the NeSmoothStep must be built from this model");
   const PdServo* pd = u.pd && u.pd->active() ? u.pd : nullptr;
   if (pd) validate_pd_servo(*pd, n, "control.pd");
-  if (!th.allFinite() || !th_prev.allFinite() || !tau.allFinite()) {
-    status |= STATUS_NONFINITE;
-    th_next = th;
-    return false;
-  }
-  // a middle Euler angle at |cos| < 1e-6 (docs/methods/pbfd.md §2.1): flagged and held, as the PBD / PBFD step
-  // does. Unchecked, a cube that came to rest on a side face (ry = pi/2 to 1e-9) was stepped with
-  // H singular to 1e-18: the Euler rates of the other two angles took the orientation's slack and
-  // the state reached 1e61 m in four steps, each reported ok
-  if (gimbal_locked(m, th)) {
-    status |= STATUS_GIMBAL_LOCK;
-    th_next = th;
-    return false;
-  }
   VecX& v = out.v;
   VecX& f = out.f;
   v = (th - th_prev) / dt;
@@ -101,7 +77,6 @@ bool ne_smooth_step(const Model& m, double dt, const VecX& th, const VecX& th_pr
   out.Mf.compute(out.Mt);
   out.tmp = out.Mf.solve(f);
   out.v_free = v + dt * out.tmp;
-  return true;
 }
 
 void tangent_directions(const Vec3& n, int k, std::vector<Vec3>& t) {

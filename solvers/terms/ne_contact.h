@@ -110,16 +110,12 @@ struct NeSmoothStep {
   RneaScratch rnea;
 };
 
-/// Checks sizes (throws InvalidArgument) and finiteness (returns false with STATUS_NONFINITE and
-/// theta_next = theta held); otherwise fills out. tau may be empty (= 0).
-bool ne_smooth_step(const Model& m, double dt, const VecX& theta, const VecX& theta_prev, const VecX& tau,
-                    NeSmoothStep& out, uint32_t& status, VecX& theta_next);
-
-/// Same with full controls u (constant torques + optional stable-PD servo, stable_pd.h); the
-/// servo's targets are taken at u.t + dt. Gains of the wrong size throw InvalidArgument.
-/// mass_scale: the rollout's link mass scales (RolloutParams::link_mass_scale), nullptr = 1.
-bool ne_smooth_step(const Model& m, double dt, const VecX& theta, const VecX& theta_prev, const StepControl& u,
-                    NeSmoothStep& out, uint32_t& status, VecX& theta_next, const double* mass_scale = nullptr);
+/// Fills out at (theta, theta_prev) with controls u (constant torques + optional stable-PD servo,
+/// stable_pd.h; the servo's targets are taken at u.t + dt). The inputs are those of
+/// Integrator::step, already checked (sizes, finite, no gimbal lock); gains of the wrong size throw
+/// InvalidArgument. mass_scale: the rollout's link mass scales (RolloutParams::link_mass_scale), nullptr = 1.
+void ne_smooth_step(const Model& m, double dt, const VecX& theta, const VecX& theta_prev, const StepControl& u,
+                    NeSmoothStep& out, const double* mass_scale = nullptr);
 
 /// Evenly spread unit tangents t_i = cos(2 pi i/k) t1 + sin(2 pi i/k) t2, with t1 the projection
 /// of e_x on the tangent plane (e_y if n is along x) so that k = 2 stays in the x-z plane.

@@ -357,3 +357,61 @@ TEST_CASE("batch engines: the team engine takes joint terms, plane geoms, sphere
   // the unchanged scene is accepted
   CHECK(team_unsupported(chain("team").model).empty());
 }
+
+namespace {
+
+// a point force on the chain's third link, turning about its z axis (control/point_load.h)
+const char* const kLoad = "control.load={link: l2, force: [0, 0, 3], point: [0.1, 0, 0], spin: 2}";
+
+}  // namespace
+
+TEST_CASE("batch engines: control.load steps the same on the team engine as on the reference", "[batch][team]") {
+  // the load's torques depend on each rollout's theta_n: the team engine's host side sets them per
+  // rollout before the launch, as the reference does before its integrator step (batch/step_stages.h)
+  const int K = 3, steps = 25;
+  const Run ref = run(chain("reference", {kLoad}), K, steps), team = run(chain("team", {kLoad}), K, steps);
+  CHECK(team.iterations == ref.iterations);
+  for (size_t i = 0; i < ref.b.theta.size(); ++i) CHECK(std::abs(team.b.theta[i] - ref.b.theta[i]) <= 1e-9);
+  // the load matters: without it the rollouts end elsewhere
+  const Run idle = run(chain("team"), K, steps);
+  double diff = 0;
+  for (size_t i = 0; i < idle.b.theta.size(); ++i) diff = std::max(diff, std::abs(idle.b.theta[i] - team.b.theta[i]));
+  CHECK(diff > 1e-3);
+}
+
+TEST_CASE("batch engines: the team engine refuses control.load when free-running", "[batch][team]") {
+  const Scene sc = chain("team", {kLoad, "batch.schedule=rollout"});
+  const Initial in(sc, 2);
+  CHECK_THROWS_WITH(make_batch_engine(sc, BackendChoice{}, in.b, in.p),
+                    Catch::Contains("batch.schedule") && Catch::Contains("control.load"));
+}
+
+TEST_CASE("batch engines: every engine flags penetration in its step's output check", "[batch][team]") {
+  // without a contact stiffness the chain falls through the floor: the first step whose state is
+  // more than 5 cm through it carries STATUS_PENETRATED, on the reference and the team engine alike
+  std::vector<int> first;
+  for (const char* engine : {"reference", "team"}) {
+    INFO(engine);
+    const Scene sc = chain(engine, {"contact.c_perp=0"});
+    Initial in(sc, 2);
+    const auto eng = make_batch_engine(sc, BackendChoice{}, in.b, in.p);
+    eng->check_penetration(true);
+    int at = 0;
+    for (int s = 0; s < 60 && !at; ++s) {
+      eng->step(in.b, in.p);
+      if (in.b.status[0] & STATUS_PENETRATED) at = s + 1;
+    }
+    CHECK(at > 1);
+    first.push_back(at);
+  }
+  CHECK(first[0] == first[1]);
+}
+
+TEST_CASE("batch engines: the team engine refuses an inverse-dynamics controller by name", "[batch][team]") {
+  // the ID controller solves per rollout on the CPU: refused, never skipped
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/id_arm_grasp.yaml",
+                              {"integrator.type=pbfd", "batch.engine=team"});
+  const Initial in(sc, 2);
+  CHECK_THROWS_WITH(make_batch_engine(sc, BackendChoice{}, in.b, in.p),
+                    Catch::Contains("controller.type = id_qp_mu") && Catch::Contains("batch.engine=reference"));
+}
