@@ -264,7 +264,7 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
                     detail::concat("expected 0 or K = ", b.K));
   if (int(data_.size()) != b.K) make_data(b.K);
   for_each_index(b.K, threads(), [&](int k) {
-    if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
+    if (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED | STATUS_CONTROL_DIVERGED))
       return;  // a dead rollout is held until the caller resets it
     const Integrator& integ = *integ_;
     Data& d = data_[k];
@@ -295,6 +295,14 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
                  cs.tau_full, rp.geom_mu);
       u.tau += cs.tau_full;
       u.pd = nullptr;
+      if (cs.status & ID_DIVERGED) {  // the rollout stops here, held like a non-finite state
+        b.status[k] = STATUS_CONTROL_DIVERGED | (b.status[k] & STATUS_NOT_CONVERGED);
+        b.iterations[k] = 0;
+        b.residual[k] = 0;
+        b.stats[k] = StepStats{};
+        b.stats[k].status = b.status[k];
+        return;
+      }
     }
     StepStats st = integ.step(d, u, rp);
     if (!pd_limit_.empty() && u.pd) {  // the servo within its actuator limits (as simulate())

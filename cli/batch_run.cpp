@@ -93,7 +93,7 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
   for (int s = 0; s < steps; ++s) {
     stepper->step(b, p);
     for (int k = 0; k < K; ++k) {
-      if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)) &&
+      if ((b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED | STATUS_CONTROL_DIVERGED)) &&
           steps_done[k] < s)
         continue;  // held since an earlier step
       ++steps_done[k];
