@@ -7,8 +7,8 @@
 # that target with its reproducer written to build-fuzz/findings/<name>/ and this script exits 1;
 # replay one with build-fuzz/tests/fuzz/bigstep_fuzz_<name> FILE. New coverage-increasing inputs
 # go to build-fuzz/corpus/<name>, never into the seed corpus. Without clang it prints why and exits 0.
-# BIGSTEP_FUZZ_BUILD: another build directory configured the same way (scripts/test.sh shares
-# build-asan with scripts/sanitize.sh).
+# BIGSTEP_FUZZ_BUILD: another build directory configured the same way (scripts/sanitize.sh's
+# build-asan: BIGSTEP_FUZZ_BUILD=build-asan after scripts/sanitize.sh with clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}

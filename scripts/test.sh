@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, runs every test: Catch2 through ctest, then pytest; then the
-# sanitizer build (scripts/sanitize.sh) and the fuzz targets (scripts/fuzz.sh).
+# Installs dependencies, builds, runs every test: Catch2 through ctest, then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,11 +17,3 @@ if ! wait "$torch_pid"; then
 fi
 PY=${PYTHON:-python3}
 $PY -m pytest -q -rs tests/python
-# ASan + UBSan over the label `sanitize` (build-asan), then the fuzz targets for 60 s each from
-# the same build (clang only: without it scripts/fuzz.sh says why and skips)
-bash scripts/sanitize.sh
-if command -v clang++ >/dev/null; then
-  BIGSTEP_FUZZ_BUILD=build-asan bash scripts/fuzz.sh "${BIGSTEP_FUZZ_SECONDS:-60}"
-else
-  echo "fuzz: skipped: clang++ not found (the fuzz targets need clang's libFuzzer)"
-fi
