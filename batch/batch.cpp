@@ -255,7 +255,7 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
   const double t = b.steps * sc_.settings.dt;
   const size_t n = size_t(b.n_q);
   for_each_index(b.K, threads(), [&](int k) {
-    if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)))
+    if (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED | STATUS_CONTROL_DIVERGED))
       return;  // a dead rollout is held until the caller resets it
     const int lane = omp_get_thread_num();
     Data& d = data_[k];
@@ -270,6 +270,14 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
                                             theta_bar ? theta_bar + k * n : nullptr,
                                             theta_dot_bar ? theta_dot_bar + k * n : nullptr,
                                             id_.empty() ? nullptr : id_[k].get(), mu, rp.geom_mu);
+    if (!id_.empty() && !tau && (id_[k]->status & ID_DIVERGED)) {  // held here, like a non-finite state
+      b.status[k] = STATUS_CONTROL_DIVERGED | (b.status[k] & STATUS_NOT_CONVERGED);
+      b.iterations[k] = 0;
+      b.residual[k] = 0;
+      b.stats[k] = StepStats{};
+      b.stats[k].status = b.status[k];
+      return;
+    }
     // 2. advance and 3. the PD limit's re-steps, each from the rollout's row
     StepStats st = stages_.advance_limited(lane, u, b.row(b.theta, k), d.theta, [&](const StepControl& uu) {
       d.theta = b.row(b.theta, k);

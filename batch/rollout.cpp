@@ -51,6 +51,19 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
       r.tau.push_back(id->tau_full);
       r.force_pred.push_back(id->force_pred);
       r.id_status.push_back(id->status);
+      if (id->status & ID_DIVERGED) {  // the run stops here, the step held (theta_{n+1} = theta_n)
+        StepStats held;
+        held.status = STATUS_CONTROL_DIVERGED;
+        r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        r.stats.push_back(held);
+        r.theta.push_back(th_n);
+        r.steps_run = n + 1;
+        r.aborted = true;
+        r.diverged_dof = id->diverged_dof;
+        r.diverged_tau = id->diverged_tau;
+        r.diverged_bound = id->tau_bound[id->diverged_dof];
+        break;
+      }
     }
     auto step = [&](const StepControl& uu) {
       if (!rp.geom_mu) return integ->step_controlled(th_n, th_nm1, uu, th_next);

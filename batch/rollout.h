@@ -21,6 +21,10 @@ struct Rollout {
   std::vector<VecX> tau;
   std::vector<double> force_pred;
   std::vector<uint32_t> id_status;
+  // an ID controller whose output diverged (ID_DIVERGED) ended the run: the last step is held and
+  // flagged STATUS_CONTROL_DIVERGED; the DOF, the torque it was asked and that DOF's bound
+  int diverged_dof = -1;
+  double diverged_tau = 0, diverged_bound = 0;
 };
 
 /// Runs scene.steps() steps (fewer if the stopping rule or a failure ends it).

@@ -84,7 +84,8 @@ int run_batch(const Scene& sc, const std::filesystem::path& dir, const BackendCh
     for (int k = 0; k < K; ++k) {
       // the first step whose state went through the terrain or a body (the step's output check)
       if (!pen_step[k] && (b.status[k] & STATUS_PENETRATED)) pen_step[k] = s + 1;
-      if (status_failed(b.status[k]) && (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)) &&
+      if (status_failed(b.status[k]) &&
+          (b.status[k] & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED | STATUS_CONTROL_DIVERGED)) &&
           steps_done[k] < s)
         continue;  // held since an earlier step
       ++steps_done[k];

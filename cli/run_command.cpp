@@ -23,6 +23,7 @@
 #include "core/error.h"
 #include "cli/batch_run.h"
 #include "batch/penetration.h"
+#include "control/control_bound.h"
 #include "batch/rollout.h"
 #include "io/scene_keys.h"
 #include "solvers/registry.h"
@@ -69,7 +70,9 @@ const char* run_help() {
          "  --render         then draw DIR/render.gif and DIR/filmstrip.png (= bigstep render DIR)\n"
          "Exit codes: 0 ok; 1 some step did not converge, the run aborted or a body sank through the\n"
          "terrain (a contact sphere's centre more than max(0.05 m, radius) below a plane: status\n"
-         "penetrated); 2 bad usage or config (one line naming the file, key and value).\n"
+         "penetrated) or an ID controller's torques diverged (non-finite or beyond 100 x the model's\n"
+         "weight at its full span: status control_diverged); 2 bad usage or config (one line naming\n"
+         "the file, key and value).\n"
          "\n";
   return help.c_str();
 }
@@ -92,6 +95,7 @@ std::string status_text(uint32_t s) {
   add(STATUS_SMALL_STEP, "small_step");
   add(STATUS_PENETRATED, "penetrated");
   add(STATUS_CONTACT_OVERFLOW, "contact_overflow");
+  add(STATUS_CONTROL_DIVERGED, "control_diverged");
   return t;
 }
 
@@ -402,6 +406,11 @@ int run_command(const std::vector<std::string>& args) {
   std::printf("%s: %s dt=%g, %d steps in %.3f s wall; %d non-converged; wrote %s\n", sc.name.c_str(),
               sc.integrator.c_str(), sc.settings.dt, r.steps_run,
               r.wall_time_s, failed, (dir / "summary.json").c_str());
+  if (r.diverged_dof >= 0)
+    std::fprintf(stderr, "bigstep run: %s: at t = %g s (step %d) the controller (%s) diverged: %s asked %g, beyond "
+                 "%g (%g x the model's weight at its full span; control/control_bound.h); the run stopped there\n",
+                 sc.name.c_str(), (r.steps_run - 1) * sc.settings.dt, r.steps_run, controller_type_name(sc.controller.type),
+                 sc.model.dof_name[size_t(r.diverged_dof)].c_str(), r.diverged_tau, r.diverged_bound, kControlBound);
   if (sank > 0) {
     PenetrationCheck check(sc.model);
     std::fprintf(stderr, "bigstep run: %s: at t = %g s (step %d) %s: the body sank through the terrain (contact.c_perp = %g)\n",

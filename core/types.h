@@ -33,12 +33,15 @@ enum StatusBits : uint32_t {
   STATUS_SMALL_STEP = 1u << 5,     ///< informational: ended on the small-step test
   STATUS_PENETRATED = 1u << 6,     ///< a contact sphere sank through the terrain (batch/penetration.h; set by the run loop)
   STATUS_CONTACT_OVERFLOW = 1u << 7,  ///< collide() found more contacts than its capacity
+  /// the controller's output was non-finite or beyond the model's physical range (an ID controller:
+  /// control/control_bound.h; set by the run loops, which stop the rollout there)
+  STATUS_CONTROL_DIVERGED = 1u << 8,
 };
 
 /// True when a status word carries a failure bit (informational bits excluded).
 inline bool status_failed(uint32_t s) {
   return (s & (STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK |
-               STATUS_CONTACT_OVERFLOW)) != 0;
+               STATUS_CONTACT_OVERFLOW | STATUS_CONTROL_DIVERGED)) != 0;
 }
 
 }  // namespace bigstep

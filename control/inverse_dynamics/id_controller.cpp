@@ -2,7 +2,9 @@
 #include "control/inverse_dynamics/id_controller.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "control/control_bound.h"
 #include "core/error.h"
 #include "solvers/terms/actuation.h"
 
@@ -36,6 +38,7 @@ IdControllerState::IdControllerState(const Model& m, const IdControllerSpec& s)
   plan_mem.setZero(s.reference_memory);
   M_prev.setZero(n, n);
   dof_torque_range(m, s.tau_max, tau_lo, tau_hi);
+  control_divergence_bound(m, tau_bound);
 }
 
 void id_control(const Model& m, const IdControllerSpec& s,
@@ -127,7 +130,14 @@ void id_control(const Model& m, const IdControllerSpec& s,
   st.force_pred = st.res.n > 0 ? id_normal_force(st.res, dt) : 0;
   tau.setZero(n);
   for (size_t j = 0; j < act.size(); ++j) tau[act[j]] = st.res.tau[Eigen::Index(j)];
-  if (!tau.allFinite()) tau.setZero();
+  st.diverged_dof = -1;
+  for (int k : act)
+    if (!std::isfinite(tau[k])) {
+      st.diverged_dof = k;
+      st.diverged_tau = tau[k];
+      break;
+    }
+  if (st.diverged_dof >= 0) tau.setZero();
   // actuator limits (controller.tau_max, limited motors): no actuator delivers more. Where the plan
   // cannot be held (mu = 0.1 under a no-slip model, a landing, a box the model lets go) the ID
   // asks for the infinite-stiffness joint of the rigid model: 1e4-1e16 N m fed back through the
@@ -139,6 +149,13 @@ void id_control(const Model& m, const IdControllerSpec& s,
     tau[k] = c;
   }
   if (clamped) st.status |= ID_TORQUE_CLAMPED;
+  // divergence: what is applied, beyond the physical range (control/control_bound.cpp)
+  for (int k : act)
+    if (st.diverged_dof < 0 && std::abs(tau[k]) > st.tau_bound[k]) {
+      st.diverged_dof = k;
+      st.diverged_tau = tau[k];
+    }
+  if (st.diverged_dof >= 0) st.status |= ID_DIVERGED;
   // carry for the next call
   st.M_prev = st.terms.M;
   st.kappa_prev = st.terms.kappa;

@@ -78,7 +78,10 @@ struct IdControllerState {
   IdBaseFeedback base_fb;           ///< controller.base_kp / base_kd and their buffers
   int calls = 0;
   double force_pred = 0;            ///< predicted total normal force of the last call [N]
-  uint32_t status = 0;              ///< IdResult status of the last call (| ID_TORQUE_CLAMPED)
+  uint32_t status = 0;              ///< IdResult status of the last call (| ID_TORQUE_CLAMPED, ID_DIVERGED)
+  VecX tau_bound;                   ///< (n_q) divergence bound per DOF (control_divergence_bound)
+  int diverged_dof = -1;            ///< with ID_DIVERGED: the first DOF past its bound (or non-finite)
+  double diverged_tau = 0;          ///< and the torque it was asked (NaN / inf when non-finite)
 };
 
 /// One control step at time t (state theta_n, theta_{n-1}, step dt): the torques (n_q, zero on

@@ -50,6 +50,10 @@ enum : uint32_t {
   /// Controller level (IdControllerState::status, control/inverse_dynamics/id_controller.h): the torque of some
   /// actuated DOF was clamped to its actuator limit (actuator ctrlrange or controller.tau_max).
   ID_TORQUE_CLAMPED = 1u << 8,
+  /// Controller level: the torques came out non-finite or, after the actuator limits, beyond the
+  /// model's divergence bound (control/control_bound.h): the controller has left the physical
+  /// range, whatever the state does next. The run loops stop the rollout (STATUS_CONTROL_DIVERGED).
+  ID_DIVERGED = 1u << 9,
 };
 
 /// One problem (§2, §3). Rows of N, S, T are the generalized wrenches of the unit normal and two

@@ -5,34 +5,15 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include "core/collision.h"
 #include "solvers/terms/contact_terms.h"
 #include "tests/support/geom_scenes.h"
+#include "tests/support/malloc_guard.h"
 
 using namespace bigstep;
 using namespace bigstep::test;
-
-// ---------------------------------------------------------------------------------------
-// Allocation counter for the no-allocation test: this executable's global operator new counts.
-// ---------------------------------------------------------------------------------------
-// (GCC's -Wmismatched-new-delete sees free() of a pointer from operator new once it inlines
-// these replacements; they are a matched malloc / free pair.)
-static std::atomic<long> g_allocations{0};
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace {
 
@@ -654,13 +635,17 @@ TEST_CASE("collision: collide does not allocate", "[collision]") {
   MatX J(3, m.n_q);
   VecX g(m.n_q);
   uint32_t status = 0;
-  const long before = g_allocations.load();
-  const int n = collide(m, kin, 0.01, con.data(), int(con.size()), status);
-  for (int i = 0; i < n; ++i) {
-    contact_jacobian(m, kin, con[i], J);
-    contact_depth_gradient(m, kin, con[i], g);
+  long n_alloc = 0;
+  int n = 0;
+  {
+    MallocCounter count;
+    n = collide(m, kin, 0.01, con.data(), int(con.size()), status);
+    for (int i = 0; i < n; ++i) {
+      contact_jacobian(m, kin, con[i], J);
+      contact_depth_gradient(m, kin, con[i], g);
+    }
+    n_alloc = count.count();
   }
-  const long n_alloc = g_allocations.load() - before;
   CHECK(n_alloc == 0);
   CHECK(n == 5);
 }
