@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kWarpBlockMax, kWarpMinBlocks<S>)
   team.sync();
   const LmTraj<S>& tg = views[lp.teams + team_id];
   lm_team_run_view(team, m, cfg, tg, views[team_id], ins[team_id], scratch, it_cap);
-  if (it_cap > 0 && team.lane == 0 && tg.ints[team_detail::STATUS] == TRAJ_RUNNING) atomicAdd(running, 1);
+  if (it_cap > 0 && team.lane == 0 && tg.status() == TRAJ_RUNNING) atomicAdd(running, 1);
 }
 
 // Reset of a list of rollouts in one kernel: block b writes rows[b] = [theta(0) | theta_{-1}]
@@ -227,16 +227,16 @@ __global__ void lm_reinit_kernel(const ModelView<S> m, int n_out, const ScratchP
 // which block runs it), into preallocated buffers: no Thrust temporary storage per launch.
 __global__ void compact_running_kernel(const int* ints, int K, int* idx, int* n) {
   const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (k < K && ints[kLmInts * k] == TRAJ_RUNNING) idx[atomicAdd(n, 1)] = k;
+  if (k < K && ints[kLmInts * k + LmInt::status] == TRAJ_RUNNING) idx[atomicAdd(n, 1)] = k;
 }
 // How many trajectories are in state st, into *n.
 __global__ void count_status_kernel(const int* ints, int K, int st, int* n) {
   const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (k < K && ints[kLmInts * k] == st) atomicAdd(n, 1);
+  if (k < K && ints[kLmInts * k + LmInt::status] == st) atomicAdd(n, 1);
 }
 __global__ void release_waiting_kernel(int* ints, int K) {
   const int k = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (k < K && ints[kLmInts * k] == TRAJ_WAITING) ints[kLmInts * k] = TRAJ_RUNNING;
+  if (k < K && ints[kLmInts * k + LmInt::status] == TRAJ_WAITING) ints[kLmInts * k + LmInt::status] = TRAJ_RUNNING;
 }
 
 // Page-locked host buffers (asynchronous copies, graph memcpy nodes), freed together.
@@ -266,13 +266,13 @@ struct PbfdTeamBatchCuda<S>::Impl {
   ModelView<S> mv;  // device pointers
   LmTeamSettings<S> cfg;
   Model model;  // link masses and gravity for the per-rollout weights (lm_write_params)
-  S p[6];
+  LmStepScalars<S> p;
   int K, D, lanes;
   size_t per;
   size_t shmem = 0, shmem_fused = 0;  // dynamic shared memory of the phase kernels / the fused kernel
   ScratchPlan<S> sp;                 // where the team scratch lives (see ScratchPlan)
-  // offsets inside one trajectory's block of `data` (carved from trajectory 0 on the host)
-  size_t o_th_n = 0, o_th_nm1 = 0, o_tau = 0, o_kp = 0, o_out = 0, o_scal = 0, o_params = 0;
+  // offsets of the fields inside one trajectory's block of `data` (pbd_traj_fields.h)
+  LmTrajOffsets off;
   // compaction of the RUNNING set (fused path): idx[0..n_active)
   int* active = nullptr;
   int n_active = 0;
@@ -286,7 +286,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   int *ints = nullptr, *iters = nullptr;
   unsigned* status = nullptr;
   std::vector<S> h_rows;         // staging of set_controls
-  // downloaded outputs, page-locked: output slots (K x n_out x D), scalars (K x 8), ints, iterations, statuses
+  // downloaded outputs, page-locked: output slots (K x n_out x D), scalars (K x LmScal::count), ints, iterations, statuses
   PinnedPool pinned;
   S *h_out = nullptr, *h_scal = nullptr, *h_u = nullptr;  // h_u: step_graph's controls (K x 3 D)
   int *h_ints = nullptr, *h_iters = nullptr, *h_count = nullptr;
@@ -321,24 +321,9 @@ struct PbfdTeamBatchCuda<S>::Impl {
     cfg.lockstep = lockstep;
     cfg.restart = s.restart;
     cfg.warm_lambda = s.warm_lambda;
-    const S params[6] = {S(s.dt), S(s.contact.c_perp), S(s.contact.c_par), S(s.contact.alpha), S(s.contact.beta),
-                         S(s.contact.gamma)};
-    for (int i = 0; i < 6; ++i) p[i] = params[i];
+    p = {S(s.dt), S(s.contact.c_perp), S(s.contact.c_par), S(s.contact.alpha), S(s.contact.beta), S(s.contact.gamma)};
     per = size_t(lm_traj_size(arrays.view(), n_out));
-    {
-      std::vector<S> probe(per);
-      std::vector<int> pi(kLmInts + 2 * n_out);
-      const LmTraj<S> t0 = lm_traj_at(arrays.view(), n_out, 0, probe.data(), pi.data(), pi.data() + kLmInts,
-                                      reinterpret_cast<unsigned*>(pi.data() + kLmInts + n_out));
-      auto off = [&](const S* q) { return size_t(q - probe.data()); };
-      o_th_n = off(t0.th_n);
-      o_th_nm1 = off(t0.th_nm1);
-      o_tau = off(t0.tau);
-      o_kp = off(t0.kp);
-      o_out = off(t0.out_theta);
-      o_scal = off(t0.scal);
-      o_params = off(t0.params);
-    }
+    off = lm_traj_offsets(arrays.view(), n_out);
     active = pool.alloc<int>(K);
     d_count = pool.alloc<int>(1);
     BIGSTEP_CUDA_CHECK(cudaStreamCreate(&stream));
@@ -352,7 +337,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     d_reinit_idx = pool.alloc<int>(K);
     d_reinit_rows = pool.alloc<S>(size_t(K) * 2 * D);
     h_out = pinned.alloc<S>(size_t(K) * n_out * D);
-    h_scal = pinned.alloc<S>(size_t(K) * 8);
+    h_scal = pinned.alloc<S>(size_t(K) * LmScal::count);
     h_u = pinned.alloc<S>(size_t(K) * 3 * D);
     h_ints = pinned.alloc<int>(size_t(kLmInts) * K);
     h_iters = pinned.alloc<int>(size_t(n_out) * K);
@@ -385,7 +370,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   // One library-path iteration of every trajectory (the sequence of PbfdTeamBatch::library_iteration).
   void library_iteration() {
     const ModelView<S> m = mv;
-    lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p[0], p[3], p[4], p[5], sp, data, ints, iters, status);
+    lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p.dt, p.alpha, p.beta, p.gamma, sp, data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
     // J is row-major D x D per trajectory = J^T column-major (call it X): B = X X^T, g = X r
     const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_out, 0, data, ints, iters, status);
@@ -495,16 +480,16 @@ struct PbfdTeamBatchCuda<S>::Impl {
     const bool sh = lp.global == nullptr;
     const int threads = lp.teams * warp_lanes;
     if (warp_lanes == 16 && sh)
-      lm_warp_kernel<S, 16, true><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+      lm_warp_kernel<S, 16, true><<<grid, threads, warp_shmem, st>>>(mv, cfg, p.dt, p.alpha, p.beta, p.gamma, it_cap, lp, K,
                                                                      data, ints, iters, status, d_running);
     else if (warp_lanes == 16)
-      lm_warp_kernel<S, 16, false><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+      lm_warp_kernel<S, 16, false><<<grid, threads, warp_shmem, st>>>(mv, cfg, p.dt, p.alpha, p.beta, p.gamma, it_cap, lp, K,
                                                                       data, ints, iters, status, d_running);
     else if (sh)
-      lm_warp_kernel<S, 32, true><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+      lm_warp_kernel<S, 32, true><<<grid, threads, warp_shmem, st>>>(mv, cfg, p.dt, p.alpha, p.beta, p.gamma, it_cap, lp, K,
                                                                      data, ints, iters, status, d_running);
     else
-      lm_warp_kernel<S, 32, false><<<grid, threads, warp_shmem, st>>>(mv, cfg, p[0], p[3], p[4], p[5], it_cap, lp, K,
+      lm_warp_kernel<S, 32, false><<<grid, threads, warp_shmem, st>>>(mv, cfg, p.dt, p.alpha, p.beta, p.gamma, it_cap, lp, K,
                                                                       data, ints, iters, status, d_running);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
   }
@@ -515,9 +500,9 @@ struct PbfdTeamBatchCuda<S>::Impl {
     BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(h_status, status, n_out * K * sizeof(unsigned), cudaMemcpyDeviceToHost, st));
     BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(h_ints, ints, size_t(kLmInts) * K * sizeof(int), cudaMemcpyDeviceToHost, st));
     // the output slots and the 8 scalars of every strided trajectory block, packed
-    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(h_out, n_out * D * sizeof(S), data + o_out, pitch, n_out * D * sizeof(S), K,
+    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(h_out, n_out * D * sizeof(S), data + off.out_theta, pitch, n_out * D * sizeof(S), K,
                                          cudaMemcpyDeviceToHost, st));
-    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(h_scal, 8 * sizeof(S), data + o_scal, pitch, 8 * sizeof(S), K,
+    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(h_scal, LmScal::count * sizeof(S), data + off.scal, pitch, LmScal::count * sizeof(S), K,
                                          cudaMemcpyDeviceToHost, st));
   }
   void drop_graphs() {
@@ -533,7 +518,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     cudaGraph_t g = nullptr;
     BIGSTEP_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < iterations; ++i)
-      lm_iteration_kernel<S><<<K, lanes, shmem_fused, stream>>>(mv, cfg, p[0], p[3], p[4], p[5], 1, nullptr, sp, data,
+      lm_iteration_kernel<S><<<K, lanes, shmem_fused, stream>>>(mv, cfg, p.dt, p.alpha, p.beta, p.gamma, 1, nullptr, sp, data,
                                                                 ints, iters, status);
     cudaMemsetAsync(d_count, 0, sizeof(int), stream);
     count_status_kernel<<<(K + 255) / 256, 256, 0, stream>>>(ints, K, TRAJ_RUNNING, d_count);
@@ -565,17 +550,17 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
                                 const std::vector<double>& link_mass_scale) {
   Impl& I = *impl_;
   // poisoned as the CPU emulation (read-before-write shows up as NaN); inputs, controls and
-  // gains (tau, theta_bar, theta_dot_bar, kp, kd: 5 n_q from o_tau) are set
+  // gains (tau, theta_bar, theta_dot_bar, kp, kd: 5 n_q from off.tau) are set
   std::vector<S> h(I.per * I.K, std::numeric_limits<S>::quiet_NaN());
   for (int k = 0; k < I.K; ++k) {
     S* b = h.data() + I.per * k;
-    std::fill(b + I.o_tau, b + I.o_tau + 5 * I.D, S(0));
+    std::fill(b + I.off.tau, b + I.off.tau + 5 * I.D, S(0));
     for (int i = 0; i < I.D; ++i) {
-      b[I.o_th_n + i] = S(theta0[k][i]);
-      b[I.o_th_nm1 + i] = S(theta_m1[k][i]);
+      b[I.off.th_n + i] = S(theta0[k][i]);
+      b[I.off.th_nm1 + i] = S(theta_m1[k][i]);
     }
-    lm_write_params<S>(I.model, b + I.o_params, contact.empty() ? double(I.p[1]) : contact[k].c_perp,
-                       contact.empty() ? double(I.p[2]) : contact[k].c_par,
+    lm_write_params<S>(I.model, b + I.off.params, contact.empty() ? double(I.p.c_perp) : contact[k].c_perp,
+                       contact.empty() ? double(I.p.c_par) : contact[k].c_par,
                        link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * I.model.n_link);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
@@ -609,7 +594,7 @@ void PbfdTeamBatchCuda<S>::reinit(const std::vector<int>& ks, const std::vector<
   BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(I.d_reinit_rows, I.h_reinit_rows, ks.size() * 2 * D * sizeof(S),
                                      cudaMemcpyHostToDevice, I.stream));
   lm_reinit_kernel<S><<<int(ks.size()), I.lanes, I.shmem, I.stream>>>(I.mv, I.cfg.n_out, I.sp, I.d_reinit_idx,
-                                                                      I.d_reinit_rows, I.per, I.o_th_n, I.data, I.ints,
+                                                                      I.d_reinit_rows, I.per, I.off.th_n, I.data, I.ints,
                                                                       I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   BIGSTEP_CUDA_CHECK(cudaStreamSynchronize(I.stream));  // the pinned staging may be rewritten after return
@@ -632,7 +617,7 @@ void PbfdTeamBatchCuda<S>::set_gains(const VecX& kp, const VecX& kd) {
       rows[size_t(k) * 2 * I.D + i] = S(kp[i]);
       rows[size_t(k) * 2 * I.D + I.D + i] = S(kd[i]);
     }
-  upload_rows(I.data, I.per, I.o_kp, I.K, 2 * I.D, rows);
+  upload_rows(I.data, I.per, I.off.kp, I.K, 2 * I.D, rows);
   I.cfg.pd = true;
   I.drop_graphs();  // captured with the old settings
 }
@@ -644,7 +629,7 @@ void PbfdTeamBatchCuda<S>::set_controls(const std::vector<double>& u) {
     throw std::invalid_argument("PbfdTeamBatchCuda::set_controls: u.size() = " + std::to_string(u.size()) +
                                 ", expected K x 3 n_q = " + std::to_string(size_t(I.K) * 3 * I.D));
   I.h_rows.assign(u.begin(), u.end());  // reused buffer: no allocation per step
-  upload_rows(I.data, I.per, I.o_tau, I.K, 3 * I.D, I.h_rows);  // tau, theta_bar, theta_dot_bar are contiguous
+  upload_rows(I.data, I.per, I.off.tau, I.K, 3 * I.D, I.h_rows);  // tau, theta_bar, theta_dot_bar are contiguous
 }
 
 template <class S>
@@ -667,7 +652,7 @@ int PbfdTeamBatchCuda<S>::launch(int iterations) {
   }
   if (!I.active_valid) I.refresh_active();
   if (I.n_active > 0) {
-    lm_iteration_kernel<S><<<I.n_active, I.lanes, I.shmem_fused>>>(I.mv, I.cfg, I.p[0], I.p[3], I.p[4], I.p[5],
+    lm_iteration_kernel<S><<<I.n_active, I.lanes, I.shmem_fused>>>(I.mv, I.cfg, I.p.dt, I.p.alpha, I.p.beta, I.p.gamma,
                                                                    iterations, I.active, I.sp, I.data, I.ints, I.iters,
                                                                    I.status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
@@ -689,7 +674,7 @@ double PbfdTeamBatchCuda<S>::max_residual() const {
   const Impl& I = *impl_;
   const S r = thrust::transform_reduce(thrust::device, thrust::counting_iterator<int>(0),
                                        thrust::counting_iterator<int>(I.K),
-                                       ResidualOf<S>{I.data, I.per, I.o_scal + team_detail::RES}, S(0), thrust::maximum<S>());
+                                       ResidualOf<S>{I.data, I.per, I.off.scal + LmScal::res}, S(0), thrust::maximum<S>());
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   return double(r);
 }
@@ -713,9 +698,9 @@ template <class S>
 void PbfdTeamBatchCuda<S>::download() { download_outputs(); }
 
 template <class S>
-int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[kLmInts * k]; }
+int PbfdTeamBatchCuda<S>::status(int k) const { return impl_->h_ints[kLmInts * k + LmInt::status]; }
 template <class S>
-int PbfdTeamBatchCuda<S>::steps_done(int k) const { return impl_->h_ints[kLmInts * k + team_detail::STEP]; }
+int PbfdTeamBatchCuda<S>::steps_done(int k) const { return impl_->h_ints[kLmInts * k + LmInt::step]; }
 
 template <class S>
 void PbfdTeamBatchCuda<S>::theta_into(int k, int n, double* out) const {
@@ -739,7 +724,7 @@ unsigned PbfdTeamBatchCuda<S>::step_status(int k, int n) const {
 }
 template <class S>
 double PbfdTeamBatchCuda<S>::residual(int k) const {
-  return double(impl_->h_scal[size_t(k) * 8 + team_detail::RES]);
+  return double(impl_->h_scal[size_t(k) * LmScal::count + LmScal::res]);
 }
 
 template <class S>
@@ -764,7 +749,7 @@ void PbfdTeamBatchCuda<S>::step_graph(const std::vector<double>& u) {
   if (!I.env_graph) {
     cudaGraph_t g = nullptr;
     BIGSTEP_CUDA_CHECK(cudaStreamBeginCapture(I.stream, cudaStreamCaptureModeThreadLocal));
-    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(I.data + I.o_tau, I.per * sizeof(S), I.h_u, w * sizeof(S), w * sizeof(S),
+    BIGSTEP_CUDA_CHECK(cudaMemcpy2DAsync(I.data + I.off.tau, I.per * sizeof(S), I.h_u, w * sizeof(S), w * sizeof(S),
                                          size_t(I.K), cudaMemcpyHostToDevice, I.stream));
     release_waiting_kernel<<<(I.K + 255) / 256, 256, 0, I.stream>>>(I.ints, I.K);
     I.warp_launch(0, I.stream);

@@ -42,8 +42,7 @@ class PbfdTeamBatch {
     cfg_.restart = s.restart;
     cfg_.warm_lambda = s.warm_lambda;
     const ContactParams& c = s.contact;
-    const S params[6] = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
-    for (int i = 0; i < 6; ++i) p_[i] = params[i];
+    p_ = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
     per_ = size_t(lm_traj_size(mv_, cfg_.n_out));
     // poisoned: every entry the iteration reads must have been written first (init() sets the
     // inputs), so a read-before-write shows up as NaN in the equivalence tests
@@ -62,7 +61,7 @@ class PbfdTeamBatch {
       t.th_nm1[i] = S(theta_m1[i]);
       t.tau[i] = t.theta_bar[i] = t.theta_dot_bar[i] = t.kp[i] = t.kd[i] = 0;
     }
-    lm_write_params<S>(model_, t.params, double(p_[1]), double(p_[2]), nullptr);
+    lm_write_params<S>(model_, t.params, double(p_.c_perp), double(p_.c_par), nullptr);
     CpuTeam team;
     lm_team_init(team, mv_, t, scratch_.data());
   }
@@ -93,14 +92,14 @@ class PbfdTeamBatch {
       return count(TRAJ_RUNNING);
     }
     each_traj([&](auto& team, LmTraj<S>& t, int, S* scr) {
-      for (int it = 0; it < iterations; ++it) lm_team_iteration(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5], scr);
+      for (int it = 0; it < iterations; ++it) lm_team_iteration(team, mv_, cfg_, t, p_.dt, p_.alpha, p_.beta, p_.gamma, scr);
     });
     return count(TRAJ_RUNNING);
   }
   /// How many trajectories are in state st (TrajStatus).
   int count(int st) const {
     int n = 0;
-    for (int k = 0; k < K_; ++k) n += ints_[kLmInts * k] == st;
+    for (int k = 0; k < K_; ++k) n += ints_[kLmInts * k + LmInt::status] == st;
     return n;
   }
   /// Per-rollout parameters (after init; default: the settings' C_perp, C_par and mass scale 1).
@@ -132,11 +131,13 @@ class PbfdTeamBatch {
   }
   /// Lockstep: WAITING -> RUNNING for every trajectory (after the caller set new torques).
   void release_waiting() {
-    for (int k = 0; k < K_; ++k)
-      if (ints_[kLmInts * k] == TRAJ_WAITING) ints_[kLmInts * k] = TRAJ_RUNNING;
+    for (int k = 0; k < K_; ++k) {
+      int& st = ints_[kLmInts * k + LmInt::status];
+      if (st == TRAJ_WAITING) st = TRAJ_RUNNING;
+    }
   }
-  int status(int k) const { return ints_[kLmInts * k]; }
-  int steps_done(int k) const { return ints_[kLmInts * k + 1]; }
+  int status(int k) const { return ints_[kLmInts * k + LmInt::status]; }
+  int steps_done(int k) const { return ints_[kLmInts * k + LmInt::step]; }
   /// Committed configuration of trajectory k after step n (0-based).
   VecX theta(int k, int n) {
     VecX v(D_);
@@ -150,7 +151,7 @@ class PbfdTeamBatch {
   }
   int iterations(int k, int n) const { return iters_[size_t(k) * cfg_.n_out + n % cfg_.n_out]; }
   /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).
-  double residual(int k) { return double(traj(k).scal[team_detail::RES]); }
+  double residual(int k) { return double(traj(k).res()); }
   /// Largest residual(k) over all trajectories (the CUDA mirror reduces it on the device).
   double max_residual() {
     double r = 0;
@@ -172,7 +173,7 @@ class PbfdTeamBatch {
     const auto run = [&](int k) {
       CpuTeam team;
       const int th = omp_get_thread_num();
-      lm_team_run(team, mv_, cfg_, traj(k), p_[0], p_[3], p_[4], p_[5], local_.data() + size_t(nl) * th,
+      lm_team_run(team, mv_, cfg_, traj(k), p_.dt, p_.alpha, p_.beta, p_.gamma, local_.data() + size_t(nl) * th,
                   local_ints_.data() + size_t(kLmInts) * th, it_cap);
     };
     // dynamic: iterations per trajectory differ; results do not depend on the thread. One thread:
@@ -221,7 +222,7 @@ class PbfdTeamBatch {
     info_.assign(K_, 0);
     again_.assign(K_, 0);
     each_traj([&](auto& team, LmTraj<S>& t, int, S* scr) {
-      lm_phase_evaluate(team, mv_, cfg_, t, p_[0], p_[3], p_[4], p_[5], scr);
+      lm_phase_evaluate(team, mv_, cfg_, t, p_.dt, p_.alpha, p_.beta, p_.gamma, scr);
     });
     // "gemmStridedBatched" over all K: B = J^T J, g = J^T r (J row-major = J^T column-major);
     // serial under ThreadTeam (its tests run under ThreadSanitizer, which does not see OpenMP's barriers)
@@ -255,7 +256,7 @@ class PbfdTeamBatch {
     // "potrsBatched": r = -(L L^T)^-1 g in place, then the candidate phase
     each_traj([&](auto& team, LmTraj<S>& t, int, S* scr) {
       team.single([&] {
-        if (!t.ints[team_detail::OVER]) {
+        if (!t.over()) {
           const Eigen::Map<const Mat> L(t.Lc, D, D);
           Eigen::Map<Vec> r(t.r, D);
           L.template triangularView<Eigen::Lower>().solveInPlace(r);
@@ -277,7 +278,7 @@ class PbfdTeamBatch {
   int K_, D_, threads_;
   DenseAlgebra algebra_;
   LmTeamSettings<S> cfg_;
-  S p_[6];
+  LmStepScalars<S> p_;
   size_t per_;
   std::vector<S> data_, scratch_;
   std::vector<int> ints_, iters_;

@@ -6,7 +6,7 @@
 // sequence's bit for bit (tests/solvers/pbd/pbd_step_persistent_test.cpp).
 //
 // What lives where during the launch (the CUDA warp kernel puts `local` in shared memory):
-//   staged in and out : B (D x D), g, th, th_c (D each), the 9 scalars and the kLmInts ints --
+//   staged in and out : B (D x D), g, th, th_c (D each), the scalars and the ints (pbd_traj_fields.h) --
 //                       the state one iteration hands to the next;
 //   local only        : J_r and the Cholesky factor (one D x D slot: J_r is last read by the
 //                       normal equations, L first written by the factorisation after them),
@@ -19,12 +19,12 @@
 
 namespace bigstep {
 
-/// S entries of one trajectory's local workspace (B, J_r = Lc; g, th, th_c, r; 9 scalars; the
+/// S entries of one trajectory's local workspace (B, J_r = Lc; g, th, th_c, r; the scalars; the
 /// residual scratch), plus kLmInts ints held separately.
 template <class S>
 BIGSTEP_HD int lm_local_size(const ModelView<S>& m) {
   const int D = m.n_q;
-  return 2 * D * D + 4 * D + 9 + pbfd_scratch_size(m, true);  // the residual always gets J_r here
+  return 2 * D * D + 4 * D + LmScal::count + pbfd_scratch_size(m, true);  // the residual always gets J_r here
 }
 
 namespace team_detail {
@@ -42,8 +42,8 @@ BIGSTEP_HD void lm_carry(Team& team, int D, const LmTraj<S>& from, const LmTraj<
   lm_copy(team, to.g, from.g, D);
   lm_copy(team, to.th, from.th, D);
   lm_copy(team, to.th_c, from.th_c, D);
-  lm_copy(team, to.scal, from.scal, 9);
-  lm_copy(team, to.ints, from.ints, kLmInts);
+  lm_copy(team, to.scal, from.scal, int(LmScal::count));
+  lm_copy(team, to.ints, from.ints, int(LmInt::count));
   team.sync();
 }
 
@@ -63,7 +63,7 @@ BIGSTEP_HD LmTraj<S> lm_local_view(int D, const LmTraj<S>& tg, S* local, int* lo
   t.th = p; p += D;
   t.th_c = p; p += D;
   t.r = p; p += D;
-  t.scal = p; p += 9;
+  t.scal = p; p += LmScal::count;
   *scratch = p;
   t.ints = local_ints;
   return t;
@@ -78,13 +78,13 @@ BIGSTEP_HD int lm_team_run_view(Team& team, const ModelView<S>& m, const LmTeamS
                                 LmTraj<S>& t, const PbfdStepConst<S>& in, S* scratch, int it_cap) {
   using namespace team_detail;
   const int D = m.n_q;
-  const bool running = tg.ints[STATUS] == TRAJ_RUNNING;
+  const bool running = tg.status() == TRAJ_RUNNING;
   team.sync();  // every lane has read the status before any lane writes it
   if (!running) return 0;
   lm_carry(team, D, tg, t);
   int n = 0;
   for (;;) {
-    const bool go = t.ints[STATUS] == TRAJ_RUNNING && (it_cap <= 0 || n < it_cap);
+    const bool go = t.status() == TRAJ_RUNNING && (it_cap <= 0 || n < it_cap);
     team.sync();  // read by every lane before the next iteration's first write
     if (!go) break;
     lm_team_iteration(team, m, cfg, t, in, scratch);

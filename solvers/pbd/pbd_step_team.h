@@ -8,6 +8,7 @@
 #include "core/types.h"
 #include "numerics/lm.h"  // kLambdaFloor
 #include "solvers/pbd/pbd_residual_team.h"
+#include "solvers/pbd/pbd_traj_fields.h"
 
 namespace bigstep {
 
@@ -30,40 +31,64 @@ struct LmTeamSettings {
   bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
 };
 
-/// Ints per trajectory: status, step, it, first_eval, attempt, it_total, over, tries.
-constexpr int kLmInts = 8;
-/// Per-rollout scalar parameters at the head of LmTraj::params: C_perp, C_par, W (the rollout's
-/// weight with its link mass scales); the n_link link mass scales follow (lm_params_size in all).
-constexpr int kLmParams = 3;
+/// Ints per trajectory (BIGSTEP_LM_TRAJ_INTS), parameters at the head of LmTraj::params
+/// (BIGSTEP_LM_TRAJ_PARAMS: C_perp, C_par, W -- the n_link link mass scales follow).
+constexpr int kLmInts = LmInt::count;
+constexpr int kLmParams = LmParam::count;
 template <class S>
 BIGSTEP_HD int lm_params_size(const ModelView<S>& m) { return kLmParams + m.n_link; }
 
-/// Per-trajectory state (global memory). Arrays: D = n_q entries unless noted.
+/// Per-trajectory state (global memory), laid out by the field table solvers/pbd/pbd_traj_fields.h:
+/// a pointer per array field (one block of `data` per trajectory), the trajectory's row of the
+/// `ints` buffer and its output slots (buffers of their own); the scalars, ints and parameters by
+/// name through the accessors.
 template <class S>
 struct LmTraj {
-  S *th_n, *th_nm1, *th, *th_c, *g, *r;
-  S *J, *B, *Lc;               // (D x D) row-major: J_r at the candidate, model matrix, Cholesky factor
-  S *anchor_R, *anchor_t;      // (n_link x 9), (n_link x 3): step constants
-  S *centre_n;                 // (n_point x 3)
-  S *pose_n_R, *pose_n_t;      // (n_link x 9), (n_link x 3) link poses at theta_n: body pairs' slip
-                               // (none, null, for a model without body pairs)
-  S *tau;                      // (D) constant torques of the current step      } controls of the step,
-  S *theta_bar, *theta_dot_bar; // (D) PD targets at the step's end time           } contiguous (3 D)
-  S *kp, *kd;                  // (D) PD gains (used when LmTeamSettings::pd)
-  S *out_theta;                // (n_out x D) committed configurations, slot = step % n_out
-  int *out_iters;              // (n_out) iterations of each committed step
-  unsigned *out_status;        // (n_out) StatusBits of each committed step
-  S *scal;                     // 9 scalars: F, lambda, nu, pred, res, rho, accept, gmax, lambda_last
-  S *params;                   // lm_params_size: C_perp, C_par, W, then the n_link link mass scales
-  int *ints;                   // kLmInts ints: status, step, it, first_eval, attempt, it_total, over, tries (step)
+#define BIGSTEP_LM_POINTER(name, present, sz) S* name;
+  BIGSTEP_LM_TRAJ_ARRAYS(BIGSTEP_LM_POINTER)
+#undef BIGSTEP_LM_POINTER
+  int* ints;             // (LmInt::count)
+  int* out_iters;        // (n_out) iterations of each committed step
+  unsigned* out_status;  // (n_out) StatusBits of each committed step
+#define BIGSTEP_LM_SCALAR(name) \
+  BIGSTEP_HD S& name() const { return scal[LmScal::name]; }
+  BIGSTEP_LM_TRAJ_SCALARS(BIGSTEP_LM_SCALAR)
+#undef BIGSTEP_LM_SCALAR
+#define BIGSTEP_LM_INT(name) \
+  BIGSTEP_HD int& name() const { return ints[LmInt::name]; }
+  BIGSTEP_LM_TRAJ_INTS(BIGSTEP_LM_INT)
+#undef BIGSTEP_LM_INT
+#define BIGSTEP_LM_PARAM(name) \
+  BIGSTEP_HD S& name() const { return params[LmParam::name]; }
+  BIGSTEP_LM_TRAJ_PARAMS(BIGSTEP_LM_PARAM)
+#undef BIGSTEP_LM_PARAM
+  BIGSTEP_HD S* mass_scale() const { return params + LmParam::count; }  // (n_link)
 };
 
-/// Number of S / int per trajectory for LmTraj storage (the caller carves the pointers).
+/// Offset of each array field inside one trajectory's block of `data` (number of S), and the
+/// block's size: the same carving as lm_traj_at, for the host side of the CUDA engine.
+struct LmTrajOffsets {
+#define BIGSTEP_LM_OFFSET(name, present, sz) size_t name = 0;
+  BIGSTEP_LM_TRAJ_ARRAYS(BIGSTEP_LM_OFFSET)
+#undef BIGSTEP_LM_OFFSET
+  size_t size = 0;
+};
+template <class S>
+BIGSTEP_HD LmTrajOffsets lm_traj_offsets(const ModelView<S>& m, int n_out) {
+  const int D = m.n_q, L = m.n_link, P = m.n_point;
+  LmTrajOffsets o;
+#define BIGSTEP_LM_OFFSET(name, present, sz) \
+  o.name = o.size;                             \
+  if (present) o.size += size_t(sz);
+  BIGSTEP_LM_TRAJ_ARRAYS(BIGSTEP_LM_OFFSET)
+#undef BIGSTEP_LM_OFFSET
+  return o;
+}
+
+/// Number of S per trajectory for LmTraj storage (the caller carves the pointers).
 template <class S>
 BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
-  const int D = m.n_q;
-  return 6 * D + 3 * D * D + m.n_link * 12 + m.n_point * 3 + (m.n_body_pair > 0 ? 12 * m.n_link : 0) + 5 * D +
-         n_out * D + 9 + lm_params_size(m);
+  return int(lm_traj_offsets(m, n_out).size);
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
@@ -71,60 +96,45 @@ BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
 template <class S>
 BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data, int* ints, int* iters,
                                 unsigned* status) {
-  const int D = m.n_q, L = m.n_link;
+  const int D = m.n_q, L = m.n_link, P = m.n_point;
   S* p = data + size_t(lm_traj_size(m, n_out)) * k;
   LmTraj<S> t;
-  t.th_n = p; p += D;
-  t.th_nm1 = p; p += D;
-  t.th = p; p += D;
-  t.th_c = p; p += D;
-  t.g = p; p += D;
-  t.r = p; p += D;
-  t.J = p; p += D * D;
-  t.B = p; p += D * D;
-  t.Lc = p; p += D * D;
-  t.anchor_R = p; p += 9 * L;
-  t.anchor_t = p; p += 3 * L;
-  t.centre_n = p; p += 3 * m.n_point;
-  t.pose_n_R = t.pose_n_t = nullptr;
-  if (m.n_body_pair > 0) {
-    t.pose_n_R = p; p += 9 * L;
-    t.pose_n_t = p; p += 3 * L;
-  }
-  t.tau = p; p += D;
-  t.theta_bar = p; p += D;
-  t.theta_dot_bar = p; p += D;
-  t.kp = p; p += D;
-  t.kd = p; p += D;
-  t.out_theta = p; p += n_out * D;
-  t.scal = p; p += 9;
-  t.params = p;
+#define BIGSTEP_LM_CARVE(name, present, sz) \
+  t.name = nullptr;                           \
+  if (present) t.name = p, p += sz;
+  BIGSTEP_LM_TRAJ_ARRAYS(BIGSTEP_LM_CARVE)
+#undef BIGSTEP_LM_CARVE
   t.ints = ints + kLmInts * k;
   t.out_iters = iters + size_t(k) * n_out;
   t.out_status = status + size_t(k) * n_out;
   return t;
 }
 
+/// The scalars every trajectory's step shares (PbdSettings): the timestep, the contact law's default
+/// C_perp, C_par (lm_write_params; a rollout may carry its own) and its exponents. Host side.
+template <class S>
+struct LmStepScalars {
+  S dt, c_perp, c_par, alpha, beta, gamma;
+};
+
 /// Host side, shared by the CPU emulation and the CUDA upload: one rollout's parameters into
 /// params (lm_params_size entries). link_scale: n_link mass factors (RolloutParams::link_mass_scale)
 /// or nullptr = 1; W is the scaled weight computed in double as the reference does (core/model.h).
 template <class S>
 inline void lm_write_params(const Model& m, S* params, double c_perp, double c_par, const double* link_scale) {
-  params[0] = S(c_perp);
-  params[1] = S(c_par);
-  params[2] = S(weight(m, link_scale));
-  for (int j = 0; j < m.n_link; ++j) params[kLmParams + j] = S(bigstep::link_scale(link_scale, j));
+  params[LmParam::c_perp] = S(c_perp);
+  params[LmParam::c_par] = S(c_par);
+  params[LmParam::weight] = S(weight(m, link_scale));
+  for (int j = 0; j < m.n_link; ++j) params[LmParam::count + j] = S(bigstep::link_scale(link_scale, j));
 }
 
 namespace team_detail {
 // s = max(1, W) with W this rollout's weight (numerics/lm.h): the residual's natural scale.
 template <class S>
 BIGSTEP_HD S lm_scale(const ModelView<S>&, const LmTraj<S>& t) {
-  const S W = t.params[2];
+  const S W = t.weight();
   return W > S(1) ? W : S(1);
 }
-enum { F_ = 0, LAMBDA = 1, NU = 2, PRED = 3, RES = 4, RHO = 5, ACCEPT = 6, GMAX = 7, LAMBDA_LAST = 8 };
-enum { STATUS = 0, STEP = 1, IT = 2, FIRST = 3, ATTEMPT = 4, IT_TOTAL = 5, OVER = 6, TRIES = 7 };
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
 
 // Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n
@@ -162,7 +172,7 @@ template <class S, class Team>
 BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
                           unsigned status_bits, S* scratch) {
   const int D = m.n_q;
-  const int step = t.ints[STEP], slot = step % cfg.n_out;
+  const int step = t.step(), slot = step % cfg.n_out;
   team.for_each_lane(D, [&](int i) {
     t.out_theta[slot * D + i] = t.th[i];
     t.th_nm1[i] = t.th_n[i];
@@ -170,20 +180,20 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
   });
   team.sync();
   team.single([&] {
-    t.out_iters[slot] = t.ints[IT_TOTAL] + t.ints[IT];
-    t.ints[IT_TOTAL] = 0;
+    t.out_iters[slot] = t.it_total() + t.it();
+    t.it_total() = 0;
     t.out_status[slot] = status_bits;
     // the next step's warm start: this step's final lambda when it converged (pbd_step.cpp)
-    t.scal[LAMBDA_LAST] = (status_bits & kFailBits) ? S(0) : t.scal[LAMBDA];
-    t.ints[STEP] = step + 1;
-    t.ints[IT] = 0;
-    t.ints[FIRST] = 1;
-    t.ints[ATTEMPT] = 0;
-    if (step + 1 == cfg.n_steps) t.ints[STATUS] = TRAJ_DONE;
-    else if (cfg.lockstep) t.ints[STATUS] = TRAJ_WAITING;
+    t.lambda_last() = (status_bits & kFailBits) ? S(0) : t.lambda();
+    t.step() = step + 1;
+    t.it() = 0;
+    t.first() = 1;
+    t.attempt() = 0;
+    if (step + 1 == cfg.n_steps) t.status() = TRAJ_DONE;
+    else if (cfg.lockstep) t.status() = TRAJ_WAITING;
   });
   team.sync();
-  if (t.ints[STATUS] == TRAJ_DONE) return;
+  if (t.status() == TRAJ_DONE) return;
   team.for_each_lane(D, [&](int i) { t.th_c[i] = 2 * t.th_n[i] - t.th_nm1[i]; });
   team.sync();
   lm_step_constants(team, m, t, scratch);
@@ -196,13 +206,13 @@ template <class S, class Team>
 BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   using namespace team_detail;
   team.single([&] {
-    t.ints[STATUS] = TRAJ_RUNNING;
-    t.ints[STEP] = 0;
-    t.ints[IT] = 0;
-    t.ints[FIRST] = 1;
-    t.ints[ATTEMPT] = 0;
-    t.ints[IT_TOTAL] = 0;
-    t.scal[LAMBDA_LAST] = 0;  // a new episode starts cold
+    t.status() = TRAJ_RUNNING;
+    t.step() = 0;
+    t.it() = 0;
+    t.first() = 1;
+    t.attempt() = 0;
+    t.it_total() = 0;
+    t.lambda_last() = 0;  // a new episode starts cold
   });
   team.for_each_lane(m.n_q, [&](int i) { t.th_c[i] = 2 * t.th_n[i] - t.th_nm1[i]; });
   team.sync();
@@ -211,7 +221,7 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 
 // The iteration is split into phases so that the library path (cuBLAS J^T J, cuSOLVER Cholesky;
 // docs/methods/pbfd.md §6 "library path") can replace the dense algebra between them while the decisions
-// stay written once. Each phase is a no-op for a trajectory whose iteration is over (ints[OVER]).
+// stay written once. Each phase is a no-op for a trajectory whose iteration is over (over()).
 //   evaluate -> normal equations -> update -> factor -> solve -> candidate
 // Fused: lm_team_iteration() runs all six with the team's own J^T J / Cholesky / substitutions.
 
@@ -221,8 +231,8 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 template <class S>
 BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTraj<S>& t, S dt, S alpha, S beta,
                                        S gamma) {
-  PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.params[0], t.params[1], alpha, beta, gamma};
-  in.mass_scale = t.params + kLmParams;
+  PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.c_perp(), t.c_par(), alpha, beta, gamma};
+  in.mass_scale = t.mass_scale();
   in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
   in.theta_nm1 = t.th_nm1;
   in.pose_n_R = t.pose_n_R;  // null without body pairs
@@ -245,9 +255,9 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   using std::abs;
   using std::isfinite;
   using std::pow;
-  if (t.ints[STATUS] != TRAJ_RUNNING) {
+  if (t.status() != TRAJ_RUNNING) {
     team.sync();  // every lane has read OVER (last phase's entry tests) before lane 0 rewrites it
-    team.single([&] { t.ints[OVER] = 1; });
+    team.single([&] { t.over() = 1; });
     team.sync();
     return;
   }
@@ -274,10 +284,10 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
   const bool finite = !(red[2] > S(0));
   bool accept = false;
   S rho = 0;
-  if (t.ints[FIRST]) {
+  if (t.first()) {
     accept = finite;
   } else if (finite) {
-    const S F = t.scal[F_];
+    const S F = t.F();
     const S sqrt2F = pow(S(2) * abs(F), S(0.5));
     const S rounding = 64 * eps * (abs(F) > sqrt2F * scale ? abs(F) : sqrt2F * scale);
     if (abs(F - Fc) <= rounding) {  // below F's rounding: compare ||g||_inf = max_i |(J^T r)_i| instead
@@ -289,21 +299,21 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
             v[0] = abs(gi);
           },
           [](S* x, const S* y) { x[0] = y[0] > x[0] ? y[0] : x[0]; });
-      accept = red2[0] < t.scal[GMAX];
+      accept = red2[0] < t.gmax();
       rho = S(0.5);
     } else {
-      rho = (F - Fc) / t.scal[PRED];
+      rho = (F - Fc) / t.pred();
       accept = rho > 0;
     }
   }
   team.sync();  // every lane has read FIRST, F, PRED, GMAX and red before lane 0 rewrites them
   team.single([&] {
-    t.ints[OVER] = 0;
-    t.scal[ACCEPT] = accept ? S(1) : S(0);
-    t.scal[RHO] = rho;
+    t.over() = 0;
+    t.accept() = accept ? S(1) : S(0);
+    t.rho() = rho;
     if (accept) {
-      t.scal[F_] = Fc;
-      t.scal[RES] = rc;
+      t.F() = Fc;
+      t.res() = rc;
     }
   });
   team.sync();
@@ -320,7 +330,7 @@ BIGSTEP_HD void lm_phase_evaluate(Team& team, const ModelView<S>& m, const LmTea
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_normal_fused(Team& team, int D, LmTraj<S>& t) {
   using namespace team_detail;
-  if (t.ints[OVER] || t.scal[ACCEPT] == S(0)) return;
+  if (t.over() || t.accept() == S(0)) return;
   team.for_each_lane(D, [&](int i) {
     S gi = 0;
     for (int k = 0; k < D; ++k) gi += t.J[k * D + i] * t.r[k];
@@ -339,7 +349,7 @@ BIGSTEP_HD void lm_phase_normal_fused(Team& team, int D, LmTraj<S>& t) {
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_normal_take(Team& team, int D, LmTraj<S>& t, const S* B_new, const S* g_new) {
   using namespace team_detail;
-  if (t.ints[OVER] || t.scal[ACCEPT] == S(0)) return;
+  if (t.over() || t.accept() == S(0)) return;
   team.for_each_lane(D, [&](int i) {
     t.g[i] = g_new[i];
     for (int l = 0; l < D; ++l) t.B[i * D + l] = B_new[i * D + l];
@@ -354,20 +364,20 @@ BIGSTEP_HD void lm_end_attempt(Team& team, const ModelView<S>& m, const LmTeamSe
                                unsigned bits, S* scratch) {
   using namespace team_detail;
   const int D = m.n_q;
-  if ((bits & kFailBits) && cfg.restart && t.ints[ATTEMPT] == 0) {
+  if ((bits & kFailBits) && cfg.restart && t.attempt() == 0) {
     team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th_n[i]; });
     team.sync();  // every lane has read ATTEMPT (above) and IT (the caller's cap test) before lane 0 rewrites them
     team.single([&] {
-      t.ints[ATTEMPT] = 1;
-      t.ints[FIRST] = 1;
-      t.ints[IT_TOTAL] += t.ints[IT];
-      t.ints[IT] = 0;
+      t.attempt() = 1;
+      t.first() = 1;
+      t.it_total() += t.it();
+      t.it() = 0;
     });
     team.sync();
   } else {
-    lm_commit(team, m, cfg, t, bits | (t.ints[ATTEMPT] ? unsigned(STATUS_RESTARTED) : 0u), scratch);
+    lm_commit(team, m, cfg, t, bits | (t.attempt() ? unsigned(STATUS_RESTARTED) : 0u), scratch);
   }
-  team.single([&] { t.ints[OVER] = 1; });
+  team.single([&] { t.over() = 1; });
   team.sync();
 }
 
@@ -377,14 +387,14 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
                                 S* scratch) {
   using namespace team_detail;
   using std::abs;
-  if (t.ints[OVER]) return;
+  if (t.over()) return;
   const int D = m.n_q;
-  const bool accept = t.scal[ACCEPT] != S(0), first = t.ints[FIRST] != 0;
+  const bool accept = t.accept() != S(0), first = t.first() != 0;
   team.sync();  // every lane has read OVER, ACCEPT and FIRST before lane 0 rewrites OVER or FIRST below
   if (!accept && first) {  // non-finite at the predictor: the trajectory fails
     team.single([&] {
-      t.ints[STATUS] = TRAJ_FAILED;
-      t.ints[OVER] = 1;
+      t.status() = TRAJ_FAILED;
+      t.over() = 1;
     });
     team.sync();
     return;
@@ -403,32 +413,32 @@ BIGSTEP_HD void lm_phase_update(Team& team, const ModelView<S>& m, const LmTeamS
   const S bmax = red[0] > S(0) ? red[0] : S(0), gmax = red[1];
   team.single([&] {
     if (accept) {
-      t.scal[GMAX] = gmax;
-      if (t.ints[FIRST]) {
+      t.gmax() = gmax;
+      if (t.first()) {
         // warm start from the last converged step (the restart starts cold), as lm.cpp; FP32's
         // floor sits near its epsilon (B + lambda I must stay factorable in single precision)
-        const S ll = t.scal[LAMBDA_LAST], lo = S(sizeof(S) == 4 ? 1e-6 : kLambdaFloor) * (bmax > S(1) ? bmax : S(1));
-        if (cfg.warm_lambda && t.ints[ATTEMPT] == 0 && ll > S(0)) t.scal[LAMBDA] = ll > lo ? ll : lo;
-        else t.scal[LAMBDA] = S(1e-3) * bmax > S(1e-12) ? S(1e-3) * bmax : S(1e-12);
+        const S ll = t.lambda_last(), lo = S(sizeof(S) == 4 ? 1e-6 : kLambdaFloor) * (bmax > S(1) ? bmax : S(1));
+        if (cfg.warm_lambda && t.attempt() == 0 && ll > S(0)) t.lambda() = ll > lo ? ll : lo;
+        else t.lambda() = S(1e-3) * bmax > S(1e-12) ? S(1e-3) * bmax : S(1e-12);
       } else {
-        const S x = 2 * t.scal[RHO] - 1, f = 1 - x * x * x;
-        t.scal[LAMBDA] *= f > S(1) / 3 ? f : S(1) / 3;
+        const S x = 2 * t.rho() - 1, f = 1 - x * x * x;
+        t.lambda() *= f > S(1) / 3 ? f : S(1) / 3;
       }
-      t.scal[NU] = 2;
+      t.nu() = 2;
     } else {
-      t.scal[LAMBDA] *= t.scal[NU];
-      t.scal[NU] *= 2;
+      t.lambda() *= t.nu();
+      t.nu() *= 2;
     }
-    t.ints[FIRST] = 0;
-    t.ints[TRIES] = 0;
+    t.first() = 0;
+    t.tries() = 0;
   });
   team.sync();
   const S tol = cfg.eps_r * lm_scale(m, t);
-  if (t.scal[RES] <= tol) {
+  if (t.res() <= tol) {
     lm_end_attempt(team, m, cfg, t, STATUS_OK, scratch);
     return;
   }
-  if (t.ints[IT] >= cfg.it_max || t.scal[LAMBDA] > S(1e16) * (bmax > 1 ? bmax : S(1))) {
+  if (t.it() >= cfg.it_max || t.lambda() > S(1e16) * (bmax > 1 ? bmax : S(1))) {
     lm_end_attempt(team, m, cfg, t, STATUS_NOT_CONVERGED, scratch);
   }
 }
@@ -444,13 +454,13 @@ BIGSTEP_HD void lm_phase_factor_fused(Team& team, int D, LmTraj<S>& t) {
   using namespace team_detail;
   using std::isfinite;
   using std::pow;
-  if (t.ints[OVER]) return;
+  if (t.over()) return;
   for (int tries = 0;; ++tries) {
     // A = lower triangle of B + lambda I, lane per entry
     team.for_each_lane(D * (D + 1) / 2, [&](int q) {
       int i, l;
       tri_index(q, i, l);
-      t.Lc[i * D + l] = i == l ? t.B[i * D + i] + t.scal[LAMBDA] : t.B[i * D + l];
+      t.Lc[i * D + l] = i == l ? t.B[i * D + i] + t.lambda() : t.B[i * D + l];
     });
     team.sync();
     bool ok = true;
@@ -474,15 +484,15 @@ BIGSTEP_HD void lm_phase_factor_fused(Team& team, int D, LmTraj<S>& t) {
     if (ok) return;
     if (tries >= 29) {
       team.single([&] {
-        t.ints[STATUS] = TRAJ_FAILED;
-        t.ints[OVER] = 1;
+        t.status() = TRAJ_FAILED;
+        t.over() = 1;
       });
       team.sync();
       return;
     }
     team.single([&] {
-      t.scal[LAMBDA] *= t.scal[NU];
-      t.scal[NU] *= 2;
+      t.lambda() *= t.nu();
+      t.nu() *= 2;
     });
     team.sync();
   }
@@ -494,10 +504,10 @@ BIGSTEP_HD void lm_phase_factor_fused(Team& team, int D, LmTraj<S>& t) {
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_assemble(Team& team, int D, LmTraj<S>& t) {
   using namespace team_detail;
-  const bool active = !t.ints[OVER];
+  const bool active = !t.over();
   team.for_each_lane(D, [&](int i) {
     for (int l = 0; l < D; ++l)
-      t.Lc[i * D + l] = active ? t.B[i * D + l] + (i == l ? t.scal[LAMBDA] : S(0)) : S(i == l ? 1 : 0);
+      t.Lc[i * D + l] = active ? t.B[i * D + l] + (i == l ? t.lambda() : S(0)) : S(i == l ? 1 : 0);
     t.r[i] = active ? -t.g[i] : S(0);
   });
   team.sync();
@@ -509,17 +519,17 @@ BIGSTEP_HD void lm_phase_assemble(Team& team, int D, LmTraj<S>& t) {
 template <class S, class Team>
 BIGSTEP_HD bool lm_phase_factor_check(Team& team, LmTraj<S>& t, int info) {
   using namespace team_detail;
-  if (t.ints[OVER] || info == 0) return false;
-  const bool give_up = t.ints[TRIES] >= 29;
+  if (t.over() || info == 0) return false;
+  const bool give_up = t.tries() >= 29;
   team.sync();  // every lane has read TRIES before lane 0 changes it
   team.single([&] {
     if (give_up) {
-      t.ints[STATUS] = TRAJ_FAILED;
-      t.ints[OVER] = 1;
+      t.status() = TRAJ_FAILED;
+      t.over() = 1;
     } else {
-      t.ints[TRIES] += 1;
-      t.scal[LAMBDA] *= t.scal[NU];
-      t.scal[NU] *= 2;
+      t.tries() += 1;
+      t.lambda() *= t.nu();
+      t.nu() *= 2;
     }
   });
   team.sync();
@@ -535,7 +545,7 @@ BIGSTEP_HD bool lm_phase_factor_check(Team& team, LmTraj<S>& t, int info) {
 template <class S, class Team>
 BIGSTEP_HD void lm_phase_solve_fused(Team& team, int D, LmTraj<S>& t) {
   using namespace team_detail;
-  if (t.ints[OVER]) return;
+  if (t.over()) return;
   S* delta = t.r;
   team.for_each_lane(D, [&](int i) { delta[i] = -t.g[i]; });
   team.sync();
@@ -566,7 +576,7 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
                                    S* scratch) {
   using namespace team_detail;
   using std::abs;
-  if (t.ints[OVER]) return;
+  if (t.over()) return;
   const int D = m.n_q;
   // |delta|_inf, |theta|_inf and the predicted decrease: a tree over the DOFs
   const S* delta = t.r;
@@ -575,7 +585,7 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
       [&](int i, S* v) {
         v[0] = abs(delta[i]);
         v[1] = abs(t.th[i]);
-        v[2] = delta[i] * (t.scal[LAMBDA] * delta[i] - t.g[i]);
+        v[2] = delta[i] * (t.lambda() * delta[i] - t.g[i]);
       },
       [](S* x, const S* y) {
         x[0] = y[0] > x[0] ? y[0] : x[0];
@@ -586,17 +596,17 @@ BIGSTEP_HD void lm_phase_candidate(Team& team, const ModelView<S>& m, const LmTe
   // lane 0's writes and the branch (the next reads of PRED and ACCEPT follow later barriers)
   const bool small = red[0] <= cfg.eps_x * (cfg.eps_x + red[1]);
   team.single([&] {
-    t.scal[PRED] = S(0.5) * red[2];
-    t.scal[ACCEPT] = small ? S(1) : S(0);  // reused: small step
+    t.pred() = S(0.5) * red[2];
+    t.accept() = small ? S(1) : S(0);  // reused: small step
   });
   if (small) {
     const S tol = cfg.eps_r * lm_scale(m, t);
-    lm_end_attempt(team, m, cfg, t, t.scal[RES] <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED),
+    lm_end_attempt(team, m, cfg, t, t.res() <= 100 * tol ? unsigned(STATUS_SMALL_STEP) : unsigned(STATUS_NOT_CONVERGED),
                    scratch);
     return;
   }
   team.for_each_lane(D, [&](int i) { t.th_c[i] = t.th[i] + t.r[i]; });
-  team.single([&] { t.ints[IT] += 1; });
+  team.single([&] { t.it() += 1; });
   team.sync();
 }
 

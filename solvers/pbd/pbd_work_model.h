@@ -134,7 +134,7 @@ LmWorkCount count_lm_work(const Model& model, const PbdSettings& s, const std::v
       tally.set_phase(LMW_INIT);
       lm_team_init(team, m, t, scratch.data());
       // every LM iteration of this trajectory (a persistent kernel runs it to its last step)
-      while (t.ints[team_detail::STATUS] == TRAJ_RUNNING) {
+      while (t.status() == TRAJ_RUNNING) {
         out.iterations += 1;
         tally.set_phase(LMW_EVALUATE);
         lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, scratch.data());
