@@ -19,22 +19,17 @@
 #include "io/scene.h"
 #include "solvers/pbd/pbd_step.h"
 #include "tests/support/malloc_guard.h"
+#include "tests/support/step_scenes.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
 using bigstep::test::tol;
+using bigstep::test::com;
+using bigstep::test::config;
+using bigstep::test::kFreeBox;
+using bigstep::test::num;
 
 namespace {
-
-std::string num(double x) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.17g", x);
-  return b;
-}
-
-std::string config(const std::string& name) {
-  return std::string(BIGSTEP_SOURCE_DIR) + "/configs/" + name + ".yaml";
-}
 
 // 1 kg on a prismatic x joint, spring k to x = 0, no gravity: theta'' = -w^2 theta with w^2 = k.
 const char* kSpring = R"(scene: spring
@@ -44,18 +39,6 @@ model:
     - {name: mass, joint: prismatic, axis: [1, 0, 0], mass: 1.0, inertia: [1, 1, 1], stiffness: 1.0}
 initial:
   theta: [0.1]
-integrator: {type: pbfd, dt: 0.01, duration: 1.0}
-)";
-
-// A rigid box on a floating base, no terrain (as pbd_step_test's free box).
-const char* kFreeBox = R"(scene: free_box
-model:
-  links:
-    - name: body
-      joint: floating
-      box: {size: [0.3, 0.2, 0.1], mass: 2.0, centre: [0.05, 0.02, -0.01]}
-initial:
-  theta: [0.1, -0.2, 1.5, 0.1, 0.2, 0.3]
 integrator: {type: pbfd, dt: 0.01, duration: 1.0}
 )";
 
@@ -79,12 +62,6 @@ double spectral_radius(int order, double wh) {
   double r = 0;
   for (int i = 0; i < C.rows(); ++i) r = std::max(r, std::abs(es.eigenvalues()[i]));
   return r;
-}
-
-Vec3 com(const Model& m, const VecX& th) {
-  Kinematics k(m);
-  forward_kinematics(m, th, k);
-  return centre_of_mass(m, k);
 }
 
 // RK4 on (q, qd) with the rigid-body forward dynamics (no contact in the scene).

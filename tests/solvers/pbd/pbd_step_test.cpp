@@ -16,28 +16,17 @@
 #include "batch/rollout.h"
 #include "io/scene.h"
 #include "solvers/pbd/pbd_step.h"
+#include "tests/support/step_scenes.h"
 #include "tests/support/tol.h"
 
 using namespace bigstep;
 using bigstep::test::tol;
+using bigstep::test::com;
+using bigstep::test::config;
+using bigstep::test::kFreeBox;
+using bigstep::test::num;
 
 namespace {
-
-std::string config(const std::string& name) {
-  return std::string(BIGSTEP_SOURCE_DIR) + "/configs/" + name + ".yaml";
-}
-
-std::string num(double x) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.17g", x);
-  return b;
-}
-
-Vec3 com(const Model& m, const VecX& th) {
-  Kinematics k(m);
-  forward_kinematics(m, th, k);
-  return centre_of_mass(m, k);
-}
 
 // Convergence scale of §5.1: s = max(1, W).
 double scale(const Model& m) { return std::max(1.0, m.weight()); }
@@ -57,19 +46,6 @@ void check_all_converged(const Scene& sc, const Rollout& r) {
   CHECK(bad == 0);
   CHECK_FALSE(r.aborted);
 }
-
-// A rigid box on a 6-DOF floating base, no terrain; COM offset from the base origin so the
-// translational DOFs are not the COM.
-const char* kFreeBox = R"(scene: free_box
-model:
-  links:
-    - name: body
-      joint: floating
-      box: {size: [0.3, 0.2, 0.1], mass: 2.0, centre: [0.05, 0.02, -0.01]}
-initial:
-  theta: [0.1, -0.2, 1.5, 0.1, 0.2, 0.3]
-integrator: {type: pbfd, dt: 0.01, duration: 1.0}
-)";
 
 // Box pendulum: 0.04 x 0.04 x 1 m rod, 1 kg, hinge about y at its top end.
 const char* kPendulum = R"(scene: pendulum
