@@ -41,41 +41,59 @@ struct Data {
   } nmdp;
 
   // carried by multistep integrators (PBD / PBFD at integrator.order 2, docs/methods/pbfd.md §3.1): the
-  // last step's (theta_n, theta_{n-1}) as given, the theta_{n-2} it used and its result, so that
-  // the next step finds its theta_{n-2}. Checked bit for bit, so a state written from outside (a
-  // reset) is never mistaken for a continuation.
+  // last step's (theta_n, theta_{n-1}) as given, the theta_{n-2} it used, its result and the number
+  // of active contacts at the last three configurations, so that the next step finds its
+  // theta_{n-2} and knows whether a contact event lies inside its window. Checked bit for bit, so a
+  // state written from outside (a reset) is never mistaken for a continuation.
   struct StepHistory {
+    /// How a step is discretised: Fresh = no history (the start formulas), Event = a contact was
+    /// made or broken inside [t_{n-2}, t_n] (the first-order step: a multistep memory of the
+    /// velocity before an impact would throw the body back off), History = the four-point step.
+    enum Kind { Fresh, Event, History };
+    enum Match { None, Continues, Repeats };
     bool valid = false;
-    bool fresh = false;  ///< the recorded step started without a history
+    Kind kind = Fresh;    ///< of the recorded step
+    Match match = None;   ///< how the current step relates to the recorded one (find)
     VecX theta_n, theta_nm1, theta_nm2, theta_next;  ///< (n_q) each
-    VecX nm2;  ///< (n_q) the current step's theta_{n-2} (find_nm2)
+    VecX nm2;             ///< (n_q) the current step's theta_{n-2} (find)
+    int c_next = 0, c_n = 0, c_nm1 = 0;  ///< active contacts at the recorded theta_next, theta_n, theta_{n-1}
 
-    /// theta_{n-2} of the step from (theta_n, theta_{n-1}) into nm2; false when there is none (a
-    /// fresh start: the step then reads (theta_n - theta_{n-1}) / dt as the velocity AT t_n, the
-    /// start convention theta_{-1} = theta_0 - dt theta_dot_0). A step that continues the recorded
-    /// one reads its theta_{n-1}; after a fresh step that point is off the trajectory (it encodes
-    /// the start velocity), so the quadratic through (theta_{n-1}, its velocity, theta_n) is read
-    /// at t_{n-2} instead: theta_next - 2 theta_n + 2 theta_{n-1}. A repeated step (the re-step at
-    /// an actuator limit) finds what the recorded one used.
-    bool find_nm2(const VecX& theta_n_, const VecX& theta_nm1_) {
+    /// The current step's kind from (theta_n, theta_{n-1}), with its theta_{n-2} in nm2 for History.
+    /// A step that continues the recorded one reads its theta_{n-1}; after a Fresh step that point
+    /// encodes the start velocity, not the trajectory, so the quadratic through (theta_{n-1}, its
+    /// velocity, theta_n) is read at t_{n-2} instead: theta_next - 2 theta_n + 2 theta_{n-1}. A
+    /// repeated step (the re-step at an actuator limit) is what the recorded one was.
+    Kind find(const VecX& theta_n_, const VecX& theta_nm1_) {
+      match = None;
       if (valid && theta_n_ == theta_next && theta_nm1_ == theta_n) {
-        if (fresh) nm2 = theta_next - 2 * theta_n + 2 * theta_nm1;
+        match = Continues;
+        if (!(c_nm1 == c_n && c_n == c_next)) return Event;
+        if (kind == Fresh) nm2 = theta_next - 2 * theta_n + 2 * theta_nm1;
         else nm2 = theta_nm1;
-        return true;
+        return History;
       }
       if (valid && theta_n_ == theta_n && theta_nm1_ == theta_nm1) {
+        match = Repeats;
         nm2 = theta_nm2;
-        return !fresh;
+        return kind;
       }
-      return false;
+      return Fresh;
     }
-    /// Records the step just taken from (theta_n, theta_{n-1}) to theta_next; had_nm2 = find_nm2's answer.
-    void record(const VecX& theta_n_, const VecX& theta_nm1_, const VecX& theta_next_, bool had_nm2) {
+    /// Records the step just taken from (theta_n, theta_{n-1}) to theta_next, of kind k (find's),
+    /// with `contacts` active contacts at theta_next.
+    void record(const VecX& theta_n_, const VecX& theta_nm1_, const VecX& theta_next_, Kind k, int contacts) {
+      if (match == Continues) {
+        c_nm1 = c_n;
+        c_n = c_next;
+      } else if (match == None) {
+        c_nm1 = c_n = contacts;  // a start: its contacts taken as those at the end of its first step
+      }
+      c_next = contacts;
       theta_nm2 = nm2;
       theta_nm1 = theta_nm1_;
       theta_n = theta_n_;
       theta_next = theta_next_;
-      fresh = !had_nm2;
+      kind = k;
       valid = true;
     }
   } history;

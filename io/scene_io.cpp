@@ -135,6 +135,11 @@ void parse_integrator(Cfg& top, Scene& sc) {
   cp.beta = contact.num("beta");
   cp.gamma = contact.num("gamma");
   // an imported model's defaults follow from what its file says (io/mjcf_scene.h)
+  cp.damping = contact.num("damping");
+  if (!(cp.damping >= 0) || !std::isfinite(cp.damping)) contact.fail(contact.key("damping"), cp.damping, "must be finite and >= 0");
+  if (cp.damping != 0 && sc.integrator != "pbfd")
+    contact.fail(contact.key("damping"), cp.damping,
+                 "the damped normal force needs integrator.type = pbfd (Eq. 13; it has no energy for pbd): this is " + sc.integrator);
   const double slip_speed = contact.num("slip_speed");
   if (!(slip_speed > 0)) contact.fail(contact.key("slip_speed"), slip_speed, "must be > 0");
   if (sc.imported) {

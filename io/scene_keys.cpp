@@ -214,6 +214,9 @@ std::vector<SceneKey> build_table() {
   key("contact.c_par", "number", "(0; MJCF/URDF: mu C_perp / ((beta + 1) (slip_speed dt)^beta))",
       "tangential coefficient C_par (pbd, pbfd), >= 0");
   key("contact.mu", "number", "(0.5; MJCF/URDF: the largest geom friction of a pair)", "Coulomb coefficient (ne_*, nmdp_*)");
+  key("contact.damping", "number", "0",
+      "pbfd: Hunt-Crossley normal damping zeta [s/m], f_n = C_perp d^alpha max(0, 1 + zeta d_dot) (docs/methods/pbfd.md §4.2); "
+      "the reference engine only");
   key("contact.slip_speed", "number", "1",
       "MJCF/URDF: slip speed [m/s] at which PBFD's friction equals mu times the normal force (the c_par rule)");
   key("contact.alpha", "number", "2", "normal force exponent, > 1");

@@ -73,6 +73,17 @@ double pbd_normal_force(const Model& m, const VecX& theta, const ContactParams& 
   return f;
 }
 
+int pbd_active_contacts(const Model& m, const VecX& theta, PbdWorkspace& ws) {
+  if (!(ws.theta_cs == theta) && theta.allFinite()) {
+    forward_kinematics(m, theta, ws.kin);
+    update_contacts(m, theta, ws);
+  }
+  int n = 0;
+  for (int i = 0; i < ws.cs.n_con; ++i) n += ws.cs.con[size_t(i)].depth > 0;
+  for (int i = 0; i < ws.cs.n_lim; ++i) n += ws.cs.lim[size_t(i)].depth > 0;
+  return n;
+}
+
 void add_contact_stiffness_dense(const Model& m, const Contact& c, const Mat3& K, PbdWorkspace& ws, MatX& Jr) {
   // two moving links: J = Ja - Jb couples both paths, dense
   contact_core_jacobians(m, ws.kin, c, ws.Ja, ws.Jb, ws.J);

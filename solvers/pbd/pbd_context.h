@@ -111,6 +111,10 @@ inline void update_contacts(const Model& m, const VecX& theta, PbdWorkspace& ws)
 /// otherwise runs the kinematics and the contact set at theta once.
 double pbd_normal_force(const Model& m, const VecX& theta, const ContactParams& cp, PbdWorkspace& ws);
 
+/// Active contacts (geom contacts and joint-limit stops with depth > 0) at theta, reusing ws.cs
+/// when the last evaluation was there (as pbd_normal_force): the second-order step's event test.
+int pbd_active_contacts(const Model& m, const VecX& theta, PbdWorkspace& ws);
+
 /// Calls f(c, u) for every geom contact of ws.cs in penetration (c.depth > 0), with ws.Ja, ws.Jb
 /// and ws.J = Ja - Jb the core Jacobians (contact_set.h) and u the slip since theta_n
 /// (contact_slip(kin, kin_n, c), docs/methods/pbfd.md §4.3). Needs update_contacts at the iterate in ws.kin.

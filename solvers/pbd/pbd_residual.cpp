@@ -37,22 +37,28 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     // F on core a, -F on core b: the normal force C_perp d^alpha n (§4.2) and C_par f_par (§4.4,
     // turning normal: contact_terms.h); r -= J^T (C_perp d^alpha n + C_par f_par)
     const Vec3 xa = contact_core_a(ws.kin, c), xb = contact_core_b(ws.kin, c);
-    const double fn = cp.c_perp * powr(d, cp.alpha);
+    // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
+    const bool need_y = cp.c_par != 0 || cp.damping != 0;
+    const Vec3 y = need_y ? contact_core_displacement(ws.kin_n, c, xa, xb) : Vec3::Zero();
+    const double eta = c.n.dot(y);
+    const Vec3 u = y - c.n * eta;
+    // normal force C_perp d^alpha, times the Hunt-Crossley factor sd when damped (§4.2)
+    const double fs = cp.c_perp * powr(d, cp.alpha);
+    const double sd = cp.damping != 0 ? contact_damping_factor(cp.damping, eta, in.dt) : 1.0;
+    const double fn = cp.damping != 0 ? fs * sd : fs;
     Vec3 F = -fn * c.n;
     FrictionForce ff;
     if (cp.c_par != 0) {
-      // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
-      const Vec3 y = contact_core_displacement(ws.kin_n, c, xa, xb);
-      const double eta = c.n.dot(y);
-      const Vec3 u = y - c.n * eta;
       ff = pbfd_friction(u, d, c.n, cp);
       if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
       F -= cp.c_par * ff.f;
     }
     add_contact_force(c, xa, xb, F, cm);
     if (!Jr) continue;
-    // J^T K J with K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha kappa P_t - C_par df_par/dp
-    Mat3 K = cp.c_perp * cp.alpha * powr(d, cp.alpha - 1) * c.n * c.n.transpose();
+    // J^T K J with K = sd C_perp alpha d^(alpha-1) n n^T - f_n kappa P_t - C_par df_par/dp, and with
+    // damping (sd > 0) + C_perp d^alpha zeta/dt n (n + kappa u)^T (d eta/dx = n^T + kappa u^T)
+    Mat3 K = sd * cp.c_perp * cp.alpha * powr(d, cp.alpha - 1) * c.n * c.n.transpose();
+    if (cp.damping != 0 && sd > 0) K += fs * cp.damping / in.dt * c.n * (c.n + c.kappa * u).transpose();
     if (c.kappa != 0) K -= fn * c.kappa * (Mat3::Identity() - c.n * c.n.transpose());
     if (cp.c_par != 0) K -= cp.c_par * ff.df_dp;
     add_contact_stiffness(m, c, xa, xb, K, ws, *Jr);

@@ -37,6 +37,10 @@ void validate_pbd_settings(const PbdSettings& s) {
                     "must be >= 1 (the friction force is not differentiable at zero slip below 1)");
   BIGSTEP_CHECK_ARG(std::isfinite(c.gamma) && c.gamma >= 1, "contact.gamma", c.gamma, "must be >= 1");
   BIGSTEP_CHECK_ARG(std::isfinite(c.mu) && c.mu >= 0, "contact.mu", c.mu, "must be finite and >= 0");
+  BIGSTEP_CHECK_ARG(std::isfinite(c.damping) && c.damping >= 0, "contact.damping", c.damping, "must be finite and >= 0");
+  // why: Eq. 6 minimises an energy, and a damping force has none
+  BIGSTEP_CHECK_ARG(c.damping == 0 || s.formulation == Formulation::Pbfd, "contact.damping", c.damping,
+                    "the damped normal force has no energy: use integrator.type = pbfd (Eq. 13)");
   BIGSTEP_CHECK_ARG(s.eps_r > 0, "integrator.eps_r", s.eps_r, "must be > 0");
   BIGSTEP_CHECK_ARG(s.eps_x > 0, "integrator.eps_x", s.eps_x, "must be > 0");
   BIGSTEP_CHECK_ARG(s.it_max > 0, "integrator.it_max", s.it_max, "must be > 0");
@@ -193,9 +197,13 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   const VecX& tau = u.tau;
   StepStats st;
   PbdStepInput& in = ws.in;
-  // second order: theta_{n-2} from the rollout's history (Data::history), none at a fresh start
-  const bool has_nm2 = s_.order == 2 && d.history.find_nm2(theta_n, theta_nm1);
-  make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws, in, s_.order, has_nm2 ? &d.history.nm2 : nullptr);
+  // second order: the step's kind and theta_{n-2} from the rollout's history (Data::history): the
+  // four-point step, its fresh start, or the first-order step across a contact event
+  using Hist = Data::StepHistory;
+  const Hist::Kind kind = s_.order == 2 ? d.history.find(theta_n, theta_nm1) : Hist::Event;
+  const int order = s_.order == 2 && kind != Hist::Event ? 2 : 1;
+  make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws, in, order,
+                  kind == Hist::History ? &d.history.nm2 : nullptr);
   in.mass_scale = p.link_mass_scale;
   if (u.pd) set_step_pd(m_, *u.pd, theta_n, u.t + s_.dt, in);
   // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
@@ -208,7 +216,7 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   }
   if (!ok && continuation_applies(in, st)) ok = solve_continued(in, ws, theta_n, theta_next, st);
   if (!ok) st.status |= STATUS_NOT_CONVERGED;
-  if (s_.order == 2) d.history.record(theta_n, theta_nm1, theta_next, has_nm2);
+  if (s_.order == 2) d.history.record(theta_n, theta_nm1, theta_next, kind, pbd_active_contacts(m_, theta_next, ws));
   return st;
 }
 

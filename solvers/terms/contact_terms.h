@@ -16,6 +16,9 @@ struct ContactParams {
   double beta = 1;      ///< slip exponent (>= 1: the force is not differentiable at zero slip below)
   double gamma = 1;     ///< depth exponent of the tangential terms (>= 1)
   double mu = 0.5;      ///< Coulomb coefficient for the Newton-Euler baselines (unused by PBD/PBFD)
+  /// Hunt-Crossley normal damping zeta [s/m] of PBFD (docs/methods/pbfd.md §4.2):
+  /// f_n = C_perp d^alpha max(0, 1 + zeta d_dot), d_dot the penetration rate over the step; 0 = off
+  double damping = 0;
   /// factor on the joint stops' own C (Model dof_limit_k > 0; a stop with 0 takes c_perp above):
   /// batch.randomize_limit_stiffness's per-rollout draw. PBD/PBFD reference engine only.
   double limit_scale = 1;
@@ -28,6 +31,13 @@ inline double powr(double x, double e) {
   if (e == 1) return x;
   if (e == 0) return 1;
   return std::pow(x, e);
+}
+
+/// Hunt-Crossley factor s = max(0, 1 - zeta eta / dt) of the normal force (docs/methods/pbfd.md §4.2):
+/// eta = n . y is the cores' normal displacement since theta_n, so -eta / dt is the penetration rate.
+inline double contact_damping_factor(double zeta, double eta, double dt) {
+  const double s = 1 - zeta * eta / dt;
+  return s > 0 ? s : 0;
 }
 
 /// Signed distance of a contact sphere centre c to plane (n, h0): phi = n^T c - h0 - r.

@@ -362,6 +362,10 @@ TEST_CASE("batch engines: the team engine takes joint terms, plane geoms, sphere
     const Initial i2(o2, 2);
     CHECK_THROWS_WITH(make_batch_engine(o2, BackendChoice{}, i2.b, i2.p),
                       Catch::Contains("integrator.order") && Catch::Contains("batch.engine=reference"));
+    const Scene dmp = chain("team", {"contact.damping=2"});
+    const Initial i3(dmp, 2);
+    CHECK_THROWS_WITH(make_batch_engine(dmp, BackendChoice{}, i3.b, i3.p),
+                      Catch::Contains("contact.damping") && Catch::Contains("batch.engine=reference"));
   }
 }
 

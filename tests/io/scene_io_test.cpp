@@ -264,6 +264,9 @@ TEST_CASE("scene_io: out-of-range integers and unchecked settings are rejected",
   expect_error(kBase, {"integrator.friction_continuation=-1"}, {"integrator.friction_continuation = -1", "0 to 8"});
   expect_error(kBase, {"integrator.friction_continuation=9"}, {"integrator.friction_continuation = 9", "0 to 8"});
   expect_error(kBase, {"integrator.order=3"}, {"integrator.order = 3", "must be 1 or 2"});
+  expect_error(kBase, {"contact.damping=-1"}, {"contact.damping = -1", ">= 0"});
+  expect_error(kBase, {"integrator.type=pbd", "contact.damping=2"}, {"contact.damping = 2", "pbfd"});
+  expect_error(kBase, {"integrator.type=ne_lcp", "contact.damping=2"}, {"contact.damping = 2", "ne_lcp"});
   expect_error(kBase, {"integrator.type=ne_lcp", "integrator.order=2"}, {"integrator.order = 2", "pbd and pbfd only"});
   expect_error(kBase, {"metrics.rest_speed=-1"}, {"metrics.rest_speed = -1"});
 }

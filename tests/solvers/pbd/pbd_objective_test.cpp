@@ -354,3 +354,26 @@ TEST_CASE("objectives: second-order step constants keep grad E and J_r the centr
     CHECK(rel_err(H, H_fd) < fd_tol());
   }
 }
+
+TEST_CASE("objectives: the damped normal force keeps J_r the central differences of r",
+          "[objectives][pbfd][fd][damping]") {
+  // f_n = C_perp d^alpha max(0, 1 - zeta eta / dt) (docs/methods/pbfd.md §4.2): zeta large enough that
+  // the factor differs from 1 by O(1) on the test's contacts, but stays > 0 on every one of them
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    const Scene sc = contact_scene(seed);
+    const Model& m = sc.m;
+    PbdWorkspace ws(m);
+    ContactParams cp = params();
+    VecX r0, r;
+    MatX Jr;
+    const PbdStepInput in0 = make_step_input(m, sc.th_n, sc.th_nm1, kDt, sc.tau, cp, ws);
+    pbfd_residual(m, in0, sc.th, ws, r0, nullptr);
+    cp.damping = 0.05;
+    const PbdStepInput in = make_step_input(m, sc.th_n, sc.th_nm1, kDt, sc.tau, cp, ws);
+    pbfd_residual(m, in, sc.th, ws, r, &Jr);
+    CHECK((r - r0).norm() > 1e-4 * r0.norm());  // ~ 10 % of the contact forces; inertia dominates r
+    const MatX Jr_fd = fd_jacobian([&](const VecX& x) { return residual(m, in, x, ws); }, sc.th, kH);
+    INFO("seed " << seed << " J_r rel err " << rel_err(Jr, Jr_fd));
+    CHECK(rel_err(Jr, Jr_fd) < fd_tol());
+  }
+}
