@@ -1,4 +1,5 @@
-// PBFD residual, Eq. 13 (docs/methods/pbfd.md §4.6; friction force §4.4 with the A1 exponent).
+// PBFD residual, Eq. 13 (docs/methods/pbfd.md §4.6; friction force §4.4 with the A1 exponent, or the
+// regularised Coulomb law of §4.9).
 //
 // Evaluated at the cost of its maths (issue 12): every per-link term (inertia §3, gravity, the
 // contact forces at their cores and their second kinematic derivatives) goes into one subtree
@@ -30,6 +31,9 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
   add_joint_passive_terms(m, theta, in.theta_n, in.theta_pred, in.dt, r, Jr);
   add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, r, Jr);
   const ContactParams& cp = in.cp;
+  // friction law (contact.friction): the paper's C_par f_par, or Coulomb mu f_n with delta = v_s dt
+  const bool coulomb = cp.friction == FrictionLaw::Coulomb, friction = friction_active(cp);
+  const double delta = cp.stiction_velocity * in.dt;
   for (int i = 0; i < ws.cs.n_con; ++i) {
     const Contact& c = ws.cs.con[size_t(i)];
     const double d = c.depth;
@@ -40,21 +44,27 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     const double fn = cp.c_perp * powr(d, cp.alpha);
     Vec3 F = -fn * c.n;
     FrictionForce ff;
-    if (cp.c_par != 0) {
+    // the friction law's coefficient on ff: C_par (power law, §4.4) or 1 (Coulomb, §4.9: mu f_n inside)
+    const double cf = coulomb ? 1.0 : cp.c_par;
+    if (friction) {
       // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
       const Vec3 y = contact_core_displacement(ws.kin_n, c, xa, xb);
       const double eta = c.n.dot(y);
       const Vec3 u = y - c.n * eta;
-      ff = pbfd_friction(u, d, c.n, cp);
-      if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
-      F -= cp.c_par * ff.f;
+      if (coulomb) {
+        ff = coulomb_friction(u, d, c.n, cp, delta, c.kappa, eta);
+      } else {
+        ff = pbfd_friction(u, d, c.n, cp);
+        if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
+      }
+      F -= cf * ff.f;
     }
     add_contact_force(c, xa, xb, F, cm);
     if (!Jr) continue;
-    // J^T K J with K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha kappa P_t - C_par df_par/dp
+    // J^T K J with K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha kappa P_t - cf df/dx
     Mat3 K = cp.c_perp * cp.alpha * powr(d, cp.alpha - 1) * c.n * c.n.transpose();
     if (c.kappa != 0) K -= fn * c.kappa * (Mat3::Identity() - c.n * c.n.transpose());
-    if (cp.c_par != 0) K -= cp.c_par * ff.df_dp;
+    if (friction) K -= cf * ff.df_dp;
     add_contact_stiffness(m, c, xa, xb, K, ws, *Jr);
   }
   finish_moments(m, ws.kin, cm, r, Jr);

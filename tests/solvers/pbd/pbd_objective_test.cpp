@@ -321,3 +321,35 @@ TEST_CASE("objectives: pbfd_residual J_r vs central differences of r (friction, 
     }
   }
 }
+
+TEST_CASE("objectives: pbfd_residual J_r vs central differences with the Coulomb law (planes)",
+          "[objectives][pbfd][fd][coulomb]") {
+  // slips >= 1 mm against delta = v_s dt: v_s = 0.5 m/s gives delta = 5 mm (the regularised core,
+  // curvature scale 5 mm: FD truncation (1e-6 / 5e-3)^2 ~ 4e-8) and 0.02 m/s gives 0.2 mm (saturated)
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    const Scene sc = contact_scene(seed);
+    const Model& m = sc.m;
+    PbdWorkspace ws(m);
+    for (const double v_s : {0.5, 0.02}) {
+      ContactParams cp = params(1, 1, 0.0);  // C_par 0: unused by the Coulomb law
+      cp.friction = FrictionLaw::Coulomb;
+      cp.mu = 0.8;
+      cp.stiction_velocity = v_s;
+      const PbdStepInput in = make_step_input(m, sc.th_n, sc.th_nm1, kDt, sc.tau, cp, ws);
+      INFO("seed " << seed << " v_s " << v_s);
+      VecX r;
+      MatX Jr;
+      pbfd_residual(m, in, sc.th, ws, r, &Jr);
+      const MatX Jr_fd = fd_jacobian([&](const VecX& x) { return residual(m, in, x, ws); }, sc.th, kH);
+      const double err = rel_err(Jr, Jr_fd);
+      INFO("J_r rel err " << err);
+      CHECK(err < fd_tol());
+      // friction is on: r differs from the frictionless residual, and J_r is not symmetric
+      ContactParams cp0 = cp;
+      cp0.mu = 0;
+      const PbdStepInput in0 = make_step_input(m, sc.th_n, sc.th_nm1, kDt, sc.tau, cp0, ws);
+      CHECK((r - residual(m, in0, sc.th, ws)).cwiseAbs().maxCoeff() > 1e-3 * r.cwiseAbs().maxCoeff());
+      CHECK((Jr - Jr.transpose()).cwiseAbs().maxCoeff() > 1e-6 * Jr.cwiseAbs().maxCoeff());
+    }
+  }
+}
