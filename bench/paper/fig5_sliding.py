@@ -199,7 +199,11 @@ def plot(rows, dts, png: Path, meta) -> None:
     import matplotlib.pyplot as plt
 
     style = {"pbd": ("tab:blue", "o", "PBD (Eq. 6)"), "pbfd": ("tab:red", "s", "PBFD (Eq. 13)")}
-    fig, axes = plt.subplots(2, len(dts), figsize=(4.2 * len(dts), 7.2), squeeze=False, sharex=True)
+    # dry friction (distance vs mu: NE, PBFD's Coulomb law) in a third row on a mu axis, when such rows exist
+    dry = [(m, lab, st) for m, lab, st in (("ne", "NE dry friction", "g-^"), ("pbfd_coulomb", "PBFD Coulomb law (§4.9)", "m-D"))
+           if any(r["method"] == m for r in rows)]
+    n_rows = 3 if dry else 2
+    fig, axes = plt.subplots(n_rows, len(dts), figsize=(4.2 * len(dts), 3.6 * n_rows), squeeze=False)
     for j, dt in enumerate(dts):
         ax, axl = axes[0, j], axes[1, j]
         for m, (col, mk, lab) in style.items():
@@ -221,20 +225,20 @@ def plot(rows, dts, png: Path, meta) -> None:
                     a.plot(c[nonconv], y[nonconv], "x", color="k", ms=8, ls="none")
             if neg.any():
                 axl.plot(c[neg], np.abs(d[neg]), "v", color=col, ms=8, mfc="none", ls="none")
-        # dry friction (distance vs mu: NE, PBFD's Coulomb law) on its own x axis, when such rows exist
-        dry = [(m, lab, st) for m, lab, st in (("ne", "NE dry friction", "g-^"), ("pbfd_coulomb", "PBFD Coulomb law", "m-D"))
-               if any(r["method"] == m and r["dt"] == dt for r in rows)]
         if dry:
-            tw = ax.twiny()
-            tw.set_xscale("log")
+            axd = axes[2, j]
             for m, lab, st in dry:
                 rs = sorted((r for r in rows if r["method"] == m and r["dt"] == dt
                              and isinstance(r.get("sliding_distance_m"), float)), key=lambda r: r["mu"])
-                tw.plot([r["mu"] for r in rs], [r["sliding_distance_m"] for r in rs], st, ms=4, label=lab + " (top axis: mu)")
+                axd.plot([r["mu"] for r in rs], [abs(r["sliding_distance_m"]) for r in rs], st, ms=4, label=lab)
             mus = np.array(MU_GRID)
-            tw.plot(mus, 1.0 / (2 * mus * 9.81), "k:", label="v0^2 / (2 mu g)")
-            tw.set_xlabel("mu (dry friction)")
-            tw.legend(fontsize=7, loc="center right")
+            axd.plot(mus, 1.0 / (2 * mus * 9.81), "k:", label="v0^2 / (2 mu g), v0 = 1 m/s")
+            axd.set_xscale("log")
+            axd.set_yscale("log")
+            axd.set_xlabel("mu (dry friction)")
+            axd.set_ylabel("|sliding distance| [m]")
+            axd.grid(True, which="both", alpha=0.3)
+            axd.legend(fontsize=7, loc="lower left")
         ax.set_xscale("log")
         axl.set_xscale("log")
         axl.set_yscale("log")
