@@ -34,6 +34,32 @@ SCENES = [  # (name, config, overrides(dt))
 DTS = [0.01, 0.02, 0.05, 0.1]
 
 
+def save(rows, cols, name: str, binary, note: str):
+    """Prints the table, writes bench/results/<name>.csv with its meta (machine, date, note); returns the path."""
+    common.print_table(rows, cols)
+    out = common.RESULTS / f"{name}.csv"
+    common.write_csv(out, rows, cols, meta={"command": common.command_line(), **common.machine_info(binary), "note": note})
+    return out
+
+
+def style_iteration_axes(axes, names) -> None:
+    """Log dt axes titled by scene, the iteration label and the legend on the first."""
+    for ax, name in zip(axes, names):
+        ax.set_xscale("log")
+        ax.set_title(name)
+        ax.set_xlabel("dt [s]")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("LM iterations per step (mean over 2 s)")
+    axes[0].legend(fontsize=8)
+
+
+def pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
 FRICTION_LAWS = [  # (label, overrides(dt))
     ("power", lambda dt: {"contact.friction": "power"}),
     ("coulomb v_s=0.01", lambda dt: {"contact.friction": "coulomb", "contact.mu": 0.5, "contact.stiction_velocity": 0.01}),
@@ -71,27 +97,17 @@ def friction_main() -> None:
                 rows.append(row)
     cols = ["scene", "dt", "friction", "iterations_mean", "iterations_max", "converged_fraction",
             "sliding_distance_m", "distance_rel_err"]
-    common.print_table(rows, cols)
-    out = common.RESULTS / "iterations_vs_dt_friction.csv"
-    common.write_csv(out, rows, cols, meta={
-        "command": common.command_line(), **common.machine_info(binary),
-        "note": "PBFD JTJ-LM, warm lambda, 2 s per run. power: the paper's law (box C_par = 3e5/dt, chain 5e4/dt: "
-                "mu_eff 0.5 at 1 m/s); coulomb: contact.friction=coulomb, mu 0.5 (docs/methods/pbfd.md §4.9). Box from "
-                "5 m/s: distance_rel_err against v0^2/(2 mu g) = 2.548 m (first-order floor mu g dt / v0)"})
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    out = save(rows, cols, "iterations_vs_dt_friction", binary,
+               "PBFD JTJ-LM, warm lambda, 2 s per run. power: the paper's law (box C_par = 3e5/dt, chain 5e4/dt: "
+               "mu_eff 0.5 at 1 m/s); coulomb: contact.friction=coulomb, mu 0.5 (docs/methods/pbfd.md §4.9). Box from "
+               "5 m/s: distance_rel_err against v0^2/(2 mu g) = 2.548 m (first-order floor mu g dt / v0)")
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(FRICTION_SCENES) + 1, figsize=(4.2 * (len(FRICTION_SCENES) + 1), 3.4))
     for ax, (name, _, _) in zip(axes, FRICTION_SCENES):
         for law, _ in FRICTION_LAWS:
             rs = [r for r in rows if r["scene"] == name and r["friction"] == law]
             ax.plot([r["dt"] for r in rs], [r["iterations_mean"] for r in rs], "o-", label=law)
-        ax.set_xscale("log")
-        ax.set_title(name)
-        ax.set_xlabel("dt [s]")
-        ax.grid(True, alpha=0.3)
-    axes[0].set_ylabel("LM iterations per step (mean over 2 s)")
-    axes[0].legend(fontsize=8)
+    style_iteration_axes(axes, [name for name, _, _ in FRICTION_SCENES])
     ax = axes[-1]
     for law, _ in FRICTION_LAWS:
         rs = [r for r in rows if r["scene"] == "box_slide" and r["friction"] == law]
@@ -143,27 +159,17 @@ def main() -> None:
     cols = ["scene", "dt", "cold_iterations_mean", "warm_iterations_mean", "ratio_cold_over_warm",
             "cold_iterations_max", "warm_iterations_max", "cold_converged_fraction", "warm_converged_fraction",
             "com_final_diff_m"]
-    common.print_table(rows, cols)
-    out = common.RESULTS / "iterations_vs_dt.csv"
-    common.write_csv(out, rows, cols, meta={
-        "command": common.command_line(), **common.machine_info(binary),
-        "note": "PBFD JTJ-LM, 2 s per run; cold = integrator.warm_lambda=false (docs/methods/pbfd.md §5.1's 1e-3 max B_ii "
-                "each step), warm = the last converged step's lambda (floor 1e-10 max B_ii); com_final_diff_m: "
-                "largest coordinate difference of the final COM between the two runs (sliding distance for box_slide)"})
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    out = save(rows, cols, "iterations_vs_dt", binary,
+               "PBFD JTJ-LM, 2 s per run; cold = integrator.warm_lambda=false (docs/methods/pbfd.md §5.1's 1e-3 max B_ii "
+               "each step), warm = the last converged step's lambda (floor 1e-10 max B_ii); com_final_diff_m: "
+               "largest coordinate difference of the final COM between the two runs (sliding distance for box_slide)")
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(SCENES), figsize=(4 * len(SCENES), 3.4), sharey=False)
     for ax, (name, _, _) in zip(axes, SCENES):
         rs = [r for r in rows if r["scene"] == name]
         ax.plot([r["dt"] for r in rs], [r["cold_iterations_mean"] for r in rs], "o-", label="cold lambda (spec §5.1)")
         ax.plot([r["dt"] for r in rs], [r["warm_iterations_mean"] for r in rs], "s-", label="warm-started lambda")
-        ax.set_xscale("log")
-        ax.set_title(name)
-        ax.set_xlabel("dt [s]")
-        ax.grid(True, alpha=0.3)
-    axes[0].set_ylabel("LM iterations per step (mean over 2 s)")
-    axes[0].legend(fontsize=8)
+    style_iteration_axes(axes, [name for name, _, _ in SCENES])
     fig.tight_layout()
     fig.savefig(out.with_suffix(".png"), dpi=110)
     print(f"wrote {out} and {out.with_suffix('.png')}")
