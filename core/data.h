@@ -40,6 +40,46 @@ struct Data {
     double gamma = 1;    ///< PGM's final gamma (integrator.carry_gamma)
   } nmdp;
 
+  // carried by multistep integrators (PBD / PBFD at integrator.order 2, docs/methods/pbfd.md §3.1): the
+  // last step's (theta_n, theta_{n-1}) as given, the theta_{n-2} it used and its result, so that
+  // the next step finds its theta_{n-2}. Checked bit for bit, so a state written from outside (a
+  // reset) is never mistaken for a continuation.
+  struct StepHistory {
+    bool valid = false;
+    bool fresh = false;  ///< the recorded step started without a history
+    VecX theta_n, theta_nm1, theta_nm2, theta_next;  ///< (n_q) each
+    VecX nm2;  ///< (n_q) the current step's theta_{n-2} (find_nm2)
+
+    /// theta_{n-2} of the step from (theta_n, theta_{n-1}) into nm2; false when there is none (a
+    /// fresh start: the step then reads (theta_n - theta_{n-1}) / dt as the velocity AT t_n, the
+    /// start convention theta_{-1} = theta_0 - dt theta_dot_0). A step that continues the recorded
+    /// one reads its theta_{n-1}; after a fresh step that point is off the trajectory (it encodes
+    /// the start velocity), so the quadratic through (theta_{n-1}, its velocity, theta_n) is read
+    /// at t_{n-2} instead: theta_next - 2 theta_n + 2 theta_{n-1}. A repeated step (the re-step at
+    /// an actuator limit) finds what the recorded one used.
+    bool find_nm2(const VecX& theta_n_, const VecX& theta_nm1_) {
+      if (valid && theta_n_ == theta_next && theta_nm1_ == theta_n) {
+        if (fresh) nm2 = theta_next - 2 * theta_n + 2 * theta_nm1;
+        else nm2 = theta_nm1;
+        return true;
+      }
+      if (valid && theta_n_ == theta_n && theta_nm1_ == theta_nm1) {
+        nm2 = theta_nm2;
+        return !fresh;
+      }
+      return false;
+    }
+    /// Records the step just taken from (theta_n, theta_{n-1}) to theta_next; had_nm2 = find_nm2's answer.
+    void record(const VecX& theta_n_, const VecX& theta_nm1_, const VecX& theta_next_, bool had_nm2) {
+      theta_nm2 = nm2;
+      theta_nm1 = theta_nm1_;
+      theta_n = theta_n_;
+      theta_next = theta_next_;
+      fresh = !had_nm2;
+      valid = true;
+    }
+  } history;
+
   // carried by NE-MDP and the compliant N-step: the active set of the last contact QP (warm start of the next one)
   std::vector<int> qp_active;
 
@@ -49,6 +89,7 @@ struct Data {
   /// Forget everything carried between steps (a new episode from (theta, theta_prev)).
   void reset_carry() {
     nmdp.valid = false;
+    history.valid = false;
     qp_active.clear();
     if (ws) ws->reset_carry();
   }
@@ -57,6 +98,7 @@ struct Data {
 inline Data::Data(const Model& m)
     : theta(VecX::Zero(m.n_q)), theta_prev(VecX::Zero(m.n_q)), theta_next(VecX::Zero(m.n_q)) {
   nmdp.frame_start = nmdp.theta_m = nmdp.theta_mm = VecX::Zero(m.n_q);
+  history.theta_n = history.theta_nm1 = history.theta_nm2 = history.theta_next = history.nm2 = VecX::Zero(m.n_q);
 }
 
 }  // namespace bigstep

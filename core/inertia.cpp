@@ -43,6 +43,13 @@ void make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2
   }
 }
 
+void add_inertia_anchor(const Kinematics& kin, double w, InertiaAnchor& an) {
+  for (size_t j = 0; j < an.R.size(); ++j) {
+    an.R[j] += w * kin.R[j];
+    an.t[j] += w * kin.t[j];
+  }
+}
+
 double inertia_value(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt, const double* ms) {
   double s = 0;
   for (int j = 0; j < m.n_link; ++j) {

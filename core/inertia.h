@@ -34,6 +34,8 @@ InertiaAnchor make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& 
                                   double a = 1.0);
 /// Same into an existing anchor (no allocation once it is sized).
 void make_inertia_anchor(const Kinematics& kin_prev, const Kinematics& kin_prev2, double a, InertiaAnchor& an);
+/// an += w T(kin) per link (a multistep anchor as a weighted sum of poses, weights summing to 1).
+void add_inertia_anchor(const Kinematics& kin, double w, InertiaAnchor& an);
 
 /// I(theta) = 1/(2 dt^2) sum_j <(A_j,b_j),(A_j,b_j)>_j   (docs/methods/pbfd.md §3).
 double inertia_value(const Model& m, const Kinematics& kin, const InertiaAnchor& an, double dt,

@@ -114,6 +114,12 @@ void parse_integrator(Cfg& top, Scene& sc) {
   if (s.lbfgs_it_max <= 0) integ.fail(integ.key("lbfgs_it_max"), s.lbfgs_it_max, "must be > 0");
   s.restart = integ.flag("restart");
   s.warm_lambda = integ.flag("warm_lambda");
+  s.order = integ.integer("order");
+  if (s.order != 1 && s.order != 2) integ.fail(integ.key("order"), s.order, "must be 1 or 2");
+  if (s.order != 1 && !(sc.integrator == "pbd" || sc.integrator == "pbfd"))
+    integ.fail(integ.key("order"), s.order,
+               "the second-order step is implemented for integrator.type pbd and pbfd only (this is " +
+                   sc.integrator + ")");
   s.friction_continuation = integ.integer("friction_continuation");
   if (s.friction_continuation < 0 || s.friction_continuation > 8)
     integ.fail(integ.key("friction_continuation"), s.friction_continuation, "must be 0 to 8 (softened-friction stages)");

@@ -197,6 +197,9 @@ std::vector<SceneKey> build_table() {
   key("integrator.lbfgs_it_max", "integer", "10000", "L-BFGS iterations, > 0");
   key("integrator.restart", "bool", "true", "retry once from theta_n when the predictor start fails (§5.1)");
   key("integrator.warm_lambda", "bool", "true", "PBD/PBFD LM (reference and team engines) starts each step from the last converged step's lambda (false: 1e-3 max B_ii, docs/methods/pbfd.md §5.1)");
+  key("integrator.order", "integer", "1",
+      "pbd / pbfd time discretisation: 1 the papers' backward-Euler form, 2 the second-order four-point "
+      "backward difference (docs/methods/pbfd.md §3.1)");
   key("integrator.friction_continuation", "integer", "4",
       "PBFD JTJ-LM, reference engine: when the predictor and the restart both fail, re-solve from theta_n with "
       "C_par x 3^(-k/K), k = K..1, then C_par (mu with contact.friction = coulomb; K softened stages, 0 to 8; 0: off; "

@@ -1,6 +1,7 @@
 #include "solvers/pbd/pbd_context.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 
@@ -14,10 +15,12 @@ PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& th
 }
 
 void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1, double dt, const VecX& tau,
-                     const ContactParams& cp, PbdWorkspace& ws, PbdStepInput& in) {
+                     const ContactParams& cp, PbdWorkspace& ws, PbdStepInput& in, int order, const VecX* theta_nm2) {
   BIGSTEP_CHECK_ARG(tau.size() == 0 || tau.size() == m.n_q, "tau.size()", tau.size(),
                     detail::concat("expected n_q = ", m.n_q));
   in.dt = dt;
+  in.dt_a = dt;
+  in.dt_v = dt;
   if (tau.size() == 0) in.tau.setZero(m.n_q);
   else in.tau = tau;
   in.cp = cp;
@@ -29,6 +32,31 @@ void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
   for (int s = 0; s < m.n_point; ++s) in.centre_n[s] = point_position(ws.kin_n, m.point_link[s], m.point_pos[s]);
   in.theta_n = theta_n;
   in.theta_pred = 2 * theta_n - theta_nm1;
+  in.theta_v = theta_n;
+  if (order == 2 && theta_nm2) {
+    // second order (docs/methods/pbfd.md §3.1): (2 T_{n+1} - 5 T_n + 4 T_{n-1} - T_{n-2}) / dt^2 is
+    // T's second derivative at t_{n+1} to O(dt^2); written as the first-order inertia term it pulls
+    // towards (5 T_n - 4 T_{n-1} + T_{n-2}) / 2 = (2 T_n - T_{n-1}) + (T_n - 2 T_{n-1} + T_{n-2}) / 2
+    // with weight 2 / dt^2, i.e. dt_a = dt / sqrt(2). ws.kin holds T(theta_{n-2}) for the sum.
+    forward_kinematics(m, *theta_nm2, ws.kin);
+    ws.theta_cs.setConstant(std::numeric_limits<double>::quiet_NaN());
+    add_inertia_anchor(ws.kin_n, 0.5, in.anchor);
+    add_inertia_anchor(ws.kin_a, -1.0, in.anchor);
+    add_inertia_anchor(ws.kin, 0.5, in.anchor);
+    in.dt_a = dt / std::sqrt(2.0);
+    in.theta_pred += 0.5 * (theta_n - 2 * theta_nm1 + *theta_nm2);
+    // BDF2 velocity at t_{n+1}: (3 theta - 4 theta_n + theta_{n-1}) / (2 dt) = (theta - theta_v) / dt_v
+    in.theta_v = (4 * theta_n - theta_nm1) / 3;
+    in.dt_v = 2 * dt / 3;
+  } else if (order == 2) {
+    // fresh start: v_n = (theta_n - theta_{n-1}) / dt is the velocity AT t_n, and the quadratic
+    // theta_n + v_n t + a t^2 / 2 through it gives 2 (theta - theta_n - dt v_n) / dt^2 = a (anchor
+    // 2 T_n - T_{n-1}, weight 2 / dt^2) and theta_dot(t_{n+1}) = (2 theta - 3 theta_n + theta_{n-1}) / dt:
+    // exact for constant acceleration, so no O(dt) start error
+    in.dt_a = dt / std::sqrt(2.0);
+    in.theta_v = (3 * theta_n - theta_nm1) / 2;
+    in.dt_v = dt / 2;
+  }
   in.pd = false;  // no servo unless set_step_pd adds one (gain buffers keep their size)
 }
 

@@ -19,19 +19,31 @@
 
 namespace bigstep {
 
-/// Constants of one step. Built by make_step_input() from theta_n and theta_{n-1}.
+/// Constants of one step. Built by make_step_input() from theta_n, theta_{n-1} (and theta_{n-2} at
+/// second order). The time discretisation enters only through the anchors and steps below
+/// (docs/methods/pbfd.md §3.1): the inertia term pulls T(theta) towards `anchor` with step dt_a, and
+/// every velocity-dependent term (damping, the servo's K_d) reads theta_dot = (theta - theta_v)/dt_v.
+///   order 1 (the papers' Eq. 6 / 13): anchor 2 T_n - T_{n-1}, dt_a = dt; theta_v = theta_n, dt_v = dt
+///   order 2 (four-point backward difference, velocity by BDF2):
+///           anchor (5 T_n - 4 T_{n-1} + T_{n-2})/2, dt_a = dt/sqrt(2); theta_v = (4 theta_n - theta_{n-1})/3,
+///           dt_v = 2 dt/3
+///   order 2 without theta_{n-2} (a fresh start, (theta_n - theta_{n-1})/dt the velocity at t_n):
+///           anchor 2 T_n - T_{n-1}, dt_a = dt/sqrt(2); theta_v = (3 theta_n - theta_{n-1})/2, dt_v = dt/2
 struct PbdStepInput {
-  double dt = 0.01;
+  double dt = 0.01;               ///< the step [s]
+  double dt_a = 0.01;             ///< the inertia (and armature) term's step [s]
+  double dt_v = 0.01;             ///< the velocity terms' step [s]
   VecX tau;                       ///< (n_q) joint torques, constant over the step
   ContactParams cp;
   const double* mass_scale = nullptr;  ///< (n_link) the rollout's link mass scales (core/inertia.h), null = 1
-  InertiaAnchor anchor;           ///< 2 T(theta_n) - T(theta_{n-1}) per link
+  InertiaAnchor anchor;           ///< per link: 2 T(theta_n) - T(theta_{n-1}) at first order (above)
   /// (n_point) the Model's point cores (point_*) at theta_n. The reference reads slip from the
   /// contact set (kin_n); this is the team form's step constant (PbfdStepConst, pbd_residual_team.h).
   std::vector<Vec3> centre_n;
-  VecX theta_pred;                ///< (n_q) theta~ = 2 theta_n - theta_{n-1} (armature term)
-  // backward-Euler stable PD (docs/methods/newton_euler.md §4, docs/methods/pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
-  // - K_d ((theta - theta_n)/dt - theta_dot_bar), targets at t_{n+1}; pd = false: no servo
+  VecX theta_pred;                ///< (n_q) theta~, the anchor in joint space (armature term; 2 theta_n - theta_{n-1} at order 1)
+  VecX theta_v;                   ///< (n_q) the velocity reference (theta_n at order 1)
+  // implicit stable PD (docs/methods/newton_euler.md §4, docs/methods/pbfd.md §4.1): tau_pd(theta) = -K_p (theta - theta_bar)
+  // - K_d ((theta - theta_v)/dt_v - theta_dot_bar), targets at t_{n+1}; pd = false: no servo
   VecX kp, kd;                    ///< (n_q) gains
   VecX theta_bar, theta_dot_bar;  ///< (n_q) targets at the end of the step
   VecX theta_n;                   ///< (n_q) configuration at the start of the step (always set)
@@ -52,6 +64,7 @@ struct PbdWorkspace : Workspace {
     in.tau.resize(m.n_q);
     in.theta_n.resize(m.n_q);
     in.theta_pred.resize(m.n_q);
+    in.theta_v.resize(m.n_q);
   }
   Kinematics kin;    ///< at the current iterate
   Kinematics kin_a;  ///< scratch for theta_{n-1}
@@ -74,9 +87,12 @@ struct PbdWorkspace : Workspace {
 
 PbdStepInput make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1,
                              double dt, const VecX& tau, const ContactParams& cp, PbdWorkspace& ws);
-/// Same into in (ws.in in a step: no allocation once sized); tau may be empty (= 0).
+/// Same into in (ws.in in a step: no allocation once sized); tau may be empty (= 0). order 2: the
+/// second-order step from theta_{n-2} (ws.kin is used as scratch then, and ws.theta_cs forgotten),
+/// or, theta_nm2 = nullptr, its fresh start (docs/methods/pbfd.md §3.1).
 void make_step_input(const Model& m, const VecX& theta_n, const VecX& theta_nm1, double dt, const VecX& tau,
-                     const ContactParams& cp, PbdWorkspace& ws, PbdStepInput& in);
+                     const ContactParams& cp, PbdWorkspace& ws, PbdStepInput& in, int order = 1,
+                     const VecX* theta_nm2 = nullptr);
 
 /// Adds the stable-PD servo `pd` (validated against n_q, throws InvalidArgument) to a step input:
 /// gains, theta_n and the targets at t_end (the step's end time); an inactive servo clears it.

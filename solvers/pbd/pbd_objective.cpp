@@ -18,17 +18,17 @@ double pd_potential(const PbdStepInput& in, const VecX& theta) {
   if (!in.has_pd()) return 0;
   // expressions only: no temporaries
   const auto e = (theta - in.theta_bar).array();
-  const auto d = (theta - in.theta_n).array();
-  return 0.5 * (e * in.kp.array() * e).sum() + 0.5 / in.dt * (d * in.kd.array() * d).sum() -
+  const auto d = (theta - in.theta_v).array();
+  return 0.5 * (e * in.kp.array() * e).sum() + 0.5 / in.dt_v * (d * in.kd.array() * d).sum() -
          (in.kd.array() * in.theta_dot_bar.array() * theta.array()).sum();
 }
 
 void add_pd_terms(const PbdStepInput& in, const VecX& theta, VecX& grad, MatX* Hess) {
   if (!in.has_pd()) return;
-  // -tau_pd = K_p (theta - theta_bar) + K_d ((theta - theta_n)/dt - theta_dot_bar)
+  // -tau_pd = K_p (theta - theta_bar) + K_d ((theta - theta_v)/dt_v - theta_dot_bar)
   grad.array() += in.kp.array() * (theta - in.theta_bar).array() +
-                  in.kd.array() * ((theta - in.theta_n).array() / in.dt - in.theta_dot_bar.array());
-  if (Hess) Hess->diagonal() += in.kp + in.kd / in.dt;
+                  in.kd.array() * ((theta - in.theta_v).array() / in.dt_v - in.theta_dot_bar.array());
+  if (Hess) Hess->diagonal() += in.kp + in.kd / in.dt_v;
 }
 
 double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws) {
@@ -37,7 +37,7 @@ double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, Pbd
     forward_kinematics(m, theta, ws.kin);
     update_contacts(m, theta, ws);
   }
-  double E = inertia_value(m, ws.kin, in.anchor, in.dt, in.mass_scale) + gravity_value(m, ws.kin, in.mass_scale) - theta.dot(in.tau) +
+  double E = inertia_value(m, ws.kin, in.anchor, in.dt_a, in.mass_scale) + gravity_value(m, ws.kin, in.mass_scale) - theta.dot(in.tau) +
              pd_potential(in, theta);
   const ContactParams& cp = in.cp;
   for (int i = 0; i < ws.cs.n_con; ++i) {
@@ -50,7 +50,7 @@ double pbd_energy(const Model& m, const PbdStepInput& in, const VecX& theta, Pbd
       E += cp.c_par * std::pow(u.norm(), cp.beta + 1) * std::pow(d, cp.gamma + 1);
     }
   }
-  E += joint_passive_value(m, theta, in.theta_n, in.theta_pred, in.dt);
+  E += joint_passive_value(m, theta, in.theta_v, in.dt_v, in.theta_pred, in.dt_a);
   E += joint_limit_value(m, ws.cs.lim.data(), ws.cs.n_lim, cp);
   return E;
 }
@@ -64,13 +64,13 @@ void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& 
   // adds their second-order part (mass matrix / dt^2 from P, f . d^2x through G), the
   // Gauss-Newton matrix only the mass-matrix part (§5, A4: grad^2 V and the inertia's d^2X are out)
   CompositeMoments& cm = ws.cm;
-  begin_moments(m, ws.kin, in.anchor, in.dt, in.mass_scale, Bp != nullptr, cm);
+  begin_moments(m, ws.kin, in.anchor, in.dt_a, in.mass_scale, Bp != nullptr, cm);
   grad.setZero(m.n_q);
   grad -= in.tau;
   if (Bp) Bp->setZero(m.n_q, m.n_q);
   add_pd_terms(in, theta, grad, Bp);  // exact and PSD: both model matrices take it
   // armature, damping, limits: diagonal PSD Hessians, both model matrices take them
-  add_joint_passive_terms(m, theta, in.theta_n, in.theta_pred, in.dt, grad, Bp);
+  add_joint_passive_terms(m, theta, in.theta_v, in.dt_v, in.theta_pred, in.dt_a, grad, Bp);
   add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, grad, Bp);
   const ContactParams& cp = in.cp;
   for (int i = 0; i < ws.cs.n_con; ++i) {

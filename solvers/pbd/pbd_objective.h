@@ -18,12 +18,13 @@ void pbd_energy_derivatives(const Model& m, const PbdStepInput& in, const VecX& 
                             PbdWorkspace& ws, double& E, VecX& grad, MatX* B, HessianKind kind);
 
 /// Stable-PD potential of Eq. 6 (docs/methods/pbfd.md §4.1, docs/methods/newton_euler.md §4), 0 without a servo:
-///   U(theta) = 1/2 (theta - theta_bar)^T K_p (theta - theta_bar) + 1/(2 dt) (theta - theta_n)^T K_d (theta - theta_n)
+///   U(theta) = 1/2 (theta - theta_bar)^T K_p (theta - theta_bar) + 1/(2 dt_v) (theta - theta_v)^T K_d (theta - theta_v)
 ///              - (K_d theta_dot_bar)^T theta,
-/// whose gradient is -tau_pd(theta) (stable_pd_torque) and whose Hessian is diag(K_p + K_d/dt).
+/// whose gradient is -tau_pd(theta) (stable_pd_torque; first order theta_v = theta_n, dt_v = dt) and
+/// whose Hessian is diag(K_p + K_d/dt_v).
 double pd_potential(const PbdStepInput& in, const VecX& theta);
 
-/// grad += -tau_pd(theta) and, when Hess is set, Hess += diag(K_p + K_d/dt) = -d tau_pd/d theta
+/// grad += -tau_pd(theta) and, when Hess is set, Hess += diag(K_p + K_d/dt_v) = -d tau_pd/d theta
 /// (exact, PSD). Eq. 6 adds grad U; Eq. 13 adds -tau_pd to r exactly as it subtracts tau.
 void add_pd_terms(const PbdStepInput& in, const VecX& theta, VecX& grad, MatX* Hess);
 

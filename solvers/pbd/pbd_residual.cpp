@@ -22,13 +22,13 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     update_contacts(m, theta, ws);
   }
   CompositeMoments& cm = ws.cm;
-  begin_moments(m, ws.kin, in.anchor, in.dt, in.mass_scale, Jr != nullptr, cm);  // inertia, gravity
+  begin_moments(m, ws.kin, in.anchor, in.dt_a, in.mass_scale, Jr != nullptr, cm);  // inertia, gravity
   r.setZero(m.n_q);
   r -= in.tau;
   if (Jr) Jr->setZero(m.n_q, m.n_q);
   add_pd_terms(in, theta, r, Jr);  // r -= tau_pd(theta), J_r += diag(K_p + K_d/dt) (docs/methods/pbfd.md §4.6)
   // armature, damping, limits: the gradients of their Eq. 6 energies (conservative / implicit)
-  add_joint_passive_terms(m, theta, in.theta_n, in.theta_pred, in.dt, r, Jr);
+  add_joint_passive_terms(m, theta, in.theta_v, in.dt_v, in.theta_pred, in.dt_a, r, Jr);
   add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, r, Jr);
   const ContactParams& cp = in.cp;
   // friction law (contact.friction): the paper's C_par f_par, or Coulomb mu f_n with delta = v_s dt

@@ -23,6 +23,7 @@ const char* optimizer_name(Optimizer o) {
 
 void validate_pbd_settings(const PbdSettings& s) {
   BIGSTEP_CHECK_ARG(std::isfinite(s.dt) && s.dt > 0, "integrator.dt", s.dt, "must be finite and > 0");
+  BIGSTEP_CHECK_ARG(s.order == 1 || s.order == 2, "integrator.order", s.order, "must be 1 or 2");
   BIGSTEP_CHECK_ARG(!(s.formulation == Formulation::Pbfd && s.optimizer == Optimizer::Lm),
                     "integrator.optimizer", "lm",
                     "LM with the exact Hessian of Eq. 13 needs third derivatives (excluded by the "
@@ -200,7 +201,9 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   const VecX& tau = u.tau;
   StepStats st;
   PbdStepInput& in = ws.in;
-  make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws, in);
+  // second order: theta_{n-2} from the rollout's history (Data::history), none at a fresh start
+  const bool has_nm2 = s_.order == 2 && d.history.find_nm2(theta_n, theta_nm1);
+  make_step_input(m_, theta_n, theta_nm1, s_.dt, tau, p.contact, ws, in, s_.order, has_nm2 ? &d.history.nm2 : nullptr);
   in.mass_scale = p.link_mass_scale;
   if (u.pd) set_step_pd(m_, *u.pd, theta_n, u.t + s_.dt, in);
   // predictor theta0 = 2 theta_n - theta_{n-1}; one restart from theta_n (§5.1)
@@ -213,6 +216,7 @@ StepStats PbdIntegrator::advance(const VecX& theta_n, const VecX& theta_nm1, con
   }
   if (!ok && continuation_applies(in, st)) ok = solve_continued(in, ws, theta_n, theta_next, st);
   if (!ok) st.status |= STATUS_NOT_CONVERGED;
+  if (s_.order == 2) d.history.record(theta_n, theta_nm1, theta_next, has_nm2);
   return st;
 }
 

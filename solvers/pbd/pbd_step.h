@@ -19,6 +19,10 @@ struct PbdSettings {
   Formulation formulation = Formulation::Pbfd;
   Optimizer optimizer = Optimizer::JtjLm;
   double dt = 0.01;
+  /// time discretisation (docs/methods/pbfd.md §3.1): 1 the papers' Eq. 6 / 13 (backward Euler in
+  /// the accelerations), 2 the four-point backward difference (second order, L-stable-like damping
+  /// of stiff modes, theta_{n-2} carried in Data::history)
+  int order = 1;
   ContactParams contact;
   double eps_r = 1e-8;
   double eps_x = 1e-12;

@@ -14,13 +14,13 @@ double limit_coefficient(const Model& m, int k, const ContactParams& cp) {
 }
 }  // namespace
 
-double joint_passive_value(const Model& m, const VecX& theta, const VecX& theta_n, const VecX& theta_pred,
-                           double dt) {
+double joint_passive_value(const Model& m, const VecX& theta, const VecX& theta_v, double dt_v,
+                           const VecX& theta_pred, double dt_a) {
   double E = 0;
   if (m.has_damping_armature)
     for (int k = 0; k < m.n_q; ++k) {
-      const double e_a = theta[k] - theta_pred[k], e_b = theta[k] - theta_n[k];
-      E += 0.5 * m.dof_armature[size_t(k)] * e_a * e_a / (dt * dt) + 0.5 * m.dof_damping[size_t(k)] * e_b * e_b / dt;
+      const double e_a = theta[k] - theta_pred[k], e_b = theta[k] - theta_v[k];
+      E += 0.5 * m.dof_armature[size_t(k)] * e_a * e_a / (dt_a * dt_a) + 0.5 * m.dof_damping[size_t(k)] * e_b * e_b / dt_v;
     }
   if (m.has_stiffness)
     for (int k = 0; k < m.n_q; ++k) {
@@ -30,13 +30,13 @@ double joint_passive_value(const Model& m, const VecX& theta, const VecX& theta_
   return E;
 }
 
-void add_joint_passive_terms(const Model& m, const VecX& theta, const VecX& theta_n, const VecX& theta_pred,
-                             double dt, VecX& grad, MatX* Hess) {
+void add_joint_passive_terms(const Model& m, const VecX& theta, const VecX& theta_v, double dt_v,
+                             const VecX& theta_pred, double dt_a, VecX& grad, MatX* Hess) {
   if (m.has_damping_armature)
     for (int k = 0; k < m.n_q; ++k) {
       const double a = m.dof_armature[size_t(k)], b = m.dof_damping[size_t(k)];
-      grad[k] += a * (theta[k] - theta_pred[k]) / (dt * dt) + b * (theta[k] - theta_n[k]) / dt;
-      if (Hess) (*Hess)(k, k) += a / (dt * dt) + b / dt;
+      grad[k] += a * (theta[k] - theta_pred[k]) / (dt_a * dt_a) + b * (theta[k] - theta_v[k]) / dt_v;
+      if (Hess) (*Hess)(k, k) += a / (dt_a * dt_a) + b / dt_v;
     }
   // spring at theta_{n+1} (implicit), only on DOFs with k_k != 0 (k = 0 leaves r bit-identical)
   if (m.has_stiffness)

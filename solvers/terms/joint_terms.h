@@ -2,10 +2,13 @@
 // formulas (issue 10; MuJoCo's dof_armature / dof_damping / jnt_range). Each is a sum over DOFs, so
 // its value, gradient and (diagonal) Hessian come from one place and both formulations add the
 // gradient (Eq. 13's residual is Eq. 6's gradient for conservative terms, docs/methods/pbfd.md §4.6):
-//   armature a_k: 1/2 sum_k a_k (theta_k - theta~_k)^2 / dt^2,  theta~ = 2 theta_n - theta_{n-1}
-//                 (extra rotor inertia on DOF k; not scaled by the rollout's link mass scales)
-//   damping  b_k: 1/2 sum_k b_k (theta_k - theta_n,k)^2 / dt    (backward-Euler viscous torque
-//                 -b_k theta_dot_k with theta_dot = (theta - theta_n)/dt, unconditionally stable)
+//   armature a_k: 1/2 sum_k a_k (theta_k - theta~_k)^2 / h_a^2, theta~ the inertia anchor in joint
+//                 space (first order: 2 theta_n - theta_{n-1}, h_a = dt; docs/methods/pbfd.md §3.1 for
+//                 the second-order weights) (extra rotor inertia on DOF k; not scaled by the
+//                 rollout's link mass scales)
+//   damping  b_k: 1/2 sum_k b_k (theta_k - theta_v,k)^2 / h_v  (implicit viscous torque -b_k
+//                 theta_dot_k with theta_dot = (theta - theta_v)/h_v: first order theta_v = theta_n,
+//                 h_v = dt (backward Euler); unconditionally stable)
 //   spring   k_k: 1/2 sum_k k_k (theta_k - ref_k)^2                (MuJoCo's stiffness / springref: a
 //                 potential like gravity, so it is taken at theta_{n+1}, implicit; gradient
 //                 k_k (theta_k - ref_k), Hessian k_k)
@@ -21,12 +24,14 @@
 namespace bigstep {
 
 /// Armature, damping and spring energy at theta (0 when the model has none of them).
-double joint_passive_value(const Model& m, const VecX& theta, const VecX& theta_n, const VecX& theta_pred,
-                           double dt);
+/// theta_v, dt_v: the velocity reference and step (theta_dot = (theta - theta_v)/dt_v); theta_pred,
+/// dt_a: the armature's anchor and step (PbdStepInput).
+double joint_passive_value(const Model& m, const VecX& theta, const VecX& theta_v, double dt_v,
+                           const VecX& theta_pred, double dt_a);
 
-/// grad += armature, damping and spring gradient; Hess (when set) += diag(a_k/dt^2 + b_k/dt + k_k).
-void add_joint_passive_terms(const Model& m, const VecX& theta, const VecX& theta_n, const VecX& theta_pred,
-                             double dt, VecX& grad, MatX* Hess);
+/// grad += armature, damping and spring gradient; Hess (when set) += diag(a_k/dt_a^2 + b_k/dt_v + k_k).
+void add_joint_passive_terms(const Model& m, const VecX& theta, const VecX& theta_v, double dt_v,
+                             const VecX& theta_pred, double dt_a, VecX& grad, MatX* Hess);
 
 /// Limit penalty of the stops lim[0 .. n_lim) (only depth > 0 counts).
 double joint_limit_value(const Model& m, const LimitContact* lim, int n_lim, const ContactParams& cp);

@@ -356,6 +356,13 @@ TEST_CASE("batch engines: the team engine takes joint terms, plane geoms, sphere
                         Catch::Contains("box") && Catch::Contains("capsule"));
   // the unchanged scene is accepted
   CHECK(team_unsupported(chain("team").model).empty());
+  // the second-order step is the reference engine's for now: refused by name, never stepped first order
+  {
+    const Scene o2 = chain("team", {"integrator.order=2"});
+    const Initial i2(o2, 2);
+    CHECK_THROWS_WITH(make_batch_engine(o2, BackendChoice{}, i2.b, i2.p),
+                      Catch::Contains("integrator.order") && Catch::Contains("batch.engine=reference"));
+  }
 }
 
 namespace {

@@ -263,6 +263,8 @@ TEST_CASE("scene_io: out-of-range integers and unchecked settings are rejected",
   expect_error(kBase, {"integrator.lbfgs_it_max=-3"}, {"integrator.lbfgs_it_max = -3"});
   expect_error(kBase, {"integrator.friction_continuation=-1"}, {"integrator.friction_continuation = -1", "0 to 8"});
   expect_error(kBase, {"integrator.friction_continuation=9"}, {"integrator.friction_continuation = 9", "0 to 8"});
+  expect_error(kBase, {"integrator.order=3"}, {"integrator.order = 3", "must be 1 or 2"});
+  expect_error(kBase, {"integrator.type=ne_lcp", "integrator.order=2"}, {"integrator.order = 2", "pbd and pbfd only"});
   expect_error(kBase, {"metrics.rest_speed=-1"}, {"metrics.rest_speed = -1"});
 }
 

@@ -139,6 +139,7 @@ std::map<std::string, Probe> probes() {
       {"integrator.restart", {{}, [d](const Scene& s) { return d(s.settings.restart); }}},
       {"integrator.warm_lambda", {{}, [d](const Scene& s) { return d(s.settings.warm_lambda); }}},
       {"integrator.friction_continuation", {{}, [d](const Scene& s) { return d(s.settings.friction_continuation); }}},
+      {"integrator.order", {{}, [d](const Scene& s) { return d(s.settings.order); }}},
       {"integrator.pgm", {{}, [](const Scene& s) { return Value(std::string(s.nmdp.pgm.mode == PgmMode::Zo ? "zo" : "fo")); }}},
       {"integrator.accel_denominator", {{}, [](const Scene& s) {
          return Value(std::string(s.nmdp.accel == AccelDenominator::Literal ? "literal" : "recommended")); }}},

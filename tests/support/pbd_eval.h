@@ -33,17 +33,17 @@ inline void pbd_derivatives_per_link(const Model& m, const PbdStepInput& in, con
   const bool exact = kind == HessianKind::Exact;
   grad.setZero(m.n_q);
   grad -= in.tau;
-  add_inertia_gradient(m, ws.kin, in.anchor, in.dt, grad, in.mass_scale);
+  add_inertia_gradient(m, ws.kin, in.anchor, in.dt_a, grad, in.mass_scale);
   if (exact) {
     B.setZero(m.n_q, m.n_q);
-    add_inertia_hessian(m, ws.kin, in.anchor, in.dt, B, in.mass_scale);
+    add_inertia_hessian(m, ws.kin, in.anchor, in.dt_a, B, in.mass_scale);
   } else {
     mass_matrix(m, ws.kin, B, in.mass_scale);
-    B /= in.dt * in.dt;
+    B /= in.dt_a * in.dt_a;
   }
   add_gravity_derivatives(m, ws.kin, grad, exact ? &B : nullptr, in.mass_scale);
   add_pd_terms(in, theta, grad, &B);
-  add_joint_passive_terms(m, theta, in.theta_n, in.theta_pred, in.dt, grad, &B);
+  add_joint_passive_terms(m, theta, in.theta_v, in.dt_v, in.theta_pred, in.dt_a, grad, &B);
   add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, grad, &B);
   const ContactParams& cp = in.cp;
   for_each_active_contact(m, ws, [&](const Contact& c, const Vec3& u) {

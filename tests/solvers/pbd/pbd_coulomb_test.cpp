@@ -3,6 +3,7 @@
 // and of C_par. First-order time integration: each step's velocity is the end-of-step velocity,
 // so a slide with deceleration a = mu g covers sum_k (v0 - k a dt) dt = v0^2/(2a) - v0 dt/2 + O(dt^2):
 // a relative floor of mu g dt / v0 (docs/methods/pbfd.md §4.9), checked against that recurrence too.
+// The second-order form (integrator.order 2, §3.1) has no such floor: 2 % at every dt.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -40,14 +41,13 @@ int failed_steps(const Scene& sc, const Rollout& r) {
 }
 
 // box_slide (planar box, four corners, C_perp 1.23e6) with the Coulomb law from v0 [m/s] at dt
-Rollout slide(double v0, double dt, double mu, double c_par, Scene* out = nullptr) {
+Rollout slide(double v0, double dt, double mu, double c_par, int order = 1) {
   const Scene sc = load_scene(config("box_slide"),
                               {"contact.friction=coulomb", "contact.mu=" + num(mu), "contact.c_par=" + num(c_par),
                                "initial.theta_dot=[" + num(v0) + ", 0, 0]", "integrator.dt=" + num(dt),
-                               "integrator.duration=" + num(v0 / (mu * kG) + 1)});
+                               "integrator.duration=" + num(v0 / (mu * kG) + 1), "integrator.order=" + num(order)});
   Rollout r = simulate(sc);
   CHECK(failed_steps(sc, r) == 0);
-  if (out) *out = sc;
   return r;
 }
 
@@ -86,6 +86,23 @@ TEST_CASE("coulomb: box slide distance v0^2 / (2 mu g) at dt 10 to 100 ms", "[pb
   }
 }
 
+TEST_CASE("coulomb: second order, box slide distance v0^2 / (2 mu g) within 2 % at dt 10 to 100 ms",
+          "[pbd][coulomb][oracle][order2]") {
+  // the four-point backward difference (§3.1) integrates the constant deceleration exactly; what is
+  // left is the stop itself (the last step's partial deceleration), ~1 % at v0 = 1 m/s, dt = 0.1 s
+  const double mu = 0.5, a = mu * kG;
+  for (double v0 : {1.0, 2.0, 5.0, 10.0}) {
+    const double exact = v0 * v0 / (2 * a);
+    for (double dt : {0.01, 0.02, 0.05, 0.1}) {
+      const Rollout r = slide(v0, dt, mu, 0.0, 2);
+      const double x = r.theta.back()[0] - r.theta.front()[0];
+      INFO("v0 " << v0 << " dt " << dt << " distance " << x << " exact " << exact << " rel err " << x / exact - 1);
+      CHECK(std::abs(x / exact - 1) < tol(0.02));
+      if (v0 >= 5) CHECK(std::abs(x / exact - 1) < tol(0.002));
+    }
+  }
+}
+
 TEST_CASE("coulomb: the slide does not depend on C_par", "[pbd][coulomb]") {
   const Rollout r0 = slide(5.0, 0.05, 0.5, 0.0), r1 = slide(5.0, 0.05, 0.5, 3e7);
   REQUIRE(r0.theta.size() == r1.theta.size());
@@ -112,12 +129,12 @@ namespace {
 
 // incline_box (1 kg box on four r = 1 cm feet) as PBFD, mu 0.5, the slope theta written as tilted gravity;
 // returns x along the slope per step
-std::vector<double> incline(double theta, double dt, double duration, const char* v_s = "0.01") {
+std::vector<double> incline(double theta, double dt, double duration, int order = 1) {
   const double gx = kG * std::sin(theta), gz = -kG * std::cos(theta);
   const Scene sc = load_scene(config("incline_box"),
                               {"integrator.type=pbfd", "integrator.optimizer=jtj_lm", "integrator.dt=" + num(dt),
                                "integrator.duration=" + num(duration), "contact.friction=coulomb", "contact.mu=0.5",
-                               std::string("contact.stiction_velocity=") + v_s, "contact.c_perp=1e6",
+                               "integrator.order=" + num(order), "contact.c_perp=1e6",
                                "model.gravity=[" + num(gx) + ", 0, " + num(gz) + "]"});
   const Rollout r = simulate(sc);
   CHECK(failed_steps(sc, r) == 0);
@@ -148,12 +165,13 @@ TEST_CASE("coulomb: incline slides above tan(theta) = mu with acceleration g (si
   for (double deg : {30.0, 40.0}) {
     const double theta = deg * kPi / 180, a = kG * (std::sin(theta) - 0.5 * std::cos(theta));
     for (double dt : {0.01, 0.05, 0.1}) {
-      const std::vector<double> x = incline(theta, dt, 2.0);
+      const int order = dt == 0.05 ? 2 : 1;  // the second-order form too: also exact for a constant force
+      const std::vector<double> x = incline(theta, dt, 2.0, order);
       // second difference over the last second: exact for a constant force under the first-order step
       const size_t n1 = size_t(std::lround(0.5 / dt)), N = x.size() - 1;
       const double h = double(n1) * dt;
       const double acc = (x[N] - 2 * x[N - n1] + x[N - 2 * n1]) / (h * h);
-      INFO("theta " << deg << " deg dt " << dt << " acceleration " << acc << " predicted " << a);
+      INFO("theta " << deg << " deg dt " << dt << " order " << order << " acceleration " << acc << " predicted " << a);
       CHECK(std::abs(acc / a - 1) < tol(0.03));
     }
   }

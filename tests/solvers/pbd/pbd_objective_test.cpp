@@ -334,3 +334,36 @@ TEST_CASE("objectives: pbfd_residual J_r vs central differences of r (friction, 
     }
   }
 }
+
+TEST_CASE("objectives: second-order step constants keep grad E and J_r the central differences",
+          "[objectives][pbfd][fd][order2]") {
+  // integrator.order 2 changes only the anchor, theta~, theta_v and the steps dt_a, dt_v
+  // (docs/methods/pbfd.md §3.1): the derivatives must follow, and r must differ from the first order's
+  for (uint32_t seed = 1; seed <= 2; ++seed) {
+    const Scene sc = contact_scene(seed);
+    const Model& m = sc.m;
+    PbdWorkspace ws(m);
+    const ContactParams cp = params();
+    const VecX th_nm2 = sc.th_nm1 - 0.5 * (sc.th_n - sc.th_nm1) + 0.01 * VecX::Ones(m.n_q);
+    PbdStepInput in1 = make_step_input(m, sc.th_n, sc.th_nm1, kDt, sc.tau, cp, ws);
+    PbdStepInput in2 = in1;
+    make_step_input(m, sc.th_n, sc.th_nm1, kDt, sc.tau, cp, ws, in2, 2, &th_nm2);
+    CHECK(in2.dt_a == Approx(kDt / std::sqrt(2.0)));
+    CHECK(in2.dt_v == Approx(2 * kDt / 3));
+    VecX r, r1;
+    MatX Jr;
+    pbfd_residual(m, in2, sc.th, ws, r, &Jr);
+    pbfd_residual(m, in1, sc.th, ws, r1, nullptr);
+    CHECK((r - r1).norm() > 1e-3 * r1.norm());
+    const MatX Jr_fd = fd_jacobian([&](const VecX& x) { return residual(m, in2, x, ws); }, sc.th, kH);
+    CHECK(rel_err(Jr, Jr_fd) < fd_tol());
+    double E;
+    VecX g;
+    MatX H;
+    pbd_energy_derivatives(m, in2, sc.th, ws, E, g, &H, HessianKind::Exact);
+    const VecX g_fd = fd_gradient([&](const VecX& x) { return pbd_energy(m, in2, x, ws); }, sc.th, kH);
+    CHECK(rel_err(g, g_fd) < fd_tol());
+    const MatX H_fd = fd_jacobian([&](const VecX& x) { return energy_grad(m, in2, x, ws); }, sc.th, kH);
+    CHECK(rel_err(H, H_fd) < fd_tol());
+  }
+}
