@@ -12,7 +12,7 @@ With --friction: the friction laws instead (docs/methods/pbfd.md §4.4 and §4.9
 sliding box (v0 = 5 m/s, mu = 0.5; power: its C_par scaled as 3e5 / dt, mu_eff = 0.5 at 1 m/s) and the
 floating chain (power: C_par = 5e4 / dt; coulomb: mu = 0.5): mean / max LM iterations per step,
 converged fraction and the box's sliding distance against v0^2 / (2 mu g), for contact.friction =
-power and coulomb at stiction velocities 0.01 and 0.001 m/s. Writes
+power and coulomb at stiction velocities 0.01 and 0.001 m/s, and coulomb with integrator.order 2. Writes
 bench/results/iterations_vs_dt_friction.csv (+ .meta.json) and .png.
 
 Usage: python3 bench/perf/iterations_vs_dt.py [--friction]
@@ -64,6 +64,8 @@ FRICTION_LAWS = [  # (label, overrides(dt))
     ("power", lambda dt: {"contact.friction": "power"}),
     ("coulomb v_s=0.01", lambda dt: {"contact.friction": "coulomb", "contact.mu": 0.5, "contact.stiction_velocity": 0.01}),
     ("coulomb v_s=0.001", lambda dt: {"contact.friction": "coulomb", "contact.mu": 0.5, "contact.stiction_velocity": 0.001}),
+    ("coulomb v_s=0.01 order 2", lambda dt: {"contact.friction": "coulomb", "contact.mu": 0.5, "contact.stiction_velocity": 0.01,
+                                             "integrator.order": 2}),
 ]
 FRICTION_SCENES = [  # (name, config, overrides(dt)): the power law's C_par where it is used
     ("box_slide", "box_slide", lambda dt: {"contact.c_par": 3e5 / dt, "initial.theta_dot": [5.0, 0.0, 0.0],
@@ -113,6 +115,7 @@ def friction_main() -> None:
         rs = [r for r in rows if r["scene"] == "box_slide" and r["friction"] == law]
         ax.plot([r["dt"] for r in rs], [abs(r["distance_rel_err"]) for r in rs], "o-", label=law)
     ax.plot(DTS, [0.5 * 9.81 * dt / 5.0 for dt in DTS], "k--", label="first-order floor mu g dt / v0")
+    ax.axhline(0.02, color="grey", lw=0.8, ls=":", label="2 %")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_title("box slide from 5 m/s: |distance error|")
