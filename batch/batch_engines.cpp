@@ -66,7 +66,7 @@ struct CpuTeamBatch {
     for (int k = 0; k < s.K; ++k) {
       b.init(k, s.row(s.theta, k), s.row(s.theta_prev, k));
       const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
-      b.set_params(k, cp.c_perp, cp.c_par, p.mass_scale_row(k, sc.model.n_link));
+      b.set_params(k, cp, p.mass_scale_row(k, sc.model.n_link));
     }
     if (sc.pd.active()) b.set_gains(sc.pd.kp, sc.pd.kd);
   }
@@ -93,7 +93,7 @@ struct CpuTeamBatch {
   void set_params(const Scene& sc, const RolloutParamTable& p, const std::vector<int>& ks) {
     for (int k : ks) {
       const ContactParams& cp = p.contact.empty() ? sc.settings.contact : p.contact[k];
-      b.set_params(k, cp.c_perp, cp.c_par, p.mass_scale_row(k, sc.model.n_link));
+      b.set_params(k, cp, p.mass_scale_row(k, sc.model.n_link));
     }
   }
   // this step's controls, release (after step 0), iterations to convergence in one persistent
@@ -266,7 +266,7 @@ void check_team_supported(const Scene& sc, const std::string& who) {
   BIGSTEP_CHECK_ARG(sc.tau.size() == 0 || sc.tau.size() == sc.model.n_q, "control.tau", sc.tau.size(),
                     detail::concat("expected n_q = ", sc.model.n_q, " entries"));
   validate_pd_servo(sc.pd, sc.model.n_q, "control.pd");
-  // why: the team engines' per-rollout parameters are c_perp, c_par and the mass scales only
+  // why: the team engines' per-rollout parameters are c_perp, c_par, mu and the mass scales only
   BIGSTEP_CHECK_ARG(sc.randomize_limit_stiffness == 0, "batch.randomize_limit_stiffness", sc.randomize_limit_stiffness,
                     "the team (GPU-form) engine does not randomise the joint stops: use batch.engine=reference");
   BIGSTEP_CHECK_ARG(!(sc.pd.active() && sc.schedule == "rollout"), "batch.schedule", sc.schedule,

@@ -19,7 +19,7 @@ __global__ void pbfd_residual_kernel(
     const S* __restrict__ anchor_R, const S* __restrict__ anchor_t, const S* __restrict__ centre_n,
     const S* __restrict__ tau, const S* __restrict__ theta, const S* __restrict__ theta_n,
     const S* __restrict__ theta_nm1, const S* __restrict__ pose_n_R, const S* __restrict__ pose_n_t, S dt, S c_perp,
-    S c_par, S alpha, S beta, S gamma,
+    S c_par, S alpha, S beta, S gamma, bool coulomb, S mu, S delta,
     // data out:
     S* __restrict__ r_out, S* __restrict__ Jr_out) {
   extern __shared__ unsigned char smem[];
@@ -28,6 +28,9 @@ __global__ void pbfd_residual_kernel(
   PbfdStepConst<S> in{anchor_R + size_t(k) * L * 9, anchor_t + size_t(k) * L * 3,
                       centre_n + size_t(k) * m.n_point * 3, tau + size_t(k) * D, dt, c_perp, c_par,
                       alpha, beta, gamma};
+  in.coulomb = coulomb;
+  in.mu = mu;
+  in.delta = delta;
   if (theta_n) in.theta_n = theta_n + size_t(k) * D;
   if (theta_nm1) in.theta_nm1 = theta_nm1 + size_t(k) * D;
   if (pose_n_R) {
@@ -58,7 +61,7 @@ void pbfd_residual_cuda(const Model& m, const PbfdBatchInput<S>& in, std::vector
   if (shmem > 48 * 1024)
     BIGSTEP_CUDA_CHECK(cudaFuncSetAttribute(pbfd_residual_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
   pbfd_residual_kernel<S><<<K, lanes, shmem>>>(view, aR, at, cn, tau, th, thn, thnm1, pnR, pnt, in.dt, in.c_perp, in.c_par, in.alpha,
-                                               in.beta, in.gamma, dr, dJ);
+                                               in.beta, in.gamma, in.coulomb, in.mu, in.delta, dr, dJ);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   BIGSTEP_CUDA_CHECK(cudaDeviceSynchronize());
   r.resize(size_t(K) * D);

@@ -23,6 +23,9 @@ struct PbfdBatchInput {
   // (PbfdStepConst::pose_n_*); may stay empty for a model without body pairs or without friction
   std::vector<S> pose_n_R, pose_n_t;
   S dt, c_perp, c_par, alpha, beta, gamma;
+  // the friction law (PbfdStepConst::coulomb, mu, delta = v_s dt): Coulomb in place of C_par f_par
+  bool coulomb = false;
+  S mu = S(0), delta = S(0);
 };
 
 /// r (K x n_q) and J_r (K x n_q x n_q, rows) on device 0: one block per rollout, n_q lanes

@@ -267,6 +267,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
   LmTeamSettings<S> cfg;
   Model model;  // link masses and gravity for the per-rollout weights (lm_write_params)
   LmStepScalars<S> p;
+  ContactParams contact;  // the settings' contact law: every rollout's unless init() gets its own
   int K, D, lanes;
   size_t per;
   size_t shmem = 0, shmem_fused = 0;  // dynamic shared memory of the phase kernels / the fused kernel
@@ -321,6 +322,8 @@ struct PbfdTeamBatchCuda<S>::Impl {
     cfg.lockstep = lockstep;
     cfg.restart = s.restart;
     cfg.warm_lambda = s.warm_lambda;
+    lm_set_friction(cfg, s.contact);
+    contact = s.contact;
     p = {S(s.dt), S(s.contact.c_perp), S(s.contact.c_par), S(s.contact.alpha), S(s.contact.beta), S(s.contact.gamma)};
     per = size_t(lm_traj_size(arrays.view(), n_out));
     off = lm_traj_offsets(arrays.view(), n_out);
@@ -559,8 +562,7 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
       b[I.off.th_n + i] = S(theta0[k][i]);
       b[I.off.th_nm1 + i] = S(theta_m1[k][i]);
     }
-    lm_write_params<S>(I.model, b + I.off.params, contact.empty() ? double(I.p.c_perp) : contact[k].c_perp,
-                       contact.empty() ? double(I.p.c_par) : contact[k].c_par,
+    lm_write_params<S>(I.model, b + I.off.params, contact.empty() ? I.contact : contact[k],
                        link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * I.model.n_link);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));

@@ -151,6 +151,11 @@ void parse_integrator(Cfg& top, Scene& sc) {
     cp.c_perp = contact.num("c_perp", 1e5);
     cp.c_par = contact.num("c_par", 0.0);
   }
+  // PBFD's friction law (docs/methods/pbfd.md §4.9): Coulomb's mu f_n regularised below v_s
+  cp.friction = contact.choice("friction") == "coulomb" ? FrictionLaw::Coulomb : FrictionLaw::Power;
+  cp.stiction_velocity = contact.num("stiction_velocity");
+  if (!(cp.stiction_velocity > 0 && std::isfinite(cp.stiction_velocity)))
+    contact.fail(contact.key("stiction_velocity"), cp.stiction_velocity, "must be finite and > 0");
   NeSettings& ne = sc.ne;
   ne.dt = s.dt;
   ne.mu = cp.mu;

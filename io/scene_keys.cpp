@@ -202,7 +202,8 @@ std::vector<SceneKey> build_table() {
       "backward difference (docs/methods/pbfd.md §3.1)");
   key("integrator.friction_continuation", "integer", "4",
       "PBFD JTJ-LM, reference engine: when the predictor and the restart both fail, re-solve from theta_n with "
-      "C_par x 3^(-k/K), k = K..1, then C_par (K softened stages, 0 to 8; 0: off; solvers/pbd/pbd_step.cpp)");
+      "C_par x 3^(-k/K), k = K..1, then C_par (mu with contact.friction = coulomb; K softened stages, 0 to 8; 0: off; "
+      "solvers/pbd/pbd_step.cpp)");
   choice("integrator.pgm", {"fo", "zo"}, "fo", "nmdp_*: first- or zeroth-order PGM (docs/methods/nmdp.md §7)");
   choice("integrator.accel_denominator", {"recommended", "literal"}, "recommended",
          "nmdp_*: theta_ddot over h, or over dt_last (paper Eq. 2)");
@@ -213,7 +214,16 @@ std::vector<SceneKey> build_table() {
       "normal force coefficient C_perp (pbd, pbfd), >= 0");
   key("contact.c_par", "number", "(0; MJCF/URDF: mu C_perp / ((beta + 1) (slip_speed dt)^beta))",
       "tangential coefficient C_par (pbd, pbfd), >= 0");
-  key("contact.mu", "number", "(0.5; MJCF/URDF: the largest geom friction of a pair)", "Coulomb coefficient (ne_*, nmdp_*)");
+  key("contact.mu", "number", "(0.5; MJCF/URDF: the largest geom friction of a pair)",
+      "Coulomb coefficient (ne_*, nmdp_*, compliant; pbfd with contact.friction = coulomb), >= 0");
+  choice("contact.friction", {"power", "coulomb"}, "power",
+         "pbfd: friction law. power: the paper's C_par (beta+1)|u|^(beta-1) d^(gamma+1) u on the step's slip u "
+         "(docs/methods/pbfd.md §4.4); coulomb: mu C_perp d^alpha u / sqrt(|u|^2 + (stiction_velocity dt)^2), "
+         "dry friction whatever dt and the slip speed (§4.9; C_par, beta, gamma unused). pbd refuses coulomb "
+         "(no energy for Eq. 6)");
+  key("contact.stiction_velocity", "number", "0.01",
+      "pbfd, contact.friction = coulomb: slip speed v_s [m/s] below which the law is viscous (delta = v_s dt); "
+      "a sticking contact creeps at most ~v_s, > 0");
   key("contact.damping", "number", "0",
       "pbfd: Hunt-Crossley normal damping zeta [s/m], f_n = C_perp d^alpha max(0, 1 + zeta d_dot) (docs/methods/pbfd.md §4.2); "
       "the reference engine only");

@@ -12,6 +12,10 @@ The hook: rows carry `method` and `param_name`/`param` (c_par or mu); `--ne-inte
 sweeps MU_GRID with `integrator.type=NAME` (e.g. ne_lcp, ne_mdp) starting from NE_INITIAL_THETA.
 Without it no NE rows are written (nothing is faked); the default results have none.
 
+--coulomb adds PBFD with the regularised Coulomb law (contact.friction=coulomb, docs/methods/pbfd.md
+§4.9) swept over MU_GRID (method pbfd_coulomb, param_name mu), drawn on the mu axis beside NE with
+the analytic distance v0^2 / (2 mu g).
+
 Writes bench/results/fig5_sliding.csv (+ .meta.json) and fig5_sliding.png, prints the table and
 the checks of paper claims P3 (PBFD distance strictly decreasing in C_par at every dt) and P5
 (PBD distance turns back up beyond some C_par).
@@ -60,6 +64,8 @@ def main() -> int:
     ap.add_argument("--ne-integrator", default=None,
                     help="integrator.type of a Newton-Euler dry-friction baseline (ne_lcp, ne_mdp), "
                          f"swept over mu {MU_GRID}; default: no NE rows")
+    ap.add_argument("--coulomb", action="store_true",
+                    help=f"add PBFD with contact.friction=coulomb swept over mu {MU_GRID} (method pbfd_coulomb)")
     ap.add_argument("--out", type=Path, default=common.RESULTS)
     ap.add_argument("--prefix", default="fig5_sliding")
     args = ap.parse_args()
@@ -79,6 +85,11 @@ def main() -> int:
                 ov = {"integrator.type": args.ne_integrator, "integrator.dt": dt, "contact.mu": mu,
                       "initial.theta": NE_INITIAL_THETA}
                 jobs.append(((args.ne_integrator, "", dt, "mu", mu), CONFIG, ov))
+        if args.coulomb:
+            for mu in MU_GRID:
+                ov = {"integrator.type": "pbfd", "integrator.optimizer": OPTIMIZER, "integrator.dt": dt,
+                      "contact.friction": "coulomb", "contact.mu": mu}
+                jobs.append((("pbfd_coulomb", OPTIMIZER, dt, "mu", mu), CONFIG, ov))
     print(f"fig5: {len(jobs)} runs with {binary}", file=sys.stderr)
     t0 = time.perf_counter()
     results = common.run_many(jobs, workers=args.workers, timeout=args.timeout, binary=binary)
@@ -87,7 +98,9 @@ def main() -> int:
     rows = []
     for (integ, opt, dt, pname, pval), r in results:
         s = r.summary
-        method = "ne" if pname == "mu" else integ
+        method = integ if integ == "pbfd_coulomb" else "ne" if pname == "mu" else integ
+        if integ == "pbfd_coulomb":
+            integ = "pbfd"
         row = {"method": method, "integrator": integ, "optimizer": opt, "dt": dt, "param_name": pname,
                "rc": r.rc, "note": ""}
         if pname == "c_par":
@@ -112,6 +125,7 @@ def main() -> int:
             "log10_c_par": LOG10_C_PAR, "optimizer": OPTIMIZER,
             "ne": ("swept with integrator.type=" + args.ne_integrator) if args.ne_integrator
             else "not run (later issue): pass --ne-integrator ne_lcp|ne_mdp to add NE rows (param_name = mu)",
+            "coulomb": "PBFD contact.friction=coulomb swept over mu (method pbfd_coulomb)" if args.coulomb else "not run",
             "reductions": "none: the full grid (2 methods x 4 dt x 15 C_par) ran",
             "checks": checks}
     csv_path = common.write_csv(args.out / f"{args.prefix}.csv", rows, FIELDS, meta)
@@ -185,7 +199,11 @@ def plot(rows, dts, png: Path, meta) -> None:
     import matplotlib.pyplot as plt
 
     style = {"pbd": ("tab:blue", "o", "PBD (Eq. 6)"), "pbfd": ("tab:red", "s", "PBFD (Eq. 13)")}
-    fig, axes = plt.subplots(2, len(dts), figsize=(4.2 * len(dts), 7.2), squeeze=False, sharex=True)
+    # dry friction (distance vs mu: NE, PBFD's Coulomb law) in a third row on a mu axis, when such rows exist
+    dry = [(m, lab, st) for m, lab, st in (("ne", "NE dry friction", "g-^"), ("pbfd_coulomb", "PBFD Coulomb law (§4.9)", "m-D"))
+           if any(r["method"] == m for r in rows)]
+    n_rows = 3 if dry else 2
+    fig, axes = plt.subplots(n_rows, len(dts), figsize=(4.2 * len(dts), 3.6 * n_rows), squeeze=False)
     for j, dt in enumerate(dts):
         ax, axl = axes[0, j], axes[1, j]
         for m, (col, mk, lab) in style.items():
@@ -207,14 +225,20 @@ def plot(rows, dts, png: Path, meta) -> None:
                     a.plot(c[nonconv], y[nonconv], "x", color="k", ms=8, ls="none")
             if neg.any():
                 axl.plot(c[neg], np.abs(d[neg]), "v", color=col, ms=8, mfc="none", ls="none")
-        # NE (distance vs mu) would need its own x axis: it is plotted only when such rows exist.
-        ne = [r for r in rows if r["method"] == "ne" and r["dt"] == dt and isinstance(r.get("sliding_distance_m"), float)]
-        if ne:
-            tw = ax.twiny()
-            tw.set_xscale("log")
-            tw.plot([r["mu"] for r in ne], [r["sliding_distance_m"] for r in ne], "g-^", label="NE dry friction (top axis: mu)")
-            tw.set_xlabel("mu (NE)")
-            tw.legend(fontsize=7, loc="center right")
+        if dry:
+            axd = axes[2, j]
+            for m, lab, st in dry:
+                rs = sorted((r for r in rows if r["method"] == m and r["dt"] == dt
+                             and isinstance(r.get("sliding_distance_m"), float)), key=lambda r: r["mu"])
+                axd.plot([r["mu"] for r in rs], [abs(r["sliding_distance_m"]) for r in rs], st, ms=4, label=lab)
+            mus = np.array(MU_GRID)
+            axd.plot(mus, 1.0 / (2 * mus * 9.81), "k:", label="v0^2 / (2 mu g), v0 = 1 m/s")
+            axd.set_xscale("log")
+            axd.set_yscale("log")
+            axd.set_xlabel("mu (dry friction)")
+            axd.set_ylabel("|sliding distance| [m]")
+            axd.grid(True, which="both", alpha=0.3)
+            axd.legend(fontsize=7, loc="lower left")
         ax.set_xscale("log")
         axl.set_xscale("log")
         axl.set_yscale("log")

@@ -41,6 +41,8 @@ class PbfdTeamBatch {
     cfg_.lockstep = lockstep;
     cfg_.restart = s.restart;
     cfg_.warm_lambda = s.warm_lambda;
+    lm_set_friction(cfg_, s.contact);
+    contact_ = s.contact;
     const ContactParams& c = s.contact;
     p_ = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
     per_ = size_t(lm_traj_size(mv_, cfg_.n_out));
@@ -61,7 +63,7 @@ class PbfdTeamBatch {
       t.th_nm1[i] = S(theta_m1[i]);
       t.tau[i] = t.theta_bar[i] = t.theta_dot_bar[i] = t.kp[i] = t.kd[i] = 0;
     }
-    lm_write_params<S>(model_, t.params, double(p_.c_perp), double(p_.c_par), nullptr);
+    lm_write_params<S>(model_, t.params, contact_, nullptr);
     CpuTeam team;
     lm_team_init(team, mv_, t, scratch_.data());
   }
@@ -104,8 +106,8 @@ class PbfdTeamBatch {
   }
   /// Per-rollout parameters (after init; default: the settings' C_perp, C_par and mass scale 1).
   /// link_mass_scale: n_link factors on link masses and inertias (RolloutParams), nullptr = 1.
-  void set_params(int k, double c_perp, double c_par, const double* link_mass_scale = nullptr) {
-    lm_write_params<S>(model_, traj(k).params, c_perp, c_par, link_mass_scale);
+  void set_params(int k, const ContactParams& c, const double* link_mass_scale = nullptr) {
+    lm_write_params<S>(model_, traj(k).params, c, link_mass_scale);
   }
   /// Turns the stable-PD servo on with gains kp, kd (n_q each) for every trajectory.
   void set_gains(const VecX& kp, const VecX& kd) {
@@ -279,6 +281,7 @@ class PbfdTeamBatch {
   DenseAlgebra algebra_;
   LmTeamSettings<S> cfg_;
   LmStepScalars<S> p_;
+  ContactParams contact_;  // the settings' contact law: every rollout's until set_params
   size_t per_;
   std::vector<S> data_, scratch_;
   std::vector<int> ints_, iters_;

@@ -1,4 +1,5 @@
-// PBFD residual, Eq. 13 (docs/methods/pbfd.md §4.6; friction force §4.4 with the A1 exponent).
+// PBFD residual, Eq. 13 (docs/methods/pbfd.md §4.6; friction force §4.4 with the A1 exponent, or the
+// regularised Coulomb law of §4.9).
 //
 // Evaluated at the cost of its maths (issue 12): every per-link term (inertia §3, gravity, the
 // contact forces at their cores and their second kinematic derivatives) goes into one subtree
@@ -30,6 +31,9 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
   add_joint_passive_terms(m, theta, in.theta_v, in.dt_v, in.theta_pred, in.dt_a, r, Jr);
   add_joint_limit_terms(m, ws.cs.lim.data(), ws.cs.n_lim, in.cp, r, Jr);
   const ContactParams& cp = in.cp;
+  // friction law (contact.friction): the paper's C_par f_par, or Coulomb mu f_n with delta = v_s dt
+  const bool coulomb = cp.friction == FrictionLaw::Coulomb, friction = friction_active(cp);
+  const double delta = cp.stiction_velocity * in.dt;
   for (int i = 0; i < ws.cs.n_con; ++i) {
     const Contact& c = ws.cs.con[size_t(i)];
     const double d = c.depth;
@@ -38,7 +42,7 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     // turning normal: contact_terms.h); r -= J^T (C_perp d^alpha n + C_par f_par)
     const Vec3 xa = contact_core_a(ws.kin, c), xb = contact_core_b(ws.kin, c);
     // slip u = P_t y, y = (c_a - c_a(theta_n)) - (c_b - c_b(theta_n)) (contact_slip, from the cores above)
-    const bool need_y = cp.c_par != 0 || cp.damping != 0;
+    const bool need_y = friction || cp.damping != 0;
     const Vec3 y = need_y ? contact_core_displacement(ws.kin_n, c, xa, xb) : Vec3::Zero();
     const double eta = c.n.dot(y);
     const Vec3 u = y - c.n * eta;
@@ -48,19 +52,25 @@ void pbfd_residual(const Model& m, const PbdStepInput& in, const VecX& theta, Pb
     const double fn = cp.damping != 0 ? fs * sd : fs;
     Vec3 F = -fn * c.n;
     FrictionForce ff;
-    if (cp.c_par != 0) {
-      ff = pbfd_friction(u, d, c.n, cp);
-      if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
-      F -= cp.c_par * ff.f;
+    // the friction law's coefficient on ff: C_par (power law, §4.4) or 1 (Coulomb, §4.9: mu f_n inside)
+    const double cf = coulomb ? 1.0 : cp.c_par;
+    if (friction) {
+      if (coulomb) {
+        ff = coulomb_friction(u, d, c.n, cp, delta, c.kappa, eta);
+      } else {
+        ff = pbfd_friction(u, d, c.n, cp);
+        if (c.kappa != 0) add_normal_turning(ff, u, d, c.n, c.kappa, eta, cp);
+      }
+      F -= cf * ff.f;
     }
     add_contact_force(c, xa, xb, F, cm);
     if (!Jr) continue;
-    // J^T K J with K = sd C_perp alpha d^(alpha-1) n n^T - f_n kappa P_t - C_par df_par/dp, and with
+    // J^T K J with K = sd C_perp alpha d^(alpha-1) n n^T - f_n kappa P_t - cf df/dx, and with
     // damping (sd > 0) + C_perp d^alpha zeta/dt n (n + kappa u)^T (d eta/dx = n^T + kappa u^T)
     Mat3 K = sd * cp.c_perp * cp.alpha * powr(d, cp.alpha - 1) * c.n * c.n.transpose();
     if (cp.damping != 0 && sd > 0) K += fs * cp.damping / in.dt * c.n * (c.n + c.kappa * u).transpose();
     if (c.kappa != 0) K -= fn * c.kappa * (Mat3::Identity() - c.n * c.n.transpose());
-    if (cp.c_par != 0) K -= cp.c_par * ff.df_dp;
+    if (friction) K -= cf * ff.df_dp;
     add_contact_stiffness(m, c, xa, xb, K, ws, *Jr);
   }
   finish_moments(m, ws.kin, cm, r, Jr);

@@ -48,7 +48,28 @@ struct PbfdStepConst {
   // at the step's start, the slip's reference (docs/methods/pbfd.md §4.3; the reference's kin_n). Read only when
   // the model has body pairs and C_par != 0 (may stay null otherwise)
   const S *pose_n_R = nullptr, *pose_n_t = nullptr;
+  // the friction law (contact.friction, docs/methods/pbfd.md §4.9): coulomb = the regularised Coulomb
+  // force mu f_n u / sqrt(|u|^2 + delta^2), delta = v_s dt, in place of C_par f_par (c_par unused then)
+  bool coulomb = false;
+  S mu = S(0), delta = S(0);
 };
+
+namespace team_detail {
+// The regularised Coulomb law's scalars at slip u and depth d (solvers/terms/contact_terms.h
+// coulomb_friction): the force is -(mu f_n w) u, w = (|u|^2 + delta^2)^(-1/2), and its x-derivative
+// -mu f_n [s (w P_t - w^3 u u^T) - kappa w n u^T] + mu (df_n/dd) w u n^T. kt = mu f_n w,
+// kuu = -mu f_n w^3, kun = mu (df_n/dd) w: df/dx = -s (kt P_t + kuu u u^T) + kappa kt n u^T + kun u n^T.
+template <class S>
+struct CoulombScalars {
+  S kt, kuu, kun;
+};
+template <class S>
+BIGSTEP_HD CoulombScalars<S> coulomb_scalars(const PbfdStepConst<S>& in, hd::V3<S> u, S fn, S kn) {
+  using std::sqrt;
+  const S w = S(1) / sqrt(hd::dot(u, u) + in.delta * in.delta);
+  return {in.mu * fn * w, S(-1) * in.mu * fn * w * w * w, in.mu * kn * w};
+}
+}  // namespace team_detail
 
 /// Per-link moment block of the team scratch: G (4 x 3), P (4 x 4), K6 (6 x 6), row-major
 /// (core/composite_moments.h has their meaning). r alone needs only the first kMomG entries.
@@ -297,7 +318,8 @@ BIGSTEP_HD int body_pair_slots(const ModelView<S>& m, int q) {
 // Body pair q's contacts into its slots (kBodyCon each, sh.bc): the cores x_a, x_b, the force F on
 // core a (-F on core b) and, with jac, K = dF/dx (x = x_a - x_b). The same terms as the reference's
 // contact loop (solvers/pbd/pbd_residual.cpp) on a contact of collide(): normal C_perp d^alpha (§4.2),
-// friction C_par f_par (§4.4) with the turning normal of a core line (kappa = 1/|x_a - x_b|,
+// friction C_par f_par (§4.4; or the Coulomb law of §4.9, coulomb_scalars) with the turning normal
+// of a core line (kappa = 1/|x_a - x_b|,
 // solvers/terms/contact_terms.h add_normal_turning), K = C_perp alpha d^(alpha-1) n n^T - C_perp d^alpha
 // kappa P_t - C_par df_par/dx. A slot not in contact (depth <= 0, or unused) gets flag 0.
 template <class S>
@@ -330,16 +352,23 @@ BIGSTEP_BODY_PAIR_FN void body_pair_contacts(const ModelView<S>& m, const PbfdSt
     // material points of their links (contact_core_displacement)
     V u{S(0), S(0), S(0)};
     S eta = 0, a = 0, m1 = 0, cs = 0, sk = 1;
-    if (in.c_par != S(0)) {
+    CoulombScalars<S> cc{S(0), S(0), S(0)};
+    const bool friction = in.coulomb ? in.mu != S(0) : in.c_par != S(0);
+    if (friction) {
       V y = xa - point_at_n(in, sh.R, sh.t, la, xa);
       if (lb >= 0) y = y - (xb - point_at_n(in, sh.R, sh.t, lb, xb));
       eta = hd::dot(n, y);
       u = y - eta * n;
+      sk = 1 - kappa * eta;  // the turning normal's scale of du/dx (kappa = 0: 1)
+    }
+    if (friction && in.coulomb) {
+      cc = coulomb_scalars(in, u, fn, kn);
+      F = F + cc.kt * u;  // F -= f, f = -mu f_n w u (§4.9)
+    } else if (friction) {
       const S un = hd::norm(u), ub1 = pow(un, in.beta - 1);
       a = (in.beta + 1) * ub1 * pow(d, in.gamma + 1);                // |f_par| / |u|
       m1 = (in.beta + 1) * (in.gamma + 1) * pow(d, in.gamma) * ub1;  // d|f_par|/dd / |u|
       cs = (in.beta != S(1) && un > 0) ? (in.beta - 1) / (un * un) : S(0);
-      sk = 1 - kappa * eta;  // the turning normal's scale of f_par (kappa = 0: 1)
       F = F + (in.c_par * sk * a) * u;  // F -= C_par s f_par, f_par = -a u
     }
     st3(b, xa);
@@ -353,7 +382,10 @@ BIGSTEP_BODY_PAIR_FN void body_pair_contacts(const ModelView<S>& m, const PbfdSt
       for (int col = 0; col < 3; ++col) {
         const S Pt = (r == col ? S(1) : S(0)) - n[r] * n[col];
         S K = kn * n[r] * n[col] - fn * kappa * Pt;
-        if (in.c_par != S(0)) {
+        if (friction && in.coulomb) {
+          // -df/dx = s (kt P_t + kuu u u^T) - kappa kt n u^T - kun u n^T (coulomb_scalars)
+          K += sk * (cc.kt * Pt + cc.kuu * u[r] * u[col]) - kappa * cc.kt * n[r] * u[col] - cc.kun * u[r] * n[col];
+        } else if (friction) {
           const S Sm = Pt + cs * u[r] * u[col];
           S df = -a * Sm + m1 * u[r] * n[col];
           if (kappa != S(0))
@@ -602,8 +634,22 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
         if (!(d > 0)) continue;
         const V dc = cp - ld3(in.centre_n + 3 * s);
         const V u = dc - hd::dot(n, dc) * n;
-        const S un = hd::norm(u);
         const S da = pow(d, in.alpha);
+        if (in.coulomb) {
+          // Coulomb (§4.9): F = -C_perp d^alpha n + mu f_n w u, K = kn n n^T + kt P_t + kuu u u^T - kun u n^T
+          const S fn = in.c_perp * da, kn = in.c_perp * in.alpha * pow(d, in.alpha - 1);
+          const CoulombScalars<S> cs = coulomb_scalars(in, u, fn, kn);
+          add_force(Gc, cp, S(-1) * fn * n + cs.kt * u);
+          if (!jac) continue;
+          M K;
+          for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+              K(a, b) = kn * n[a] * n[b] + cs.kt * ((a == b ? S(1) : S(0)) - n[a] * n[b]) + cs.kuu * u[a] * u[b] -
+                        cs.kun * u[a] * n[b];
+          add_stiffness(K6, cp, K);
+          continue;
+        }
+        const S un = hd::norm(u);
         const S ub1 = pow(un, in.beta - 1), dg = pow(d, in.gamma), dg1 = pow(d, in.gamma + 1);
         const V f = (-(in.beta + 1) * ub1 * dg1) * u;  // f_par
         // F = -C_perp d^alpha n - C_par f_par on the point (r += J^T F)

@@ -41,6 +41,12 @@ void validate_pbd_settings(const PbdSettings& s) {
   // why: Eq. 6 minimises an energy, and a damping force has none
   BIGSTEP_CHECK_ARG(c.damping == 0 || s.formulation == Formulation::Pbfd, "contact.damping", c.damping,
                     "the damped normal force has no energy: use integrator.type = pbfd (Eq. 13)");
+  BIGSTEP_CHECK_ARG(std::isfinite(c.stiction_velocity) && c.stiction_velocity > 0, "contact.stiction_velocity",
+                    c.stiction_velocity, "must be finite and > 0");
+  // the Coulomb law is a force without an energy: Eq. 6 (PBD) cannot take it
+  BIGSTEP_CHECK_ARG(!(s.formulation == Formulation::Pbd && c.friction == FrictionLaw::Coulomb), "contact.friction",
+                    "coulomb", "has no energy for PBD's Eq. 6 (integrator.type = pbd); use integrator.type = pbfd "
+                    "or contact.friction = power");
   BIGSTEP_CHECK_ARG(s.eps_r > 0, "integrator.eps_r", s.eps_r, "must be > 0");
   BIGSTEP_CHECK_ARG(s.eps_x > 0, "integrator.eps_x", s.eps_x, "must be > 0");
   BIGSTEP_CHECK_ARG(s.it_max > 0, "integrator.it_max", s.it_max, "must be > 0");
@@ -172,22 +178,24 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
 // where the branch folds (J_r singular on it) before C_par is reached, and are flagged NOT_CONVERGED.
 bool PbdIntegrator::continuation_applies(const PbdStepInput& in, const StepStats& st) const {
   return s_.friction_continuation > 0 && s_.formulation == Formulation::Pbfd && s_.optimizer == Optimizer::JtjLm &&
-         in.cp.c_par != 0 && !(st.status & (STATUS_NONFINITE | STATUS_FACTOR_FAILED));
+         friction_active(in.cp) && !(st.status & (STATUS_NONFINITE | STATUS_FACTOR_FAILED));
 }
 
 bool PbdIntegrator::solve_continued(PbdStepInput& in, PbdWorkspace& ws, const VecX& theta_n, VecX& theta,
                                     StepStats& st) const {
-  const double c_par = in.cp.c_par;
+  // the law's strength: C_par (power law) or mu (Coulomb, §4.9)
+  double& coef = in.cp.friction == FrictionLaw::Coulomb ? in.cp.mu : in.cp.c_par;
+  const double c_full = coef;
   theta = theta_n;
   bool ok = false;
   const int K = s_.friction_continuation;
   for (int k = K; k >= 0; --k) {
-    in.cp.c_par = k == 0 ? c_par : c_par * std::pow(3.0, -double(k) / K);
+    coef = k == 0 ? c_full : c_full * std::pow(3.0, -double(k) / K);
     st.status &= ~uint32_t(STATUS_SMALL_STEP);  // the last stage's outcome is the step's
     ok = solve(in, ws, theta, st, false);
     if (!finite(theta) || (st.status & (STATUS_NONFINITE | STATUS_FACTOR_FAILED))) break;
   }
-  in.cp.c_par = c_par;
+  coef = c_full;
   return ok;
 }
 

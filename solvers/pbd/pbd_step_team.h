@@ -29,7 +29,16 @@ struct LmTeamSettings {
   bool restart = true;
   bool warm_lambda = true;  ///< lambda starts from the last converged step's (lm.cpp, LmSettings::lambda0)
   bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
+  bool coulomb = false;   ///< contact.friction = coulomb (docs/methods/pbfd.md §4.9): mu f_n, not C_par f_par
+  S stiction_velocity = S(0);  ///< contact.stiction_velocity v_s of the Coulomb law (delta = v_s dt)
 };
+
+/// The friction law of the settings' contact into cfg (host side).
+template <class S>
+inline void lm_set_friction(LmTeamSettings<S>& cfg, const ContactParams& c) {
+  cfg.coulomb = c.friction == FrictionLaw::Coulomb;
+  cfg.stiction_velocity = S(c.stiction_velocity);
+}
 
 /// Ints per trajectory (BIGSTEP_LM_TRAJ_INTS), parameters at the head of LmTraj::params
 /// (BIGSTEP_LM_TRAJ_PARAMS: C_perp, C_par, W -- the n_link link mass scales follow).
@@ -117,13 +126,15 @@ struct LmStepScalars {
   S dt, c_perp, c_par, alpha, beta, gamma;
 };
 
-/// Host side, shared by the CPU emulation and the CUDA upload: one rollout's parameters into
-/// params (lm_params_size entries). link_scale: n_link mass factors (RolloutParams::link_mass_scale)
-/// or nullptr = 1; W is the scaled weight computed in double as the reference does (core/model.h).
+/// Host side, shared by the CPU emulation and the CUDA upload: one rollout's parameters (its contact
+/// C_perp, C_par and mu) into params (lm_params_size entries). link_scale: n_link mass factors
+/// (RolloutParams::link_mass_scale) or nullptr = 1; W is the scaled weight computed in double as the
+/// reference does (core/model.h).
 template <class S>
-inline void lm_write_params(const Model& m, S* params, double c_perp, double c_par, const double* link_scale) {
-  params[LmParam::c_perp] = S(c_perp);
-  params[LmParam::c_par] = S(c_par);
+inline void lm_write_params(const Model& m, S* params, const ContactParams& c, const double* link_scale) {
+  params[LmParam::c_perp] = S(c.c_perp);
+  params[LmParam::c_par] = S(c.c_par);
+  params[LmParam::mu] = S(c.mu);
   params[LmParam::weight] = S(weight(m, link_scale));
   for (int j = 0; j < m.n_link; ++j) params[LmParam::count + j] = S(bigstep::link_scale(link_scale, j));
 }
@@ -226,13 +237,18 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 // Fused: lm_team_iteration() runs all six with the team's own J^T J / Cholesky / substitutions.
 
 /// The residual's step constants of trajectory t (pbfd_residual_team's PbfdStepConst): pointers
-/// into t, its rollout's C_perp, C_par and mass scales, and the step's scalars. The same for every
+/// into t, its rollout's C_perp, C_par (mu with the Coulomb law) and mass scales, and the step's scalars. The same for every
 /// iteration of a launch (t's pointers and parameters do not change), so lm_team_run builds it once.
 template <class S>
 BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTraj<S>& t, S dt, S alpha, S beta,
                                        S gamma) {
   PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.c_perp(), t.c_par(), alpha, beta, gamma};
   in.mass_scale = t.mass_scale();
+  if (cfg.coulomb) {  // the Coulomb law's mu and delta = v_s dt (docs/methods/pbfd.md §4.9)
+    in.coulomb = true;
+    in.mu = t.mu();
+    in.delta = cfg.stiction_velocity * dt;
+  }
   in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
   in.theta_nm1 = t.th_nm1;
   in.pose_n_R = t.pose_n_R;  // null without body pairs

@@ -63,6 +63,7 @@
 #define BIGSTEP_LM_TRAJ_PARAMS(X)                                                                      \
   X(c_perp)       /* C_perp of the rollout */                                                           \
   X(c_par)        /* C_par of the rollout */                                                            \
+  X(mu)           /* mu of the rollout (contact.friction = coulomb) */                                  \
   X(weight)       /* W, the rollout's weight with its link mass scales */
 // clang-format on
 

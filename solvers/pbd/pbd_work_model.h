@@ -110,6 +110,7 @@ LmWorkCount count_lm_work(const Model& model, const PbdSettings& s, const std::v
   cfg.restart = s.restart;
   cfg.warm_lambda = s.warm_lambda;
   const ContactParams& cp = s.contact;
+  lm_set_friction(cfg, cp);
   const S dt = S(s.dt), alpha = S(cp.alpha), beta = S(cp.beta), gamma = S(cp.gamma);
   const size_t per = size_t(lm_traj_size(m, steps));
   std::vector<S> data(per * size_t(K), std::numeric_limits<S>::quiet_NaN()), scratch(size_t(pbfd_scratch_size(m)));
@@ -130,7 +131,7 @@ LmWorkCount count_lm_work(const Model& model, const PbdSettings& s, const std::v
         t.th_nm1[i] = S(thm1[size_t(k)][i]);
         t.tau[i] = t.theta_bar[i] = t.theta_dot_bar[i] = t.kp[i] = t.kd[i] = S(0);
       }
-      lm_write_params<S>(model, t.params, cp.c_perp, cp.c_par, nullptr);
+      lm_write_params<S>(model, t.params, cp, nullptr);
       tally.set_phase(LMW_INIT);
       lm_team_init(team, m, t, scratch.data());
       // every LM iteration of this trajectory (a persistent kernel runs it to its last step)

@@ -8,6 +8,10 @@
 
 namespace bigstep {
 
+/// PBFD's friction law (contact.friction): the paper's power law C_par f_par (§4.4) or the
+/// regularised Coulomb law mu f_n (§4.9), implicit in theta_{n+1} either way.
+enum class FrictionLaw { Power, Coulomb };
+
 /// Contact model parameters (docs/methods/pbfd.md §4.7): alpha = 2, beta = gamma = 1 by default.
 struct ContactParams {
   double c_perp = 1e5;  ///< C_perp, normal force coefficient [N/m^alpha]
@@ -15,7 +19,9 @@ struct ContactParams {
   double alpha = 2;     ///< normal force exponent (> 1 for a C^2 energy, Lemma 4.2)
   double beta = 1;      ///< slip exponent (>= 1: the force is not differentiable at zero slip below)
   double gamma = 1;     ///< depth exponent of the tangential terms (>= 1)
-  double mu = 0.5;      ///< Coulomb coefficient for the Newton-Euler baselines (unused by PBD/PBFD)
+  double mu = 0.5;      ///< Coulomb coefficient: Newton-Euler baselines, NMDP, and PBFD's Coulomb law
+  FrictionLaw friction = FrictionLaw::Power;  ///< PBFD's friction law (contact.friction)
+  double stiction_velocity = 1e-2;  ///< v_s [m/s] of the Coulomb law: delta = v_s dt (§4.9)
   /// Hunt-Crossley normal damping zeta [s/m] of PBFD (docs/methods/pbfd.md §4.2):
   /// f_n = C_perp d^alpha max(0, 1 + zeta d_dot), d_dot the penetration rate over the step; 0 = off
   double damping = 0;
@@ -23,6 +29,11 @@ struct ContactParams {
   /// batch.randomize_limit_stiffness's per-rollout draw. PBD/PBFD reference engine only.
   double limit_scale = 1;
 };
+
+/// Whether the friction law adds a force at all: C_par != 0 (power law), mu != 0 (Coulomb).
+inline bool friction_active(const ContactParams& cp) {
+  return cp.friction == FrictionLaw::Coulomb ? cp.mu != 0 : cp.c_par != 0;
+}
 
 /// x^e with the default exponents (0, 1, 2: alpha = 2, beta = gamma = 1 and their +-1) as
 /// products, bit-identical to std::pow there (one rounding at most); std::pow otherwise.
@@ -132,6 +143,28 @@ inline void add_normal_turning(FrictionForce& ff, const Vec3& u, double d, const
   ff.df_dp = s * ff.df_dp + s * kappa * (eta * a * S + a * n * u.transpose()) +
              kappa * a * u * (s * n + kappa * u).transpose();
   ff.f *= s;
+}
+
+/// Regularised Coulomb friction (docs/methods/pbfd.md §4.9) on the step's slip u (tangential, u . n = 0):
+///   f = -mu f_n u / sqrt(|u|^2 + delta^2),  f_n = C_perp d^alpha (the §4.2 normal force),
+/// delta = v_s dt, so |f| / f_n = mu |v| / sqrt(|v|^2 + v_s^2) with v = u / dt the slip velocity.
+/// df_dp is df/dx for the contact's x (x = p for a point against a plane): with w = (|u|^2 + delta^2)^(-1/2),
+/// df/du = -mu f_n A, A = w I - w^3 u u^T (symmetric; A n = w n as u . n = 0), and df/dd = -mu (df_n/dd) w u,
+/// df_n/dd = C_perp alpha d^(alpha-1). With the turning normal of the block above (kappa, eta; 0 for a
+/// fixed normal) du/dx = s P_t - kappa n u^T, s = 1 - kappa eta, and dd/dx = -n^T, so
+///   df/dx = (df/du)(du/dx) + (df/dd)(dd/dx) = -mu f_n [s (w P_t - w^3 u u^T) - kappa w n u^T] + mu (df_n/dd) w u n^T.
+/// f keeps its value under a turning normal (no s factor: there is no energy to differentiate, the size
+/// is mu f_n by the law), and the Jacobian is not symmetric.
+inline FrictionForce coulomb_friction(const Vec3& u, double d, const Vec3& n, const ContactParams& cp, double delta,
+                                      double kappa = 0, double eta = 0) {
+  const Mat3 Pt = Mat3::Identity() - n * n.transpose();
+  const double w = 1 / std::sqrt(u.squaredNorm() + delta * delta), s = 1 - kappa * eta;
+  const double fn = cp.c_perp * powr(d, cp.alpha), dfn = cp.c_perp * cp.alpha * powr(d, cp.alpha - 1);
+  FrictionForce ff;
+  ff.f = -cp.mu * fn * w * u;
+  ff.df_dp = -cp.mu * fn * (s * (w * Pt - w * w * w * u * u.transpose())) + cp.mu * dfn * w * u * n.transpose();
+  if (kappa != 0) ff.df_dp += cp.mu * fn * kappa * w * n * u.transpose();
+  return ff;
 }
 
 /// Spurious normal push f* = (gamma+1)|u|^(beta+1) d^gamma n that PBFD drops (docs/methods/pbfd.md §4.4).

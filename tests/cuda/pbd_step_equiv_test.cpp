@@ -126,7 +126,7 @@ void fp64_matches_cpu(Launch how, int iters_per_launch = 1) {
   PbfdTeamBatch<double> cpu(sc.model, sc.settings, K, steps, false, 0);
   for (int k = 0; k < K; ++k) {
     cpu.init(k, th0[k], thm1[k]);
-    cpu.set_params(k, rnd.contact[k].c_perp, rnd.contact[k].c_par, rnd.mass_scale.data() + size_t(k) * sc.model.n_link);
+    cpu.set_params(k, rnd.contact[k], rnd.mass_scale.data() + size_t(k) * sc.model.n_link);
   }
   run_to_end(cpu, K);
   PbfdTeamBatchCuda<double> gpu(sc.model, sc.settings, K, steps, false,

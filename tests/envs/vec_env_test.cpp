@@ -131,25 +131,29 @@ TEST_CASE("vec_env: masses / friction / stiffness are re-drawn per episode from 
 
 TEST_CASE("vec_env: the team engine takes each episode's new parameters", "[vec_env]") {
   // the CPU emulation of the CUDA engine (batch.engine=team) against the reference engine, with
-  // masses, friction and stiffness re-drawn at every episode (2 steps each); walker2d (the team
-  // engine takes link geoms against the floor only, hopper's foot-torso pairs are not)
-  const std::vector<std::string> ov{"task.episode_steps=2", "batch.randomize_mass=0.3", "batch.randomize_friction=0.3",
-                                    "batch.randomize_stiffness=0.3", "batch.threads=1"};
-  std::vector<std::string> team_ov = ov;
-  team_ov.push_back("batch.engine=team");
-  VecEnv ref = make_env("walker2d", 2, ov), team = make_env("walker2d", 2, team_ov);
-  REQUIRE(team.engine_name() == "cpu_team_emulation");
-  const int D = ref.obs_dim();
-  std::vector<double> u;
-  for (int s = 0; s < 7; ++s) {
-    actions_at(s, 2, ref.action_dim(), u);
-    for (double& x : u) x *= 0.3;
-    ref.step(u.data());
-    team.step(u.data());
-    for (int k = 0; k < 2; ++k)
-      for (int i = 0; i < D; ++i) CHECK(team.obs()[size_t(k) * D + i] == Approx(ref.obs()[size_t(k) * D + i]).margin(1e-6));
+  // masses, friction and stiffness re-drawn at every episode (8 steps each); walker2d (the team
+  // engine takes link geoms against the floor only, hopper's foot-torso pairs are not); with either
+  // friction law (the Coulomb law's per-rollout mu, docs/methods/pbfd.md §4.9)
+  for (const char* law : {"contact.friction=power", "contact.friction=coulomb"}) {
+    INFO(law);
+    const std::vector<std::string> ov{"task.episode_steps=8", "batch.randomize_mass=0.3", "batch.randomize_friction=0.3",
+                                      "batch.randomize_stiffness=0.3", "batch.threads=1", law};
+    std::vector<std::string> team_ov = ov;
+    team_ov.push_back("batch.engine=team");
+    VecEnv ref = make_env("walker2d", 2, ov), team = make_env("walker2d", 2, team_ov);
+    REQUIRE(team.engine_name() == "cpu_team_emulation");
+    const int D = ref.obs_dim();
+    std::vector<double> u;
+    for (int s = 0; s < 25; ++s) {
+      actions_at(s, 2, ref.action_dim(), u);
+      for (double& x : u) x *= 0.3;
+      ref.step(u.data());
+      team.step(u.data());
+      for (int k = 0; k < 2; ++k)
+        for (int i = 0; i < D; ++i) CHECK(team.obs()[size_t(k) * D + i] == Approx(ref.obs()[size_t(k) * D + i]).margin(1e-6));
+    }
+    CHECK(team.episode()[0] == 3u);  // 25 steps: the third episode's draws
   }
-  CHECK(team.episode()[0] == 3u);
 }
 
 TEST_CASE("vec_env: a push is a kick N(0, push_speed^2) on theta_dot from the env's stream (seed, k)", "[vec_env]") {

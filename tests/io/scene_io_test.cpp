@@ -271,6 +271,20 @@ TEST_CASE("scene_io: out-of-range integers and unchecked settings are rejected",
   expect_error(kBase, {"metrics.rest_speed=-1"}, {"metrics.rest_speed = -1"});
 }
 
+TEST_CASE("scene_io: the friction law's keys refuse bad values, naming key and value", "[scene_io][coulomb]") {
+  expect_error(kBase, {"contact.friction=dry"}, {"contact.friction = dry", "power", "coulomb"});
+  expect_error(kBase, {"contact.friction=coulomb", "contact.stiction_velocity=-0.01"},
+               {"contact.stiction_velocity = -0.01", "> 0"});
+  expect_error(kBase, {"contact.stiction_velocity=0"}, {"contact.stiction_velocity = 0", "> 0"});
+  expect_error(kBase, {"contact.friction=coulomb", "contact.mu=-0.5"}, {"contact.mu = -0.5", ">= 0"});
+  // PBD's Eq. 6 has no energy for the Coulomb force: refused, naming both keys
+  expect_error(kBase, {"integrator.type=pbd", "contact.friction=coulomb"},
+               {"contact.friction = coulomb", "integrator.type = pbd"});
+  const Scene sc = load_scene_text(kBase, "test.yaml", {"contact.friction=coulomb", "contact.stiction_velocity=0.002"});
+  CHECK(sc.settings.contact.friction == FrictionLaw::Coulomb);
+  CHECK(sc.settings.contact.stiction_velocity == 0.002);
+}
+
 // ---- --set with the index syntax the help and the errors print (issue 10 item 4) ----
 
 TEST_CASE("scene_io: --set model.links[0].box.mass=2 and other indexed keys", "[scene_io]") {

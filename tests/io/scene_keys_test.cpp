@@ -148,6 +148,9 @@ std::map<std::string, Probe> probes() {
       {"contact.c_perp", {{}, [](const Scene& s) { return Value(s.settings.contact.c_perp); }}},
       {"contact.c_par", {{}, [](const Scene& s) { return Value(s.settings.contact.c_par); }}},
       {"contact.mu", {{}, [](const Scene& s) { return Value(s.ne.mu); }}},
+      {"contact.friction", {{}, [](const Scene& s) {
+         return Value(std::string(s.settings.contact.friction == FrictionLaw::Coulomb ? "coulomb" : "power")); }}},
+      {"contact.stiction_velocity", {{}, [](const Scene& s) { return Value(s.settings.contact.stiction_velocity); }}},
       // two_link.xml: 8 DOFs (2 hinges, the ball's free joint), one plane of its own
       {"model.free_root", {{"model={mjcf: " BIGSTEP_SOURCE_DIR "/tests/data/two_link.xml}", "control={}"},
                            [](const Scene& s) { return Value(s.model.n_q == 8 ? 0.0 : 1.0); }}},

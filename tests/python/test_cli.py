@@ -2,6 +2,8 @@
 import csv
 import json
 
+import pytest
+
 CONFIG = "configs/box_slide.yaml"
 
 
@@ -44,6 +46,30 @@ def test_bad_override_value_names_file_key_value(bigstep, tmp_path):
     assert CONFIG in line and "integrator.dt" in line and "abc" in line
 
 
+@pytest.mark.parametrize("sets,needles", [
+    (["contact.friction=dry"], ["contact.friction", "dry"]),
+    (["contact.friction=coulomb", "contact.stiction_velocity=-1"], ["contact.stiction_velocity", "-1"]),
+    (["contact.friction=coulomb", "contact.mu=-0.2"], ["contact.mu", "-0.2"]),
+    (["contact.friction=coulomb", "integrator.type=pbd"], ["contact.friction", "coulomb", "integrator.type = pbd"]),
+])
+def test_bad_friction_law_exits_2_naming_key_and_value(bigstep, tmp_path, sets, needles):
+    args = [a for kv in sets for a in ("--set", kv)]
+    p = bigstep("run", CONFIG, *args, "--out", tmp_path, check=2)
+    assert len(p.stderr.strip().splitlines()) == 1 and CONFIG in p.stderr
+    for n in needles:
+        assert n in p.stderr, (n, p.stderr)
+
+
+def test_coulomb_box_slides_v0_squared_over_2_mu_g(bigstep, tmp_path):
+    """contact.friction=coulomb: the box from 1 m/s stops after v0^2 / (2 mu g) less the first-order
+    floor v0 dt / 2 (docs/methods/pbfd.md §4.9), whatever C_par says."""
+    bigstep("run", CONFIG, "--set", "contact.friction=coulomb", "--set", "contact.mu=0.25", "--set", "contact.c_par=1e9",
+            "--out", tmp_path, "--quiet", check=0)
+    s = json.loads((tmp_path / "summary.json").read_text())
+    expect = 1.0 / (2 * 0.25 * 9.81) - 1.0 * 0.01 / 2
+    assert s["stopped_at_rest"] and abs(s["sliding_distance_m"] - expect) < 0.01 * expect, s["sliding_distance_m"]
+
+
 def test_unknown_key_is_rejected(bigstep, tmp_path):
     p = bigstep("run", CONFIG, "--set", "integrator.foo=1", "--out", tmp_path, check=2)
     assert "integrator.foo" in p.stderr and "unknown key" in p.stderr
@@ -52,11 +78,11 @@ def test_unknown_key_is_rejected(bigstep, tmp_path):
 def test_help_documents_keys(bigstep):
     p = bigstep("run", "--help", check=0)
     for key in ["integrator.type", "integrator.optimizer", "integrator.dt", "integrator.duration",
-                "contact.c_perp", "contact.c_par", "contact.mu", "--set", "--out"]:
+                "contact.c_perp", "contact.c_par", "contact.mu", "contact.friction", "contact.stiction_velocity",
+                "--set", "--out"]:
         assert key in p.stdout, key
 
 
-import pytest  # noqa: E402
 
 SCENES = ["configs/box_slide.yaml", "configs/chain_fixed.yaml", "configs/chain_floating_ground.yaml",
           "configs/chain_slope.yaml", "configs/quadruped_spider.yaml", "configs/quadruped_robosimian.yaml"]

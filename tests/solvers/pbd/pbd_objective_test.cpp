@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <vector>
 
 #include "solvers/pbd/pbd_objective.h"
 #include "solvers/pbd/pbd_residual.h"
@@ -300,15 +301,27 @@ TEST_CASE("objectives: with friction, grad E - r = -C_par sum_p J_p^T f*_p (D7 i
 }
 
 TEST_CASE("objectives: pbfd_residual J_r vs central differences of r (friction, contacts active)",
-          "[objectives][pbfd][fd]") {
+          "[objectives][pbfd][fd][coulomb]") {
+  // the power law at each exponent set, and the Coulomb law (docs/methods/pbfd.md §4.9, C_par unused):
+  // slips >= 1 mm against delta = v_s dt, v_s = 0.5 m/s gives delta = 5 mm (the law's curved core;
+  // FD truncation (1e-6 / 5e-3)^2 ~ 4e-8) and 0.02 m/s gives 0.2 mm (saturated)
+  std::vector<ContactParams> laws;
+  for (const auto& bg : kExponents) laws.push_back(params(bg[0], bg[1]));
+  for (const double v_s : {0.5, 0.02}) {
+    ContactParams cp = params(1, 1, 0.0);
+    cp.friction = FrictionLaw::Coulomb;
+    cp.mu = 0.8;
+    cp.stiction_velocity = v_s;
+    laws.push_back(cp);
+  }
   for (uint32_t seed = 1; seed <= 4; ++seed) {
     const Scene sc = contact_scene(seed);
     const Model& m = sc.m;
     PbdWorkspace ws(m);
-    for (const auto& bg : kExponents) {
-      const ContactParams cp = params(bg[0], bg[1]);
+    for (const ContactParams& cp : laws) {
       const PbdStepInput in = make_step_input(m, sc.th_n, sc.th_nm1, kDt, sc.tau, cp, ws);
-      INFO("seed " << seed << " beta " << cp.beta << " gamma " << cp.gamma);
+      INFO("seed " << seed << " beta " << cp.beta << " gamma " << cp.gamma << " coulomb "
+                   << (cp.friction == FrictionLaw::Coulomb) << " v_s " << cp.stiction_velocity);
       VecX r;
       MatX Jr;
       pbfd_residual(m, in, sc.th, ws, r, &Jr);
@@ -316,7 +329,7 @@ TEST_CASE("objectives: pbfd_residual J_r vs central differences of r (friction, 
       const double err = rel_err(Jr, Jr_fd);
       INFO("J_r rel err " << err);
       CHECK(err < fd_tol());
-      // friction makes J_r non-symmetric, visibly so at this C_par
+      // friction makes J_r non-symmetric, visibly so at this C_par (and mu)
       CHECK((Jr - Jr.transpose()).cwiseAbs().maxCoeff() > 1e-3 * Jr.cwiseAbs().maxCoeff());
     }
   }

@@ -50,7 +50,11 @@ struct Flat {
       for (int a = 0; a < 3; ++a) c.push_back(x[a]);
     tau.assign(in.tau.data(), in.tau.data() + in.tau.size());
     const ContactParams& cp = in.cp;
-    return {R.data(), t.data(), c.data(), tau.data(), in.dt, cp.c_perp, cp.c_par, cp.alpha, cp.beta, cp.gamma};
+    PbfdStepConst<double> v{R.data(), t.data(), c.data(), tau.data(), in.dt, cp.c_perp, cp.c_par, cp.alpha, cp.beta, cp.gamma};
+    v.coulomb = cp.friction == FrictionLaw::Coulomb;  // the friction law (docs/methods/pbfd.md §4.9)
+    v.mu = cp.mu;
+    v.delta = cp.stiction_velocity * in.dt;
+    return v;
   }
 };
 
@@ -431,6 +435,62 @@ void body_contact_states(const Scene& sc, int n, const std::set<std::pair<int, i
   REQUIRE(int(th.size()) >= n);
 }
 
+// tree_all_joints with one sphere per link (r = 0.14, colliding with each other only): every body
+// contact's cores are material points (sphere centres), so J_r is exact and finite differences check it
+Scene sphere_pair_scene(const std::vector<std::string>& ov) {
+  Scene sc = body_pair_scene(ov);
+  ModelSpec spec;
+  spec.links = sc.model.link_specs();
+  spec.gravity = sc.model.gravity;
+  for (int j = 0; j < sc.model.n_link; ++j) {
+    GeomSpec g;
+    g.link = j;
+    g.pos = Vec3(0.05, -0.02 * j, 0.03);
+    g.size = Vec3(0.14, 0, 0);
+    g.contype = g.conaffinity = 2;
+    spec.geoms.push_back(g);
+  }
+  sc.model = Model::finalize(spec);
+  return sc;
+}
+
+// States of a sphere_pair_scene with sphere contacts: for each contact law, the team's J_r and the
+// reference's against central differences of their r
+void check_sphere_pair_fd(const Scene& sc, const std::vector<ContactParams>& laws) {
+  const int S = int(GeomType::Sphere);
+  std::vector<VecX> th_n, th_nm1, th;
+  const VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
+  body_contact_states(sc, 3, {{S, S}}, lo, hi, th_n, th_nm1, th);
+  const ModelArrays<double> arrays(sc.model);
+  const ModelView<double> mv = arrays.view();
+  PbdWorkspace ws(sc.model);
+  for (size_t k = 0; k < th.size(); ++k) {
+    for (const ContactParams& cp : laws) {
+      const VecX tau = VecX::LinSpaced(sc.model.n_q, -0.3, 0.4);
+      const PbdStepInput in = make_step_input(sc.model, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws);
+      Flat flat;
+      PbfdStepConst<double> c = flat.view(in);
+      flat.poses_n(ws.kin_n, c);
+      INFO("state " << k << " beta " << cp.beta << " coulomb " << (cp.friction == FrictionLaw::Coulomb) << " v_s "
+                    << cp.stiction_velocity);
+      CHECK(fd_error(mv, c, th_n[k], th_nm1[k], th[k], 1e-6) < 1e-6);
+      VecX r;
+      MatX Jr;
+      pbfd_residual(sc.model, in, th[k], ws, r, &Jr);
+      MatX Jfd(sc.model.n_q, sc.model.n_q);
+      for (int l = 0; l < sc.model.n_q; ++l) {
+        VecX tp = th[k], tm = th[k], rp, rm;
+        tp[l] += 1e-6;
+        tm[l] -= 1e-6;
+        pbfd_residual(sc.model, in, tp, ws, rp, nullptr);
+        pbfd_residual(sc.model, in, tm, ws, rm, nullptr);
+        Jfd.col(l) = (rp - rm) / 2e-6;
+      }
+      CHECK((Jfd - Jr).cwiseAbs().maxCoeff() / (1 + Jr.cwiseAbs().maxCoeff()) < 1e-6);
+    }
+  }
+}
+
 // body_pair_scene's states with every contact kind of want (the base near the world geom): r and
 // J_r against the reference at beta 1 and 1.5, and with per-link mass scales and a PD servo
 void compare_body_pair_scene(const Scene& sc, const std::set<std::pair<int, int>>& want) {
@@ -534,41 +594,11 @@ TEST_CASE("pbfd team residual: a sphere on a box corner, the Jacobian equals cen
 TEST_CASE("pbfd team residual: the body-pair Jacobian block equals central differences", "[team][pbfd][body]") {
   // spheres only (a sphere's core is its centre, a material point: the reference's J_r is exact
   // there, friction and turning normal included), so J_r must equal the differences of r
-  Scene sc = body_pair_scene({"contact.c_par=3e4", "contact.c_perp=1e5"});
-  ModelSpec spec;
-  spec.links = sc.model.link_specs();
-  spec.gravity = sc.model.gravity;
-  for (int j = 0; j < sc.model.n_link; ++j) {
-    GeomSpec g;
-    g.link = j;
-    g.pos = Vec3(0.05, -0.02 * j, 0.03);
-    g.size = Vec3(0.14, 0, 0);
-    g.contype = g.conaffinity = 2;
-    spec.geoms.push_back(g);
-  }
-  sc.model = Model::finalize(spec);
+  const Scene sc = sphere_pair_scene({"contact.c_par=3e4", "contact.c_perp=1e5"});
   REQUIRE(sc.model.n_body_pair > 5);
-  const int S = int(GeomType::Sphere);
-  std::vector<VecX> th_n, th_nm1, th;
-  const VecX lo = VecX::Constant(sc.model.n_q, -0.8), hi = VecX::Constant(sc.model.n_q, 0.8);
-  body_contact_states(sc, 3, {{S, S}}, lo, hi, th_n, th_nm1, th);
-  const ModelArrays<double> arrays(sc.model);
-  const ModelView<double> mv = arrays.view();
-  PbdWorkspace ws(sc.model);
-  for (size_t k = 0; k < th.size(); ++k) {
-    for (const double beta : {1.0, 1.5}) {
-      ContactParams cp = sc.settings.contact;
-      cp.beta = beta;
-      const VecX tau = VecX::LinSpaced(sc.model.n_q, -0.3, 0.4);
-      const PbdStepInput in = make_step_input(sc.model, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws);
-      Flat flat;
-      PbfdStepConst<double> c = flat.view(in);
-      flat.poses_n(ws.kin_n, c);
-      const double err = fd_error(mv, c, th_n[k], th_nm1[k], th[k], 1e-6);
-      INFO("state " << k << " beta " << beta);
-      CHECK(err < 1e-6);
-    }
-  }
+  std::vector<ContactParams> laws(2, sc.settings.contact);
+  laws[1].beta = 1.5;
+  check_sphere_pair_fd(sc, laws);
 }
 
 TEST_CASE("pbfd team residual: armature, damping, spring and joint limit of a 1-DOF hinge by hand", "[team][pbfd][dof]") {
@@ -722,4 +752,38 @@ TEST_CASE("pbfd team residual on OS-thread lanes (ThreadTeam) equals the sequent
       CHECK(J == J0);
     }
   }
+}
+
+// The regularised Coulomb law (docs/methods/pbfd.md §4.9) in the team form: plane contacts and body
+// pairs with turning normals, against the reference; its J_r against central differences.
+// v_s = 0.5 m/s: delta = 5 mm, the slips of these states (mm) sit in the law's curved core.
+TEST_CASE("pbfd team residual equals the reference with the Coulomb law: chain on the ground, body pairs",
+          "[team][pbfd][coulomb]") {
+  const std::vector<std::string> coulomb{"contact.friction=coulomb", "contact.mu=0.7", "contact.stiction_velocity=0.5"};
+  {
+    std::vector<std::string> ov = coulomb;
+    ov.push_back("contact.c_par=0");  // unused by the law
+    const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml", ov);
+    std::vector<VecX> th_n, th_nm1, th;
+    chain_states(sc, 4, th_n, th_nm1, th);
+    compare(sc, th_n, th_nm1, th, 1.0);
+    std::vector<double> ls(sc.model.n_link);
+    for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.4 + 0.23 * j;
+    compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+  }
+  std::vector<std::string> ov = coulomb;
+  ov.push_back("contact.c_perp=1e5");
+  const int S = int(GeomType::Sphere), C = int(GeomType::Capsule), B = int(GeomType::Box);
+  compare_body_pair_scene(body_pair_scene(ov), {{S, S}, {S, C}, {C, S}, {C, C}});
+  compare_body_pair_scene(body_pair_scene(ov, true), {{S, S}, {S, B}, {B, S}, {S, B + kInside}, {B + kInside, S}});
+}
+
+TEST_CASE("pbfd residual with the Coulomb law: body-pair J_r (turning normals) equals central differences",
+          "[team][pbfd][body][coulomb][fd]") {
+  // as the power-law test above: v_s = 0.5 m/s (delta 5 mm, the law's curved core) and 0.02 (saturated)
+  const Scene sc = sphere_pair_scene({"contact.friction=coulomb", "contact.mu=0.9", "contact.c_perp=1e5"});
+  std::vector<ContactParams> laws(2, sc.settings.contact);
+  laws[0].stiction_velocity = 0.5;
+  laws[1].stiction_velocity = 0.02;
+  check_sphere_pair_fd(sc, laws);
 }

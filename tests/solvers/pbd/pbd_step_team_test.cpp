@@ -29,6 +29,7 @@ struct Controls {
   std::vector<double> mass_scale;  // (K x n_link) link mass scales, row-major, or empty
   VecX tau;                        // (n_q) or empty
   const PdServo* pd = nullptr;     // needs lockstep: the targets are set between steps
+  std::vector<double> mu;          // (K) per-rollout Coulomb mu (contact.friction = coulomb), or empty
 };
 
 // thread_lanes > 0: the team phases run on that many OS threads per trajectory at once
@@ -53,9 +54,10 @@ int compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlgeb
   };
   for (int k = 0; k < K; ++k) {
     batch.init(k, c.th0[k], c.thm1[k]);
-    if (!u.mass_scale.empty())
-      batch.set_params(k, c.sc.settings.contact.c_perp, c.sc.settings.contact.c_par,
-                       u.mass_scale.data() + size_t(k) * c.sc.model.n_link);
+    ContactParams cp = c.sc.settings.contact;
+    if (!u.mu.empty()) cp.mu = u.mu[size_t(k)];
+    if (!u.mass_scale.empty() || !u.mu.empty())
+      batch.set_params(k, cp, u.mass_scale.empty() ? nullptr : u.mass_scale.data() + size_t(k) * c.sc.model.n_link);
   }
   if (u.pd) batch.set_gains(u.pd->kp, u.pd->kd);
   set_controls(0);
@@ -80,6 +82,7 @@ int compare_with_reference(const Case& c, int n_steps, bool lockstep, DenseAlgeb
     // (solvers/pbd/pbd_step.cpp), which only differs on steps where both attempts fail
     PbdSettings rs = c.sc.settings;
     rs.friction_continuation = 0;
+    if (!u.mu.empty()) rs.contact.mu = u.mu[size_t(k)];
     PbdIntegrator ref(m, rs);
     VecX th = c.th0[k], thp = c.thm1[k], next;
     for (int n = 0; n < n_steps; ++n) {
@@ -113,6 +116,21 @@ TEST_CASE("lm team: matches the reference on the fixed chain (no contact)", "[te
 
 TEST_CASE("lm team: matches the reference on the floating chain landing (contact, friction)", "[team][lm]") {
   compare_with_reference(make_case("chain_floating_ground.yaml", 3, {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"}), 30, false);
+}
+
+TEST_CASE("lm team: the Coulomb law with per-rollout mu matches the reference", "[team][lm][coulomb]") {
+  // contact.friction = coulomb (docs/methods/pbfd.md §4.9): the sliding box from 3 m/s and the landing chain,
+  // each rollout its own mu (the team's per-trajectory parameter, as batch.randomize_friction draws it)
+  const std::vector<std::string> coulomb{"contact.friction=coulomb", "contact.stiction_velocity=0.01"};
+  std::vector<std::string> box = coulomb;
+  box.push_back("initial.theta_dot=[3, 0, 0]");
+  Controls u;
+  u.mu = {0.3, 0.6, 1.1};
+  compare_with_reference(make_case("box_slide.yaml", 3, box), 30, false, DenseAlgebra::Fused, u);
+  std::vector<std::string> chain = coulomb;
+  chain.push_back("initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]");
+  compare_with_reference(make_case("chain_floating_ground.yaml", 3, chain), 30, false, DenseAlgebra::Fused, u);
+  compare_with_reference(make_case("chain_floating_ground.yaml", 3, chain), 30, true, DenseAlgebra::Library);
 }
 
 TEST_CASE("lm team: lockstep scheduling gives the same results as free-running", "[team][lm]") {
