@@ -1,6 +1,7 @@
 #include "bench/harness/bench_command.h"
 
 
+#include "bench/harness/bench_accuracy.h"
 #include "bench/harness/bench_vs_mujoco.h"
 #include "bench/harness/bench_id_runtime.h"
 
@@ -236,11 +237,13 @@ int bench_command(const std::vector<std::string>& args) {
       "(bigstep-bench <benchmark> --help for its options)\n"
       "  gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]   Fig. 8: batched PBFD, CPU vs CUDA\n"
       "  vs-mujoco [--quick] [--out DIR]                                  the same scenes in MuJoCo and bigstep\n"
+      "  accuracy [--quick] [--scenes a,b] [--variants ...] [--out DIR]   cost vs error fronts, bigstep and MuJoCo\n"
       "  id-runtime [--out DIR] [--reps R] [--max-per-foot C]             inverse-dynamics solve time vs contacts\n";
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(usage.c_str(), stdout);
     return 0;
   }
+  if (!args.empty() && args[0] == "accuracy") return bench_accuracy({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "vs-mujoco") return bench_vs_mujoco({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "id-runtime") return bench_id_runtime({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "gpu-speedup") {
