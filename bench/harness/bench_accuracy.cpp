@@ -17,6 +17,7 @@
 #ifdef BIGSTEP_WITH_MUJOCO
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <fstream>
 #include <map>
 
@@ -55,7 +56,7 @@ const char* kDefaultVariants =
     "nmdp_pbd=integrator.type:nmdp_pbd;"
     "compliant=integrator.type:compliant";
 
-const std::vector<std::string> kDefaultScenes{"chain_fixed", "chain", "hopper", "ant", "box", "a1", "humanoid"};
+const std::vector<std::string> kDefaultScenes{"chain_fixed", "chain", "hopper_tilt", "ant", "box", "a1", "humanoid"};
 
 struct Variant {
   std::string name;
@@ -106,9 +107,9 @@ struct Options {
   std::vector<Variant> variants = parse_variants(kDefaultVariants);
   std::vector<std::string> mj_integrators{"euler", "implicitfast", "implicit", "rk4", "discrete"};
   std::vector<std::string> mj_cones{"pyramidal", "elliptic"};
-  std::vector<double> dts{0.1, 0.05, 0.02, 0.01, 0.005, 0.0025};  // bigstep [s]
-  std::vector<double> mj_factors{16, 8, 4, 2, 1, 0.5, 0.25};      // MuJoCo: x the model's timestep
-  double min_cpu = 0.1;    // a timing repeats its run until this much CPU time has passed [s]
+  std::vector<double> dts{0.1, 0.075, 0.05, 0.035, 0.025, 0.02, 0.015, 0.01, 0.0075, 0.005, 0.0025};  // bigstep [s]
+  std::vector<double> mj_factors{16, 12, 8, 6, 4, 3, 2, 1.5, 1, 0.5, 0.25};  // MuJoCo: x the model's timestep
+  double min_cpu = 0.2;    // a timing repeats its run until this much CPU time has passed [s]
   double max_run_cpu = 8;  // a run's CPU budget [s]; over it, that variant's smaller dt are skipped
   std::string out = "bench/results";
   std::string name = "accuracy";
@@ -213,21 +214,23 @@ const char* kUsage =
     "                              [--mujoco euler,implicitfast,implicit,rk4,discrete] [--cones pyramidal,elliptic]\n"
     "                              [--dt 0.1,0.05,...] [--mujoco-dt-factors 16,8,...] [--min-cpu S] [--max-run-cpu S]\n"
     "Cost against accuracy of bigstep's integrators and MuJoCo's, run from the repository root. Scenes\n"
-    "(default: all, in this order): chain_fixed (configs/chain_fixed.yaml, no contact; + energy drift),\n"
-    "chain (the floating chain dropped, configs/chain_floating_ground.yaml and its MJCF twin), hopper and\n"
-    "ant (gymnasium's models; the ant's ankles inside their ranges), box (configs/box_slide.yaml, error\n"
+    "(default: all but hopper, in this order): chain_fixed (configs/chain_fixed.yaml, no contact; + energy\n"
+    "drift), chain (the floating chain dropped, configs/chain_floating_ground.yaml and its MJCF twin),\n"
+    "hopper_tilt (gymnasium's hopper tilted 0.1 rad forward; hopper: upright, an unstable balance), ant\n"
+    "(gymnasium's; its ankles inside their ranges), box (configs/box_slide.yaml, error\n"
     "in x only, common reference the analytic Coulomb slide), a1 (configs/a1_stand.yaml, PD hold),\n"
     "humanoid (gymnasium's, falling from its standing qpos0; bigstep drops its tendons).\n"
     "Each run: 2 s (--horizon) from the same start, one rollout on one core; CPU seconds of the step\n"
-    "loop per simulated second (median over repeats until --min-cpu S, default 0.1); largest COM distance\n"
+    "loop per simulated second (median over repeats until --min-cpu S, default 0.2); largest COM distance\n"
     "from the scene's common reference (MuJoCo RK4, elliptic cones, tolerance 1e-10 at the model's\n"
     "timestep / 16; or analytic) and from the simulator's own reference (MuJoCo: RK4 with the run's cone at\n"
     "that dt; bigstep: NE-LCP at min(1 ms, timestep / 8)); stability (finite, not blown up, no solver\n"
     "failure or MuJoCo bad-qacc reset, no contact deeper than 5 cm).\n"
     "bigstep: every --variants entry (default: pbfd, pbd, ne_lcp, ne_mdp, nmdp_ne, nmdp_pbd, compliant,\n"
     "each integrator.type:NAME; a variant a scene cannot load is left out and listed) at --dt (default\n"
-    "0.1, 0.05, 0.02, 0.01, 0.005, 0.0025). MuJoCo: each integrator x cone at the model's timestep x\n"
-    "--mujoco-dt-factors (default 16, 8, 4, 2, 1, 0.5, 0.25; dt <= 0.1). dt run largest first; a run over\n"
+    "0.1, 0.075, 0.05, 0.035, 0.025, 0.02, 0.015, 0.01, 0.0075, 0.005, 0.0025). MuJoCo: each integrator x\n"
+    "cone at the model's timestep x --mujoco-dt-factors (default 16, 12, 8, 6, 4, 3, 2, 1.5, 1, 0.5, 0.25;\n"
+    "dt <= 0.1). dt run largest first; a run over\n"
     "--max-run-cpu S (default 8) skips that variant's smaller dt.\n"
     "--quick: chain_fixed and chain, horizon 1 s, bigstep dt 0.05, 0.01, MuJoCo x4, x1, variants pbfd,\n"
     "ne_lcp, MuJoCo euler and rk4.\n"
@@ -291,7 +294,8 @@ void run_scene(const SceneDef& def, const Options& o, std::vector<Row>& rows, st
     r.role = "own_reference", r.simulator = "mujoco", r.variant = "rk4_" + c, r.dt = h_ref;
     r.settings = "integrator=rk4 cone=" + c + " tolerance=1e-10 iterations=1000";
     std::tie(r.err_common, r.err_common_rms) = com_error(mj_own[cone], common, me.axes);
-    r.note = "err_common: this reference against the common one";
+    r.note = "err_common: this reference against the common one" +
+             (mj_own[cone].stable ? "" : "; UNSTABLE (" + mj_own[cone].why + "): runs with this cone have no own error");
     r.cpu_s = mj_own[cone].cpu_s, r.stable = mj_own[cone].stable, r.max_pen = mj_own[cone].max_penetration;
     rows.push_back(r);
   }
@@ -303,9 +307,11 @@ void run_scene(const SceneDef& def, const Options& o, std::vector<Row>& rows, st
     r.dt = b_ref_dt, r.steps = bown.steps, r.cpu_s = bown.cpu_s, r.stable = bown.stable, r.max_pen = bown.max_penetration;
     r.iterations_per_step = bown.iterations / bown.steps;
     std::tie(r.err_common, r.err_common_rms) = com_error(bown, common, me.axes);
-    r.note = "err_common: this reference against the common one" + (bown.stable ? "" : "; " + bown.why);
+    r.note = "err_common: this reference against the common one" +
+             (bown.stable ? "" : "; UNSTABLE (" + bown.why + "): bigstep's runs have no own error");
     rows.push_back(r);
-    std::fprintf(stderr, "  bigstep's own reference NE-LCP dt %g: %.3g m from the common one\n", b_ref_dt, r.err_common);
+    std::fprintf(stderr, "  bigstep's own reference NE-LCP dt %g: %.3g m from the common one%s%s\n", b_ref_dt, r.err_common,
+                 bown.stable ? "" : ", UNSTABLE: ", bown.why.c_str());
   }
   // 3. the runs. One row from a run r of `make` (which reruns it for the timing).
   auto add = [&](Row row, const Run& r, const Run& own, const auto& make) {
@@ -313,7 +319,7 @@ void run_scene(const SceneDef& def, const Options& o, std::vector<Row>& rows, st
     row.cpu_s = median_cpu(r.cpu_s, o.min_cpu, row.reps, make);
     row.iterations_per_step = r.iterations / r.steps;
     std::tie(row.err_common, row.err_common_rms) = com_error(r, common, me.axes);
-    std::tie(row.err_own, row.err_own_rms) = com_error(r, own, me.axes);
+    if (own.stable) std::tie(row.err_own, row.err_own_rms) = com_error(r, own, me.axes);  // else: no own error
     if (me.energy) row.energy = energy_drift(model, r);
     row.max_pen = r.max_penetration, row.stable = r.stable, row.note = r.why;
     rows.push_back(row);
@@ -349,7 +355,16 @@ void run_scene(const SceneDef& def, const Options& o, std::vector<Row>& rows, st
     for (const std::string& s : v.set) row.settings += (row.settings.empty() ? "" : " ") + s;
     for (double dt : o.dts) {
       const Scene sc = load_bigstep(def, v.set, dt);
-      const Run r = run_bigstep(sc, H, me.energy, o.max_run_cpu);
+      Run r;
+      try {
+        r = run_bigstep(sc, H, me.energy, o.max_run_cpu);
+      } catch (const std::exception& e) {  // a solver that refuses a state mid-run: an unstable row
+        Row bad = row;
+        bad.dt = dt, bad.default_dt = h, bad.stable = false, bad.note = std::string("threw: ") + e.what();
+        rows.push_back(bad);
+        std::fprintf(stderr, "  [%zu] bigstep %-20s dt %-8g threw: %s\n", rows.size(), v.name.c_str(), dt, e.what());
+        continue;
+      }
       if (r.stable && !r.why.empty()) {  // over budget: smaller dt would cost more
         left_out.push_back(detail::concat(def.name, " x ", v.name, " at dt <= ", dt, ": ", r.why));
         std::fprintf(stderr, "  %s dt %g: %s; smaller dt skipped\n", v.name.c_str(), dt, r.why.c_str());
@@ -403,7 +418,7 @@ int bench_accuracy(const std::vector<std::string>& args) {
     if (!added.empty())
       for (const Variant& v : parse_variants(added)) o.variants.push_back(v);
     for (const std::string& s : o.scenes)
-      BIGSTEP_CHECK_ARG(find_scene(s), "--scenes", s, "unknown scene (chain_fixed, chain, hopper, ant, box, a1, humanoid)");
+      BIGSTEP_CHECK_ARG(find_scene(s), "--scenes", s, "unknown scene (chain_fixed, chain, hopper, hopper_tilt, ant, box, a1, humanoid)");
     for (const std::string& s : o.mj_integrators)
       BIGSTEP_CHECK_ARG(kMjIntegrators.count(s), "--mujoco", s, "unknown integrator (euler, implicitfast, implicit, rk4, discrete)");
     for (const std::string& s : o.mj_cones)

@@ -116,6 +116,11 @@ const std::vector<SceneDef>& scenes() {
        "ankles start inside their ranges (+-0.6 rad); MuJoCo geom margin 0"},
       {"a1", "configs/a1_stand.yaml", "example-robot-data:robots/a1_description/urdf/a1.urdf", true, 0, {}, false,
        "PD hold as MuJoCo joint springs + damping"},
+      // the hopper tilted 0.1 rad about rooty and raised 3 cm (rootz 1.28; its toe 1 cm above the floor): upright
+      // at rest it balances on an unstable equilibrium, and which way and when it falls depends on
+      // each contact model's round-off (two MuJoCo cones' fine references end 0.3 m apart)
+      {"hopper_tilt", "gymnasium:hopper.xml", "gymnasium:hopper.xml", false, 0, {"initial.theta=[0, 1.28, 0.1, 0, 0, 0]"},
+       false, "started tilted 0.1 rad about rooty, 3 cm up (toe 1 cm above the floor)"},
       // the 10-link chain hanging from a hinge, no contact: MuJoCo runs bigstep's model exported
       {"chain_fixed", "configs/chain_fixed.yaml", ""},
       // the sliding box: contact.c_par = 3e5 / dt keeps the file's mu_eff = 0.5 at 1 m/s at every dt

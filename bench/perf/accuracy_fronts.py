@@ -16,8 +16,8 @@ implies (">= x": bigstep's cheapest run is already more accurate; "<= x": MuJoCo
 
     python3 bench/perf/accuracy_fronts.py [bench/results/accuracy.csv] [--out-dir DIR]
 
-Prints a markdown table and writes DIR/<stem>_<scene>.png and DIR/<stem>_speedup.csv (DIR: the
-CSV's folder).
+Prints a markdown table and writes DIR/<stem>_<scene>.png, DIR/<stem>_fronts.png (every scene's two
+fronts against the common reference) and DIR/<stem>_speedup.csv (DIR: the CSV's folder).
 """
 import argparse
 import csv
@@ -179,6 +179,42 @@ def plot(rows, scene, png):
     plt.close(fig)
 
 
+def overview(rows, scenes, png):
+    """One panel per scene: both simulators' fronts against the common reference, the 3x level."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    n = len(scenes)
+    cols = min(4, n)
+    fig, axes = plt.subplots((n + cols - 1) // cols, cols, figsize=(4.2 * cols, 3.6 * ((n + cols - 1) // cols)),
+                             squeeze=False)
+    for ax, sc in zip(axes.flat, scenes):
+        rs = runs(rows, sc)
+        for sim, c in (("bigstep", "k"), ("mujoco", "tab:red")):
+            fr = front(points([r for r in rs if r["simulator"] == sim], "err_common_m"))
+            if fr:
+                ax.plot([p[0] for p in fr], [p[1] for p in fr], "o-", color=c, ms=3, label=f"{sim} (best of all variants)")
+                for p in fr:
+                    ax.annotate(f"{p[2]} {p[3]:g}", (p[0], p[1]), fontsize=5, color=c, alpha=0.7)
+        d = [r for r in rs if r["simulator"] == "mujoco" and r["model_default"] == "1"
+             and abs(fnum(r["dt"]) - fnum(r["default_dt"])) < 1e-12 and fnum(r["err_common_m"]) > 0]
+        if d:
+            ax.axhline(3 * fnum(d[0]["err_common_m"]), color="tab:red", ls=":", lw=1, label="3x MuJoCo's default error")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(sc, fontsize=9)
+        ax.set_xlabel("CPU s / simulated s", fontsize=7)
+        ax.set_ylabel("COM error vs common ref. [m]", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(png, dpi=90)
+    plt.close(fig)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", nargs="?", default="bench/results/accuracy.csv")
@@ -194,6 +230,8 @@ def main(argv=None):
         if not a.no_plot:
             plot(rows, sc, out / f"{path.stem}_{sc}.png")
         table += speedups(rows, sc)
+    if not a.no_plot:
+        overview(rows, scenes, out / f"{path.stem}_fronts.png")
     print("| scene | error vs | MuJoCo default (dt) | its error [m] | level | error [m] | bigstep front: cost (run) "
           "| MuJoCo front: cost (run) | speed-up | note |")
     print("|---|---|---|---:|---:|---:|---|---|---:|---|")
