@@ -10,11 +10,9 @@
 //      not PBFD at a fine dt);
 //   3. every MuJoCo integrator x cone and every bigstep variant (a name plus --set edits) at each dt,
 //      largest first: CPU time of the step loop (repeated until --min-cpu), COM errors, stability.
+#ifdef BIGSTEP_WITH_MUJOCO
 #include "bench/harness/bench_accuracy.h"
 
-#include <cstdio>
-
-#ifdef BIGSTEP_WITH_MUJOCO
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -26,25 +24,15 @@
 #include "core/error.h"
 #include "core/inertia.h"
 #include "core/kinematics.h"
-#endif
 
 namespace bigstep {
-
-#ifndef BIGSTEP_WITH_MUJOCO
-
-int bench_accuracy(const std::vector<std::string>&) {
-  std::fprintf(stderr, "bigstep-bench accuracy: built without MuJoCo (pip install mujoco and reconfigure)\n");
-  return 2;
-}
-
-#else
 
 namespace {
 
 using namespace twin;
 
 // bigstep's variants: NAME=EDIT,EDIT,... separated by ';', each EDIT a `--set` KEY=VALUE (or
-// KEY:VALUE). A new option is benchmarked by adding a line, e.g.
+// KEY:VALUE); empty entries are skipped. A new option is benchmarked by adding a line, e.g.
 //   "pbfd_o2=integrator.type:pbfd,integrator.order:2;"
 //   "pbfd_coulomb=integrator.type:pbfd,contact.friction:coulomb;"
 const char* kDefaultVariants =
@@ -54,7 +42,7 @@ const char* kDefaultVariants =
     "ne_mdp=integrator.type:ne_mdp;"
     "nmdp_ne=integrator.type:nmdp_ne;"
     "nmdp_pbd=integrator.type:nmdp_pbd;"
-    "compliant=integrator.type:compliant";
+    "compliant=integrator.type:compliant;";
 
 const std::vector<std::string> kDefaultScenes{"chain_fixed", "chain", "hopper_tilt", "ant", "box", "a1", "humanoid"};
 
@@ -471,6 +459,6 @@ int bench_accuracy(const std::vector<std::string>& args) {
   return 0;
 }
 
-#endif
-
 }  // namespace bigstep
+
+#endif

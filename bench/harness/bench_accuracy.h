@@ -3,7 +3,7 @@
 // one rollout), the COM error against a common reference (one fine trajectory per scene, or an
 // analytic answer) and against the simulator's own fine reference, and stability. Writes
 // DIR/accuracy.csv; bench/perf/accuracy_fronts.py draws the Pareto fronts and the equal-error
-// speed-ups.
+// speed-ups. Defined only in builds with MuJoCo (bench_command.cpp answers for the others).
 #pragma once
 #include <string>
 #include <vector>

@@ -243,8 +243,14 @@ int bench_command(const std::vector<std::string>& args) {
     std::fputs(usage.c_str(), stdout);
     return 0;
   }
-  if (!args.empty() && args[0] == "accuracy") return bench_accuracy({args.begin() + 1, args.end()});
-  if (!args.empty() && args[0] == "vs-mujoco") return bench_vs_mujoco({args.begin() + 1, args.end()});
+  if (!args.empty() && (args[0] == "accuracy" || args[0] == "vs-mujoco")) {
+#ifdef BIGSTEP_WITH_MUJOCO
+    return (args[0] == "accuracy" ? bench_accuracy : bench_vs_mujoco)({args.begin() + 1, args.end()});
+#else
+    std::fprintf(stderr, "bigstep-bench %s: built without MuJoCo (pip install mujoco and reconfigure)\n", args[0].c_str());
+    return 2;
+#endif
+  }
   if (!args.empty() && args[0] == "id-runtime") return bench_id_runtime({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "gpu-speedup") {
     std::fprintf(stderr, "bigstep-bench: %s\n%s",

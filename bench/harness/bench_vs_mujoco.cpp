@@ -4,6 +4,7 @@
 // rollouts: bigstep's batched CPU engine vs K MjData on a thread pool), accuracy against the
 // simulator's OWN fine-dt reference from the same initial state (COM trajectory error, largest
 // penetration) and the largest stable dt (doubling until non-finite, failed or blown-up).
+#ifdef BIGSTEP_WITH_MUJOCO
 #include "bench/harness/bench_vs_mujoco.h"
 
 #include <algorithm>
@@ -17,21 +18,9 @@
 #include "batch/batch.h"
 #include "core/error.h"
 #include "io/scene.h"
-
-#ifdef BIGSTEP_WITH_MUJOCO
 #include "bench/harness/bench_twin.h"
-#endif
 
 namespace bigstep {
-
-#ifndef BIGSTEP_WITH_MUJOCO
-
-int bench_vs_mujoco(const std::vector<std::string>&) {
-  std::fprintf(stderr, "bigstep-bench vs-mujoco: built without MuJoCo (pip install mujoco and reconfigure)\n");
-  return 2;
-}
-
-#else
 
 namespace {
 
@@ -345,6 +334,6 @@ int bench_vs_mujoco(const std::vector<std::string>& args) {
   return 0;
 }
 
-#endif
-
 }  // namespace bigstep
+
+#endif
