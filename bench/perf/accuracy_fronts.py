@@ -16,8 +16,12 @@ implies (">= x": bigstep's cheapest run is already more accurate; "<= x": MuJoCo
 
     python3 bench/perf/accuracy_fronts.py [bench/results/accuracy.csv] [--out-dir DIR]
 
-Prints a markdown table and writes DIR/<stem>_<scene>.png, DIR/<stem>_fronts.png (every scene's two
-fronts against the common reference) and DIR/<stem>_speedup.csv (DIR: the CSV's folder).
+Also the order each bigstep variant's error shows: the slope of log(error vs the common reference)
+against log(dt) over its stable runs at 5-50 ms, and its error at 50 ms.
+
+Prints two markdown tables and writes DIR/<stem>_<scene>.png, DIR/<stem>_fronts.png (every scene's two
+fronts against the common reference), DIR/<stem>_speedup.csv and DIR/<stem>_slopes.csv (DIR: the
+CSV's folder).
 """
 import argparse
 import csv
@@ -118,6 +122,26 @@ def speedups(rows, scene):
                             err_m=err, bigstep_cost=cb, bigstep_run=f"{pb[2]} {pb[3]:g}" if pb else "",
                             mujoco_cost=cm, mujoco_run=f"{pm[2]} {pm[3]:g}" if pm else "",
                             speedup=s, speedup_text=txt, note=why))
+    return out
+
+
+def slopes(rows, scene, lo=0.005, hi=0.05):
+    """Per bigstep variant: the least-squares slope of log(error vs common reference) against log(dt)
+    over its stable runs with lo <= dt <= hi (the order the error shows), and the error at 50 ms."""
+    out = []
+    by = defaultdict(list)
+    for r in runs(rows, scene):
+        if r["simulator"] == "bigstep":
+            by[r["variant"]].append(r)
+    for v, rs in by.items():
+        pts = [(math.log(fnum(r["dt"])), math.log(fnum(r["err_common_m"]))) for r in rs if r["stable"] == "1"
+               and lo - 1e-12 <= fnum(r["dt"]) <= hi + 1e-12 and fnum(r["err_common_m"]) > 0]
+        at50 = [fnum(r["err_common_m"]) for r in rs if abs(fnum(r["dt"]) - 0.05) < 1e-12 and r["stable"] == "1"]
+        if len(pts) >= 2:
+            mx = sum(p[0] for p in pts) / len(pts)
+            my = sum(p[1] for p in pts) / len(pts)
+            k = sum((p[0] - mx) * (p[1] - my) for p in pts) / sum((p[0] - mx) ** 2 for p in pts)
+            out.append(dict(scene=scene, variant=v, runs=len(pts), slope=k, err_at_50ms_m=at50[0] if at50 else None))
     return out
 
 
@@ -241,6 +265,17 @@ def main(argv=None):
         print(f"| {t['scene']} | {t['kind']} | {t['mujoco_default']} ({t['mujoco_default_dt']:g}) "
               f"| {t['mujoco_default_err_m']:.3g} | {t['level']}x | {t['err_m']:.3g} | {cb} | {cm} "
               f"| {t['speedup_text']} | {t['note']} |")
+    sl = [x for sc in scenes for x in slopes(rows, sc)]
+    print("\n| scene | bigstep variant | stable runs, 5-50 ms | slope of log(error) vs log(dt) | error at 50 ms [m] |")
+    print("|---|---|---:|---:|---:|")
+    for x in sl:
+        e50 = f"{x['err_at_50ms_m']:.3g}" if x["err_at_50ms_m"] is not None else "-"
+        print(f"| {x['scene']} | {x['variant']} | {x['runs']} | {x['slope']:.2f} | {e50} |")
+    with open(out / f"{path.stem}_slopes.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, ["scene", "variant", "runs", "slope", "err_at_50ms_m"])
+        w.writeheader()
+        for x in sl:
+            w.writerow({k: ("" if x[k] is None else x[k]) for k in x})
     keys = ["scene", "kind", "mujoco_default", "mujoco_default_dt", "mujoco_default_err_m", "level", "err_m",
             "bigstep_cost", "bigstep_run", "mujoco_cost", "mujoco_run", "speedup", "speedup_text", "note"]
     with open(out / f"{path.stem}_speedup.csv", "w", newline="") as f:
