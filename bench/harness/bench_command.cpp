@@ -1,6 +1,7 @@
 #include "bench/harness/bench_command.h"
 
 
+#include "bench/harness/bench_accuracy.h"
 #include "bench/harness/bench_vs_mujoco.h"
 #include "bench/harness/bench_id_runtime.h"
 
@@ -236,12 +237,20 @@ int bench_command(const std::vector<std::string>& args) {
       "(bigstep-bench <benchmark> --help for its options)\n"
       "  gpu-speedup [--quick] [--steps N] [--out DIR] [--threads T1,T2]   Fig. 8: batched PBFD, CPU vs CUDA\n"
       "  vs-mujoco [--quick] [--out DIR]                                  the same scenes in MuJoCo and bigstep\n"
+      "  accuracy [--quick] [--scenes a,b] [--variants ...] [--out DIR]   cost vs error fronts, bigstep and MuJoCo\n"
       "  id-runtime [--out DIR] [--reps R] [--max-per-foot C]             inverse-dynamics solve time vs contacts\n";
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(usage.c_str(), stdout);
     return 0;
   }
-  if (!args.empty() && args[0] == "vs-mujoco") return bench_vs_mujoco({args.begin() + 1, args.end()});
+  if (!args.empty() && (args[0] == "accuracy" || args[0] == "vs-mujoco")) {
+#ifdef BIGSTEP_WITH_MUJOCO
+    return (args[0] == "accuracy" ? bench_accuracy : bench_vs_mujoco)({args.begin() + 1, args.end()});
+#else
+    std::fprintf(stderr, "bigstep-bench %s: built without MuJoCo (pip install mujoco and reconfigure)\n", args[0].c_str());
+    return 2;
+#endif
+  }
   if (!args.empty() && args[0] == "id-runtime") return bench_id_runtime({args.begin() + 1, args.end()});
   if (args.empty() || args[0] != "gpu-speedup") {
     std::fprintf(stderr, "bigstep-bench: %s\n%s",

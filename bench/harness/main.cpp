@@ -1,4 +1,4 @@
-// bigstep-bench: the benchmark harness (gpu-speedup, vs-mujoco, id-runtime), built apart from the
+// bigstep-bench: the benchmark harness (gpu-speedup, vs-mujoco, accuracy, id-runtime), built apart from the
 // user CLI `bigstep`; bench/README.md lists the figures and the commands that produce them.
 #include <string>
 #include <vector>
