@@ -156,28 +156,34 @@ TEST_CASE("D3: free-flying box follows the Verlet recurrence and the exact parab
 
 TEST_CASE("D3: simulate() from theta_dot has the O(dt) start error g dt t / 2", "[pbd][oracle]") {
   // theta_{-1} = theta_0 - dt theta_dot (docs/methods/pbfd.md §5.3) is a first-order start: the discrete
-  // parabola has initial velocity v0 + g dt / 2, so z_n - z_exact(t) = g_z dt t / 2 exactly.
-  for (const char* type : {"pbfd", "pbd"}) {
-    for (double dt : {0.01, 0.05}) {
-      INFO(type << " dt " << dt);
-      const Scene sc = load_scene_text(kFreeBox, "free_box.yaml",
-                                       {std::string("integrator.type=") + type, "integrator.dt=" + num(dt),
-                                        "initial.theta_dot=[1.0, 0.5, 2.0, 0, 0, 0]"});
-      const Rollout r = simulate(sc);
-      check_all_converged(sc, r);
-      const Vec3 c0 = com(sc.model, sc.theta0), v0(1.0, 0.5, 2.0), g = sc.model.gravity;
-      double max_dev = 0;
-      for (size_t n = 0; n < r.theta.size(); ++n) {
-        const double t = n * dt;
-        const Vec3 exact = c0 + v0 * t + 0.5 * g * t * t;
-        const Vec3 err = com(sc.model, r.theta[n]) - exact;
-        // O(dt) bound: |err| <= |g| dt t / 2 (+ solver tolerance)
-        CHECK(err.norm() <= 0.5 * g.norm() * dt * t + tol(1e-8));
-        // and it is exactly the start error (nothing else): solver tolerance 1e-8
-        max_dev = std::max(max_dev, (err - 0.5 * g * dt * t).lpNorm<Eigen::Infinity>());
+  // parabola has initial velocity v0 + g dt / 2, so z_n - z_exact(t) = g_z dt t / 2 exactly. The
+  // second-order step (integrator.order 2, §3.1) reads the same start as the velocity at t_0 and is
+  // exact on a quadratic: no start error at all.
+  for (int order : {1, 2}) {
+    for (const char* type : {"pbfd", "pbd"}) {
+      for (double dt : {0.01, 0.05}) {
+        INFO(type << " order " << order << " dt " << dt);
+        const Scene sc = load_scene_text(kFreeBox, "free_box.yaml",
+                                         {std::string("integrator.type=") + type, "integrator.dt=" + num(dt),
+                                          "integrator.order=" + std::to_string(order),
+                                          "initial.theta_dot=[1.0, 0.5, 2.0, 0, 0, 0]"});
+        const Rollout r = simulate(sc);
+        check_all_converged(sc, r);
+        const Vec3 c0 = com(sc.model, sc.theta0), v0(1.0, 0.5, 2.0), g = sc.model.gravity;
+        const double start = order == 1 ? 1.0 : 0.0;  // the start error's share
+        double max_dev = 0;
+        for (size_t n = 0; n < r.theta.size(); ++n) {
+          const double t = n * dt;
+          const Vec3 exact = c0 + v0 * t + 0.5 * g * t * t;
+          const Vec3 err = com(sc.model, r.theta[n]) - exact;
+          // O(dt) bound: |err| <= |g| dt t / 2 (+ solver tolerance)
+          CHECK(err.norm() <= 0.5 * g.norm() * dt * t + tol(1e-8));
+          // and it is exactly the start error (nothing else): solver tolerance 1e-8
+          max_dev = std::max(max_dev, (err - start * 0.5 * g * dt * t).lpNorm<Eigen::Infinity>());
+        }
+        CHECK(max_dev < tol(1e-8));
+        CHECK(r.steps_run == sc.steps());
       }
-      CHECK(max_dev < tol(1e-8));
-      CHECK(r.steps_run == sc.steps());
     }
   }
 }
