@@ -51,7 +51,7 @@ struct RolloutParamTable {
   double mass_ratio(const Model& m, int k) const;
 };
 
-/// Per-contact friction (issue 16's random terrain, docs/methods/inverse_dynamics.md §9): one
+/// Per-contact friction (the random terrain of docs/methods/inverse_dynamics.md §9): one
 /// mu ~ U(lo, hi) per geom of the Model (n_geom values into out) from rng. A contact (a, b) uses
 /// geom a's value (a is the geom on the higher link, never the world's: core/model.h).
 void draw_geom_mu(const Model& m, double lo, double hi, std::mt19937_64& rng, double* out);

@@ -1,4 +1,4 @@
-// Penetration of a state (issue 10 item 7): a body that sinks through the ground or into another
+// Penetration of a state (a bad-input check): a body that sinks through the ground or into another
 // body (say with contact.c_perp = 0) is flagged per rollout (STATUS_PENETRATED) and fails the run
 // instead of running on silently. The run loops check after each step; the integrators know
 // nothing of it. Runs the collision stage (core/collision.h) on every geom pair.

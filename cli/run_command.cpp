@@ -251,7 +251,7 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     for (const auto& n : m.dof_name) f << "," << n;
     f << "\n";
     // %.17g by std::to_chars (the same text as the stream's setprecision(17), without printf's
-    // multi-precision path: it cost ~80 K instructions per step of a 15-DOF run, issue 12)
+    // multi-precision path: it cost ~80 K instructions per step of a 15-DOF run)
     char buf[32];
     const auto put = [&](double v) {
       f.write(buf, std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17).ptr - buf);

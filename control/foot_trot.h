@@ -1,4 +1,4 @@
-// Foot-space trot plan (issue 16; docs/methods/inverse_dynamics.md §9 "Quadruped task": a planner
+// Foot-space trot plan (docs/methods/inverse_dynamics.md §9 "Quadruped task": a planner
 // gives foot trajectories, joint targets via IK, I14: a plan must be compatible with the contacts).
 // The `walk` reference's joint-space sweep moves the stance feet against each other (the legs
 // swing about fixed hips while the torso stands still), so no sticking contact set can follow it.
@@ -121,7 +121,7 @@ void foot_trot_eval(const FootTrot& ft, const FootTrotGait& gait, double t, VecX
 /// gets q = q_P + w (q_A - q_P), q_A the angles that put its foothold where it is from the actual
 /// torso pose, q_P those of the planned pose, w = 1 - h(tau / settle) (h the quintic smoothstep),
 /// and the rates blended likewise plus w_dot (q_A - q_P): the landing pair's targets continue
-/// the swing IK's instead of jumping to the planned torso pose (issue 16, bench/experiments/notes/inverse_dynamics.md "Settle").
+/// the swing IK's instead of jumping to the planned torso pose (bench/experiments/notes/inverse_dynamics.md "Settle").
 /// gait.replan > 0 with mem (kFootTrotMemory x legs doubles of the rollout, updated from t_mode and
 /// v only, so the calls at t and t + dt of one step agree): every foot target moves by its foothold's
 /// offset (head comment); mem = nullptr: no re-planning.
@@ -130,7 +130,7 @@ void foot_trot_eval_state(const FootTrot& ft, const FootTrotGait& gait, double t
 
 /// The plan's contact set at time t (the ID controllers' contacts with walk.foot_space): false for
 /// a contact of geoms (a, b) that involves the foot of a leg planned in swing at t, true otherwise.
-/// Why (issue 16): a swing foot that touches down a few ms early arrives at the plan's descent
+/// Why: a swing foot that touches down a few ms early arrives at the plan's descent
 /// speed (0.1-0.3 m/s over the last mm of b(sigma)); in the rigid model with every joint acceleration
 /// prescribed, stopping it in one step takes an impulse through the whole robot (4-7 kN predicted,
 /// the robot lifted off its stance feet). Left out of the ID's model, the touch is what it is for a

@@ -1,5 +1,5 @@
 // Actuator limits of the stable-PD servo (controller.type = pd with controller.tau_max or limited
-// motors; issue 16: every controller obeys the actuator limits, control/inverse_dynamics/id_controller.h for the ID
+// motors; every controller obeys the actuator limits, control/inverse_dynamics/id_controller.h for the ID
 // ones). The servo is implicit in every integrator (solvers/terms/stable_pd.h: the step solves for its
 // torque with the motion), so its torque is known only after the step. Per step, as an active set:
 //   1. step with the servo; tau = its torque over the step;

@@ -62,7 +62,7 @@ int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, 
                     kin.R.size(), "the Kinematics must be built from this model");
   int n_con = 0;
   // a geom's frame is placed once for consecutive pairs that share it (the pair list runs many
-  // contact points against one plane: issue 12, a third of the stage's cost was re-placing it)
+  // contact points against one plane: a third of the stage's cost was re-placing it)
   GeomFrame fa, fb;
   int placed_a = -1, placed_b = -1;
   for (int p = 0; p < m.n_pair; ++p) {
@@ -70,7 +70,7 @@ int collide(const Model& m, const Kinematics& kin, double margin, Contact* out, 
     if (gb != placed_b) fb = geom_frame(m, kin, placed_b = gb);
     // sphere a against plane b (every contact point against the terrain: the chain's 80 pairs):
     // the centre straight from the link pose, no geom frame, no call through the table, the
-    // sphere's core from the model (issue 12: the general path cost ~265 instructions a pair on
+    // sphere's core from the model (the general path cost ~265 instructions a pair on
     // the chain, this one ~150). The same sphere_plane() and expressions as the general path, so
     // the contacts are bit for bit equal (tests/core/collision_test.cpp).
     if (m.geom_type[ga] == GeomType::Sphere && m.geom_type[gb] == GeomType::Plane) {

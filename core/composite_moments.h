@@ -1,6 +1,6 @@
 // Composite (subtree) moments: the terms of PBD / PBFD (Eq. 6, Eq. 13) that are sums over links
 // of products with link-pose derivatives, evaluated CRBA-style in O(L + D^2) instead of per link
-// and DOF pair (docs/methods/pbfd.md §2.3-§2.4, §3, §4.2-§4.4; issue 12).
+// and DOF pair (docs/methods/pbfd.md §2.3-§2.4, §3, §4.2-§4.4).
 //
 // In homogeneous form a link pose is Y_j = [R_j t_j; 0 1] and DOF k acts by the twist matrix
 // W_k = [w^_k  o_k x w_k; 0 0] (revolute) or [0 u_k; 0 0] (prismatic), so d_k Y_j = W_k Y_j and
@@ -58,7 +58,7 @@ inline void add_point_force(CompositeMoments& cm, int j, const Vec3& x, const Ve
 }
 
 /// Stiffness J_x^T K J_x of world point x on link j (K need not be symmetric). Inline: it runs
-/// once per contact in every iterate's contact loop (issue 12).
+/// once per contact in every iterate's contact loop.
 inline void add_point_stiffness(CompositeMoments& cm, int j, const Vec3& x, const Mat3& K) {
   if (j < 0) return;
   // X^T K X with X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]], by cross products (x^ a = x x a,

@@ -1,6 +1,6 @@
 // The contacts of one configuration as every integrator consumes them: collide()'s geom pairs
 // plus the joint limits (core/joint_limit.h), in buffers sized from the Model (no allocation),
-// and the kinematic quantities the integrators' contact terms need (issue 10 item 2).
+// and the kinematic quantities the integrators' contact terms need.
 //
 // Each geom contact is written through its sphere-swept cores (collision.h): with c_a, c_b the
 // core points following their links,

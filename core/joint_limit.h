@@ -1,4 +1,4 @@
-// Joint limits as contacts in joint space (issue 10; MuJoCo's limit constraint habit). A limited
+// Joint limits as contacts in joint space (MuJoCo's limit constraint habit). A limited
 // hinge / prismatic DOF k with range [lo, hi] is in contact with its lower stop when
 // depth = lo - theta_k >= -margin and with its upper stop when depth = theta_k - hi >= -margin.
 // Written like a frictionless point contact: depth > 0 penetrating, and the stop pushes

@@ -1,5 +1,5 @@
 // VecEnv: K environments of one task (envs/tasks.h) stepped by one batch engine
-// (batch/batch_engines.h), for RL loops (docs/architecture.md §1.4: C++ VecEnv; issue 14).
+// (batch/batch_engines.h), for RL loops (docs/architecture.md §1.4: C++ VecEnv).
 //
 // One step(actions):
 //   1. actions (K x n_a) -> joint torques (K x n_q) and stable-PD targets theta_bar (K x n_q):

@@ -1,4 +1,4 @@
-// A bigstep Model as an MJCF that MuJoCo loads (issue 17 item 1): built through MuJoCo's own model
+// A bigstep Model as an MJCF that MuJoCo loads: built through MuJoCo's own model
 // editing API (mjSpec) and written by mj_saveXMLString, no hand-written XML. Every DOF becomes a
 // MuJoCo hinge or slide joint with qpos0 = 0, in bigstep's DOF order, so MuJoCo's qpos and qvel ARE
 // theta and theta_dot (a floating joint: 3 slides + 3 hinges rz, ry, rx; a ball: 3 hinges), and

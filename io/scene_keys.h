@@ -1,6 +1,6 @@
 // The scene key table: every YAML key a scene understands, with its type, default and a one-line
 // description. The parser takes its defaults from here and `bigstep run --help` prints it, so the
-// two cannot disagree (issue 10 item 4). Documented limits of bad input live here too (item 7).
+// two cannot disagree. Documented limits of bad input live here too.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// Small dense cone-constrained convex QP (docs/architecture.md §8; issue 15 item 2).
+// Small dense cone-constrained convex QP (docs/architecture.md §8).
 // Doc: docs/methods/compliant.md §7.2 (the joint program: bounds, linear rows, Coulomb
 // second-order cones), §7.5 (the T-step: a QP over disks of fixed radius), §12 item 3 (a header-only
 // templated kernel with closed-form projections, warm-started from the previous step).

@@ -45,7 +45,7 @@ LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s, LmWor
     }
     // solve (B + lambda I) delta = -g; a failed factorization raises lambda (<= 30 times).
     // The small dense Cholesky of dense_small.h in place of Eigen's LLT: at n = 15 Eigen's
-    // unblocked LLT spends most of its ~5 K instructions in GEMV calls per column (issue 12)
+    // unblocked LLT spends most of its ~5 K instructions in GEMV calls per column
     const int n = int(B.rows());
     bool factored = false;
     for (int tries = 0; tries < 30 && !factored; ++tries) {

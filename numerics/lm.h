@@ -38,7 +38,7 @@ struct LmSettings {
   double eps_x = 1e-12;  ///< small-step test ||delta||_inf <= eps_x (eps_x + ||x||_inf)
   int it_max = 500;      ///< iterations (candidate evaluations) per attempt
   double scale = 1;      ///< s = max(1, W), W the total weight [N]
-  /// > 0: the starting damping (a warm start: the last step's final lambda, issue 12 item 3);
+  /// > 0: the starting damping (a warm start: the last step's final lambda);
   /// <= 0: the cold start 1e-3 max_i B_ii (docs/methods/pbfd.md §5.1). Either way at least 1e-12 max(1, max_i B_ii).
   double lambda0 = 0;
 };

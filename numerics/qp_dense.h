@@ -34,7 +34,7 @@ struct DenseQp {
 };
 
 /// The same problem over caller-owned storage, e.g. leading blocks of max-size buffers, so that a
-/// step whose problem size varies resizes nothing (issue 10 item 5).
+/// step whose problem size varies resizes nothing (no heap allocation inside a step).
 struct DenseQpRef {
   Eigen::Ref<const MatX> Q;
   Eigen::Ref<const VecX> c;

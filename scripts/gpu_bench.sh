@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a machine with a CUDA device (issue 5, item 9): device description, the CUDA equivalence
+# On a machine with a CUDA device: device description, the CUDA equivalence
 # tests and the Fig. 8 benchmark (CPU batched backend on all cores vs the CUDA engines, same run),
 # then the plot and the speedup table. Binaries come from BIN (a build with CUDA: scripts/build.sh).
 # usage: scripts/gpu_bench.sh [BIN=build] [OUT=bench/results]   (BENCH_ARGS adds bench options)

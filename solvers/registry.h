@@ -1,4 +1,4 @@
-// The solver registry (issue 10 item 4): integrator.type name -> CPU reference factory and what
+// The solver registry: integrator.type name -> CPU reference factory and what
 // the method supports (engines, optimizers, state level, PD servo). Front ends ask the registry
 // instead of comparing names; adding a method is one entry in registry.cpp.
 #pragma once

@@ -77,7 +77,7 @@ Problem fixed_problem(int L) {
   return p;
 }
 
-// configs/chain_floating_ground.yaml (D = 15, 80 contact corners): the issue's target scene.
+// configs/chain_floating_ground.yaml (D = 15, 80 contact corners): the target scene of the GPU speedup.
 Problem floating_problem() {
   const Scene sc = load_scene("configs/chain_floating_ground.yaml");
   return Problem{sc.model, sc.settings, sc.theta0, sc.theta_dot0, 0.01};
@@ -293,7 +293,7 @@ int bench_command(const std::vector<std::string>& args) {
                 "dense_fraction_of_peak divides it by the device's FP32/FP64 peak (a lower bound).\n"
                 "ops_per_pass: every operation of one LM pass counted by the work model (residual, J_r, normal\n"
                 "equations, Cholesky, solves, decisions); all_gflops = ops_per_pass x (iterations + one evaluation\n"
-                "per step) / wall time, all_fraction_of_peak = all_gflops / peak_gflops (issue 13 item 4).\n"
+                "per step) / wall time, all_fraction_of_peak = all_gflops / peak_gflops (the GPU work model).\n"
                 "CPU rows whose estimated time exceeds S seconds (default 120) are skipped and say so.\n"
                 "--sweeps: comma-separated subset of vs_D,vs_K,vs_K_floating (default all three).\n"
                 "Writes OUT/gpu_speedup.csv (default bench/results); plot: bench/plot_gpu_speedup.py.\n"
@@ -341,7 +341,7 @@ int bench_command(const std::vector<std::string>& args) {
   }
   std::printf("device: %s; CPU threads: %s\n", device.c_str(), threads_list.c_str());
   const std::vector<int> Ds = quick ? std::vector<int>{5, 10} : std::vector<int>{5, 10, 20, 40, 80};
-  // docs/methods/pbfd.md §8.5 K list from 1 (launch overhead dominates) up to the issue's 65536
+  // docs/methods/pbfd.md §8.5 K list from 1 (launch overhead dominates) up to 65536
   std::vector<int> Ks = quick ? std::vector<int>{16, 200}
                               : std::vector<int>{1, 10, 50, 200, 1000, 5000, 16384, 65536};
   std::vector<Row> rows;
@@ -382,7 +382,7 @@ int bench_command(const std::vector<std::string>& args) {
           }));
           rows.back().peak_gflops = cuda_peak_gflops(false);
         }
-      // the warp mapping (issue 13): rollout mode, one launch per horizon; lockstep, one CUDA
+      // the warp mapping: rollout mode, one launch per horizon; lockstep, one CUDA
       // graph per env step. N = 0: iterations run to convergence inside the launch.
       if (sweep == "vs_K_floating" && K == Ks.front()) {
         print_warp_plan<double>(m, K);

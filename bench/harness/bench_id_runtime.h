@@ -1,5 +1,5 @@
-// `bigstep-bench id-runtime`: inverse-dynamics solve time vs number of contacts (issue 16,
-// docs/methods/inverse_dynamics.md §10 oracle 9, the paper's Fig. 19). Writes DIR/id_runtime.csv;
+// `bigstep-bench id-runtime`: inverse-dynamics solve time vs number of contacts
+// (docs/methods/inverse_dynamics.md §10 oracle 9, the paper's Fig. 19). Writes DIR/id_runtime.csv;
 // bench/paper/id_runtime.py draws it.
 #pragma once
 #include <string>

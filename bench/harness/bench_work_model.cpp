@@ -1,4 +1,4 @@
-// `bigstep-bench gpu-speedup`'s work model (issue 13 item 4, solvers/pbd/pbd_work_model.h): the team
+// `bigstep-bench gpu-speedup`'s work model (solvers/pbd/pbd_work_model.h): the team
 // LM iteration counted per phase on the CPU (Counted<S> on a CountingTeam), and the predicted H100
 // time per env step of the floating chain (D = 15) at K = 65536 for the current mapping (one block
 // per trajectory, cuda/pbd_step.cu) and for one warp (and half a warp) per trajectory (item 2).
@@ -22,7 +22,7 @@ std::vector<GpuMapping> mappings(const Model& model, bool fp64) {
   GpuMapping block;  // cuda/pbd_step.cu today: a block of ceil(D/32) warps, J_r and L in shared memory
   block.name = "block_per_traj";
   block.lanes = (model.n_q + 31) / 32 * 32;
-  block.regs = 232;  // FP64 fused kernel, -Xptxas -v (issue 13); taken for FP32 too (no bound either)
+  block.regs = 232;  // FP64 fused kernel, -Xptxas -v; taken for FP32 too (no bound either)
   block.smem_per_traj = (scratch + 2 * D * D) * bytes;
   block.bar_clk = 40;  // __syncthreads + the L1 round trip of the scalars lane 0 published in global memory
   block.blocks_per_traj = true;

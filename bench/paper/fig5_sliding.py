@@ -7,7 +7,7 @@ config stops at rest by the §8.1 rule and caps at 10 s). Sweep C_par over the h
 dt in {0.001, 0.01, 0.03, 0.1} s; record sliding_distance_m, stopped_at_rest, capped, tipped,
 max tilt, converged_fraction, iterations and time.
 
-Newton-Euler dry friction (distance vs mu, Fig. 5 curve "NE") is a later issue.
+Newton-Euler dry friction (distance vs mu, Fig. 5 curve "NE") is opt-in.
 The hook: rows carry `method` and `param_name`/`param` (c_par or mu); `--ne-integrator NAME`
 sweeps MU_GRID with `integrator.type=NAME` (e.g. ne_lcp, ne_mdp) starting from NE_INITIAL_THETA.
 Without it no NE rows are written (nothing is faked); the default results have none.
@@ -124,7 +124,7 @@ def main() -> int:
             "timeout_s": args.timeout, "config": f"configs/{CONFIG}.yaml", "dts": dts,
             "log10_c_par": LOG10_C_PAR, "optimizer": OPTIMIZER,
             "ne": ("swept with integrator.type=" + args.ne_integrator) if args.ne_integrator
-            else "not run (later issue): pass --ne-integrator ne_lcp|ne_mdp to add NE rows (param_name = mu)",
+            else "not run: pass --ne-integrator ne_lcp|ne_mdp to add NE rows (param_name = mu)",
             "coulomb": "PBFD contact.friction=coulomb swept over mu (method pbfd_coulomb)" if args.coulomb else "not run",
             "reductions": "none: the full grid (2 methods x 4 dt x 15 C_par) ran",
             "checks": checks}

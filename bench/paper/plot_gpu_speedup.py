@@ -57,7 +57,7 @@ def main(path):
 def write_ratios(path, rows):
     """Speedup of every CUDA row over the CPU batched backend (FP64) at the same sweep, D and K,
     against the CPU row with the most threads and against 4 threads (docs/methods/pbfd.md §8.5): the
-    issue's target is >= 100x over 16 threads at K >= 16384 on vs_K_floating, same run."""
+    target is >= 100x over 16 threads at K >= 16384 on vs_K_floating, same run."""
     cpu = {}
     for r in rows:
         if r["backend"] == "cpu_batched":

@@ -58,7 +58,7 @@ void id_control(const Model& m, const IdControllerSpec& s,
   st.terms.update(m, theta, st.v, dt, mu, s.contact_distance, nullptr, geom_mu);
   // The plan's contact set (controller.planned_contact, the foot-space trot): the ID models the
   // contacts of planned stance feet that are down, not those arriving. Departs from §9's "every
-  // contact" [ours, issue 16]: with every joint acceleration prescribed, a foot that meets the
+  // contact" [ours]: with every joint acceleration prescribed, a foot that meets the
   // ground at speed u can only be stopped within the step through the whole robot (4-7 kN predicted
   // for u = 0.1-0.3 m/s, the stance feet unloaded and the robot lifted). An arriving contact, one
   // that at its present normal speed would close its gap phi within the step (phi + dt N v < -slop),
@@ -141,7 +141,7 @@ void id_control(const Model& m, const IdControllerSpec& s,
   // actuator limits (controller.tau_max, limited motors): no actuator delivers more. Where the plan
   // cannot be held (mu = 0.1 under a no-slip model, a landing, a box the model lets go) the ID
   // asks for the infinite-stiffness joint of the rigid model: 1e4-1e16 N m fed back through the
-  // PID until the run aborted (issue 16)
+  // PID until the run aborted
   bool clamped = false;
   for (int k : act) {
     const double c = std::clamp(tau[k], st.tau_lo[k], st.tau_hi[k]);

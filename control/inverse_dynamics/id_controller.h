@@ -1,5 +1,5 @@
 // Controllers built on inverse dynamics with contact (docs/methods/inverse_dynamics.md §9
-// "Controllers"; issue 16 item 2): a PID on the joint tracking error of a planned motion gives the
+// "Controllers"): a PID on the joint tracking error of a planned motion gives the
 // desired accelerations qdd_des, and one of
 //   id_lcp_inf, id_lcp_mu, id_qp_mu, id_qp_inf   ID(t_i) with model A, B, C (mu), C (inf)
 //   id_prev1, id_prev2                            ID with the simulator's contact impulse of the

@@ -15,7 +15,7 @@
 //   s.t.     z0 + W w >= 0, pyramid rows of z0 + W w
 // w = 0 is feasible, so Stage II never fails for a solved Stage I (on a QP failure Stage I is kept).
 //
-// What model C must predict for a stance foot when the joints move (issue 16; departs from §6.1)
+// What model C must predict for a stance foot when the joints move (departs from §6.1)
 // [derived]. Model C is the complementarity-free impact model: in the forward problem (tau given)
 // the impulses dissipate maximally, min_z 1/2 v+^T M v+ with v+ = M^-1 (kappa + dt P^T tau + J_c^T
 // z), whose gradient in z is J_c v+: an interior friction impulse means a sticking contact

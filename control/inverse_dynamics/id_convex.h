@@ -1,7 +1,7 @@
 // Model C: complementarity-free convex inverse dynamics (docs/methods/inverse_dynamics.md §6; paper
 // §6, (68)-(78) in the reduced form of §6.1, Stage II (101)-(111) as §6.2 and I8 restate it).
 // Stage I: maximal-dissipation QP in z = [f_N; f_F] (relative to the contacts' rest for ID_{QP,*},
-// IdStage1; issue 16) with non-penetration and the pyramid (QP,mu) or
+// IdStage1) with non-penetration and the pyramid (QP,mu) or
 // without it (QP,inf; or at a large mu with IdProblem::friction_needs_load, see kIdQpMuInf). Stage II: minimum-norm torques over the nullspace of the Stage I Hessian,
 // with the eps |z|^2 regularisation of I8. An infeasible Stage I (I14) is repaired and flagged; a
 // Stage I beyond the physical bound (id_impulse_bound) is re-solved with it as rows, a Stage II

@@ -8,7 +8,7 @@
 //
 // Departs from §5.3 ("no chatter mitigation"): the LCP's solution is then moved to the one of least
 // |tau| among those with the same v+ and the same complementarity pattern (coulomb_min_torque), with
-// slips below the LCP's own tolerance counted as sticks (kIdSlipTol). Why (issue 16, id_lcp_mu at
+// slips below the LCP's own tolerance counted as sticks (kIdSlipTol). Why (id_lcp_mu at
 // mu = 100): with several feet down the Coulomb LCP is indeterminate and Lemke returns a vertex.
 // Standing still at mu = 100 the vertices loaded the feet with internal friction of up to mu f_N
 // (18.7 N s = 18.7 kN against f_N = 0.35 N s, |tau| 1.3e4 instead of 132) that flipped from step
@@ -205,7 +205,7 @@ void id_coulomb(const IdProblem& p, IdWorkspace& ws, IdResult& r, bool min_torqu
       // is one of this LCP's, less Lemke's internal friction (with A's ID_SLIP, a repair as C's is): on the foot-space trot at mu = 100 the
       // vertices carried 6-11 N s of squeeze between two feet (50 f_N) on 2/3 of the steps, and
       // model C's Stage I, which lets stance feet slide whenever the joints move (bench/experiments/notes/inverse_dynamics.md
-      // "Oracle 12"), threw the robot over (issue 16). Otherwise model C, as before.
+      // "Oracle 12"), threw the robot over. Otherwise model C, as before.
       id_no_slip(p, ws, r);
       if (coulomb_admits(p, r)) {
         r.status |= st;

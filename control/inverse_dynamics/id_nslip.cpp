@@ -336,7 +336,7 @@ void id_no_slip(const IdProblem& p, IdWorkspace& ws, IdResult& r) {
     // ---- impulses beyond the physical bound (id_impulse_bound): model C at mu = inf instead ----
     // Why: where the plan asks the feet for more than sticking can give (mu = 0.1, a landing),
     // the no-slip LCP answers with impulses no contact delivers (closed loop at mu = 0.1: 1e15 N m
-    // and more before the run aborted, issue 16). Model C's Stage I with the cone at mu = inf
+    // and more before the run aborted). Model C's Stage I with the cone at mu = inf
     // (IdProblem::friction_needs_load: mu_inf) is the same no-slip limit without complementarity,
     // minimises the kinetic energy (impulses that do no positive work) and bounds its own impulses.
     const uint32_t st = r.status | ID_IMPULSE_BOUND;

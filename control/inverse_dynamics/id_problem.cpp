@@ -382,7 +382,7 @@ double lcp_violation(Eigen::Ref<const MatX> Q, Eigen::Ref<const VecX> r, Eigen::
 // reach 2-20 in friction; 1 let a step with 1.5 through that threw the robot).
 // A solution beyond the bound is the model's answer to an ill-posed plan, not a force any actuator
 // or contact delivers: on the trot at mu = 100 model B pulled stance feet with 100 f_N (1e4-1e5 N,
-// |tau| to 7e5 N m), and fed back into 1e135 N m (issue 16).
+// |tau| to 7e5 N m), and fed back into 1e135 N m.
 double id_impulse_bound(const IdProblem& p, const IdWorkspace& ws) {
   const int n = ws.n, nb = ws.nb();
   double mb = 0;

@@ -82,7 +82,7 @@ int poly_rows(const CompliantSettings& s) { return s.cone == FrictionCone::Polyh
 // (docs/methods/compliant.md §13 A1; a basic solution instead of the minimum-norm one otherwise.)
 void mhat_solve(const MatX& A, const int* idx, int k, const double* b, double* z, MatX& psd_buf, int* perm) {
   if (k == 0) return;
-  // why left-looking (issue 15): the rank is <= n (6 for B4's 900 elements), so column j of L is
+  // why left-looking: the rank is <= n (6 for B4's 900 elements), so column j of L is
   // formed from A's column and the j columns before it, O(k rank^2) in all, where updating the
   // whole k x k trailing block after every pivot (the right-looking form) cost O(k^2 rank) and 40 %
   // of a 900-element step. Same operations on every entry in the same order: the same bits (A*
@@ -266,7 +266,7 @@ namespace {
 // step with 50 N, when elements lift off). It starts from the previous N-step's active set (warm);
 // block pivoting gets at most kReducedMaxIter pieces (~0.1 ms each at 900 rows) before its finite
 // phase 2 (a dual active set, same pieces) finishes; the dense QP (seconds at 900 rows) runs only if
-// phase 2 hits its safety cap (never seen; issue 15). Tried only when there are more rows
+// phase 2 hits its safety cap (never seen). Tried only when there are more rows
 // than DOFs (ny > n): else the dense QP is the smaller one (a sphere stack has n = 6 ny); and only
 // for rows with W_i A_ii <= 1e5 (see n_step).
 constexpr int kReducedMaxIter = 100;

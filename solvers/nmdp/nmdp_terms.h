@@ -9,7 +9,7 @@
 // h = alpha dt_last, and B(theta) column (x, i) = J_x^T v_x^i, v_x^i = k_c s(d_x)(n + mu t^i).
 // The NE-MDP baseline (§8) builds its B(theta_-) with the same polytope functions.
 //
-// Contacts (issue 10): the candidate set C of a (sub)step is the contact set at theta_-
+// Contacts: the candidate set C of a (sub)step is the contact set at theta_-
 // (core/contact_set.h: collide() over the model's geoms, legacy points and planes included, plus
 // the joint limits). A geom contact x acts through its sphere-swept cores: J_x = J_a(c_a) -
 // J_b(c_b), so contact between two moving links puts +f on a and -f on b, and d_x(theta) =

@@ -146,7 +146,7 @@ inline void add_contact_force(const Contact& c, const Vec3& xa, const Vec3& xb, 
 }
 /// The dense branch of add_contact_stiffness (both links move): Jr += J^T K J.
 void add_contact_stiffness_dense(const Model& m, const Contact& c, const Mat3& K, PbdWorkspace& ws, MatX& Jr);
-// inline: once per contact per iterate, nearly always against the world (issue 12)
+// inline: once per contact per iterate, nearly always against the world
 inline void add_contact_stiffness(const Model& m, const Contact& c, const Vec3& xa, const Vec3& xb, const Mat3& K,
                                   PbdWorkspace& ws, MatX& Jr) {
   if (c.link_b < 0) add_point_stiffness(ws.cm, c.link_a, xa, K);       // J = Ja

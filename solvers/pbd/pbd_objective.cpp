@@ -1,6 +1,6 @@
 // PBD objective, Eq. 6 (docs/methods/pbfd.md §4.5; gradients §4.2-§4.3; JTJ matrix §5 / A4; implicit PD §4.1).
 //
-// Evaluated at the cost of its maths (issue 12), like the PBFD residual: inertia (§3), gravity and
+// Evaluated at the cost of its maths, like the PBFD residual: inertia (§3), gravity and
 // every contact force go into one subtree moment per link, each contact's 3 x 3 stiffness dF/dx
 // into one 6 x 6 moment (core/composite_moments.h), read out per DOF in O(L + D^2); no link
 // derivatives, no 3 x n_q Jacobian for a contact against the world. The energy value keeps its

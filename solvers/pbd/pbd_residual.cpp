@@ -1,7 +1,7 @@
 // PBFD residual, Eq. 13 (docs/methods/pbfd.md §4.6; friction force §4.4 with the A1 exponent, or the
 // regularised Coulomb law of §4.9).
 //
-// Evaluated at the cost of its maths (issue 12): every per-link term (inertia §3, gravity, the
+// Evaluated at the cost of its maths: every per-link term (inertia §3, gravity, the
 // contact forces at their cores and their second kinematic derivatives) goes into one subtree
 // moment per link and is read out per DOF (core/composite_moments.h: O(L + D^2) instead of
 // per link and DOF pair); a contact against the world adds its 3 x 3 stiffness there too, so no

@@ -161,7 +161,7 @@ bool PbdIntegrator::solve(const PbdStepInput& in, PbdWorkspace& ws, VecX& theta,
   return r.converged();
 }
 
-// Friction continuation (issue 14), after the §5.3 restart rule has failed too: a departure (from
+// Friction continuation, after the §5.3 restart rule has failed too: a departure (from
 // docs/methods/pbfd.md §5.3) that only runs on that path, so every step that converged before is untouched.
 // Why the attempts fail: JTJ-LM minimises GE = 1/2 |r|^2 (§4.6) and stops where grad GE = J_r^T r = 0,
 // which is r = 0 only where J_r is nonsingular. Without friction J_r = grad^2 E is symmetric and at a

@@ -1,4 +1,4 @@
-// The GPU work model (issue 13 item 4): what the team-form PBFD LM iteration (solvers/pbd/pbd_step_team.h,
+// The GPU work model: what the team-form PBFD LM iteration (solvers/pbd/pbd_step_team.h,
 // docs/methods/pbfd.md §6) costs a SIMT device, measured on the CPU by running the kernel's own code with
 // S = Counted<T> (solvers/team/counted.h) on a CountingTeam (solvers/team/team.h), and a throughput /
 // latency model of one device that turns the counts into a predicted time per env step.

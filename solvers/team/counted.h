@@ -1,5 +1,5 @@
-// Counted<T>: a floating-point scalar that counts its operations, for the GPU work model (issue 13
-// item 4, solvers/pbd/pbd_work_model.h). The team code is templated on the scalar S, so instantiating
+// Counted<T>: a floating-point scalar that counts its operations, for the GPU work model
+// (solvers/pbd/pbd_work_model.h). The team code is templated on the scalar S, so instantiating
 // it with S = Counted<double> or Counted<float> counts every operation of the very code the GPU
 // runs. Each operation adds one to the counter the team has made current (CountingTeam in
 // solvers/team/team.h points it at the running lane's counter); no counter, no counting.

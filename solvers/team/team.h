@@ -52,8 +52,8 @@ struct CpuTeam {
 };
 
 
-/// Work of the team code per barrier interval, for the GPU work model (issue 13 item 4,
-/// solvers/pbd/pbd_work_model.h). A barrier interval is the code between two sync()s; in it lane l
+/// Work of the team code per barrier interval, for the GPU work model
+/// (solvers/pbd/pbd_work_model.h). A barrier interval is the code between two sync()s; in it lane l
 /// runs ops[l] counted operations (Counted<S>, solvers/team/counted.h) and every lane runs `all` more
 /// (code outside for_each_lane / single, which each GPU lane executes itself). Per interval
 ///   work = sum_l ops[l] + all       (each operation once: the useful work)

@@ -1,5 +1,5 @@
 // Team-wide reductions for the team code (solvers/team/team.h interface; host and device): partial
-// values per index, then a fixed tree over the indices (issue 13: the convergence tests, norms and
+// values per index, then a fixed tree over the indices (so that the convergence tests, norms and
 // dot products of the LM iteration spread over the lanes instead of one lane's loop over D).
 #pragma once
 #include <cmath>

@@ -1,4 +1,4 @@
-// The SPMD form of the team (solvers/team/team.h, issue 13 item 1): the team function runs on N OS
+// The SPMD form of the team (solvers/team/team.h): the team function runs on N OS
 // threads at once, one per lane, as CUDA runs it on the threads of a block. Lane l does
 // for_each_lane(n, f) as for (i = l; i < n; i += N) f(i) (cuda/team_cuda.cuh), single(f) on lane 0
 // only, and sync() is a real barrier (std::barrier). Locals of the team function are per lane, so

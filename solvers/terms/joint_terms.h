@@ -1,5 +1,5 @@
 // Per-DOF terms of PBD (Eq. 6) and PBFD (Eq. 13): armature, damping, springs and joint limits, by the agreed
-// formulas (issue 10; MuJoCo's dof_armature / dof_damping / jnt_range). Each is a sum over DOFs, so
+// formulas (MuJoCo's dof_armature / dof_damping / jnt_range). Each is a sum over DOFs, so
 // its value, gradient and (diagonal) Hessian come from one place and both formulations add the
 // gradient (Eq. 13's residual is Eq. 6's gradient for conservative terms, docs/methods/pbfd.md §4.6):
 //   armature a_k: 1/2 sum_k a_k (theta_k - theta~_k)^2 / h_a^2, theta~ the inertia anchor in joint

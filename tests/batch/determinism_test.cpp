@@ -1,4 +1,4 @@
-// Determinism for every integrator (issue 10 item 6, docs/architecture.md §4): on a contact-rich scene with
+// Determinism for every integrator (docs/architecture.md §4): on a contact-rich scene with
 // per-rollout randomisation, the CPU batch equals K lone serial runs bit for bit (states and
 // iteration counts) for any thread count. Before per-rollout Data, NE-MDP's QP warm start and
 // NMDP's PGM warm start lived in per-thread integrators, so iteration counts changed with --threads

@@ -541,7 +541,7 @@ TEST_CASE("collision: a full buffer sets STATUS_CONTACT_OVERFLOW and is never ov
 TEST_CASE("collision: collide equals the pair functions on fresh geom frames, pair by pair",
           "[collision]") {
   // collide() places a geom once for consecutive pairs that share it and writes straight into
-  // `out` while a pair's worth fits (issue 12): the contact set must be bit for bit what each
+  // `out` while a pair's worth fits: the contact set must be bit for bit what each
   // pair function gives on geom_frame(), in pair order, on either path (roomy or tight buffer)
   const Model m = box_scene();
   Kinematics kin(m);
@@ -573,7 +573,7 @@ TEST_CASE("collision: collide equals the pair functions on fresh geom frames, pa
 
 TEST_CASE("collision: collide's sphere-plane fast path equals the general path bit for bit",
           "[collision]") {
-  // collide() runs sphere-plane pairs without geom frames or the table (issue 12): every field
+  // collide() runs sphere-plane pairs without geom frames or the table: every field
   // must be what the pair function gives on geom_frame() plus the general path's local points
   // (R^T (p - t) of the witness points, the sphere centre from the model), with any margin, and
   // a buffer too small must keep the first `capacity` contacts and flag the overflow

@@ -1,5 +1,5 @@
 // Per-contact random friction (batch.contact_mu_min / max; batch/batch.h draw_geom_mu,
-// RolloutParams::geom_mu; issue 16's random terrain, docs/methods/inverse_dynamics.md §9): the draws are
+// RolloutParams::geom_mu; the random terrain of docs/methods/inverse_dynamics.md §9): the draws are
 // seeded, per rollout and per geom, inside [min, max] and redrawn per episode; the NE-LCP uses the
 // contact's own mu (a box on an incline: sticks above tan(theta), slides with the Coulomb
 // acceleration below it); the ID controllers read the same values.

@@ -1,5 +1,5 @@
-// No heap allocation inside a VecEnv step (docs/architecture.md §5; issue 14
-// item 1): after a warm-up, N steps of the hopper (walker2d) task with short episodes -- so every env
+// No heap allocation inside a VecEnv step (docs/architecture.md §5): after a warm-up, N steps of
+// the hopper (walker2d) task with short episodes -- so every env
 // auto-resets (fresh initial state from its seeded stream, re-drawn masses / friction / stiffness,
 // the engine told) several times inside the counted window -- make no malloc, for the reference
 // engine and the team engine (CPU emulation), on one and on two threads, in torque and in

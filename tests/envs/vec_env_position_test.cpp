@@ -1,4 +1,4 @@
-// Position actions through the VecEnv and the batch engines (issue 14 item 1; envs/tasks.h
+// Position actions through the VecEnv and the batch engines (envs/tasks.h
 // ActionMode::Position, BatchEngine::step's per-rollout theta_bar): the hopper's actuators as
 // MuJoCo <position> actuators of gear 1 (task.action_mode: position, task.position_kp / kv).
 //   - a constant target holds each joint at it: at rest the servo balances the static load,

@@ -285,7 +285,7 @@ TEST_CASE("scene_io: the friction law's keys refuse bad values, naming key and v
   CHECK(sc.settings.contact.stiction_velocity == 0.002);
 }
 
-// ---- --set with the index syntax the help and the errors print (issue 10 item 4) ----
+// ---- --set with the index syntax the help and the errors print ----
 
 TEST_CASE("scene_io: --set model.links[0].box.mass=2 and other indexed keys", "[scene_io]") {
   const Scene sc = load_scene_text(kBase, "test.yaml",
@@ -313,7 +313,7 @@ TEST_CASE("scene_io: --set index errors name the key and the list length", "[sce
   expect_error(kBase, {"model.bogus[0]=1"}, {"model.bogus is absent: only an existing list can be indexed"});
 }
 
-// ---- bad input: one line naming the key and the limit (issue 10 item 7) ----
+// ---- bad input: one line naming the key and the limit ----
 
 TEST_CASE("scene_io: a map key that is a list or map is named, not a crash", "[scene_io]") {
   // BUG: yaml-cpp threw TypedBadConversion out of the reader (exit 134)

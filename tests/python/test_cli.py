@@ -215,7 +215,7 @@ def test_precision_and_schedule_errors_name_the_key(bigstep, tmp_path):
     assert "batch.precision" in p.stderr and "fp16" in p.stderr
 
 
-# ---- --set with list indices (issue 10 item 4) ----
+# ---- --set with list indices ----
 
 def test_set_with_list_index(bigstep, tmp_path):
     bigstep("run", CONFIG, "--set", "model.links[0].box.mass=2", "--set", "integrator.duration=0.1",
@@ -235,7 +235,7 @@ def test_help_is_the_key_table(bigstep):
     assert "model.links[i].box.mass" in lines and "pbd | pbfd | ne_lcp" in lines["integrator.type"]
 
 
-# ---- bad input: exit 2 and one line naming the key and the limit (issue 10 item 7) ----
+# ---- bad input: exit 2 and one line naming the key and the limit ----
 
 def _one_line(p):
     line = p.stderr.strip()

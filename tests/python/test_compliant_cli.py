@@ -1,4 +1,4 @@
-"""Drumwright's compliant solver (integrator.type: compliant; issue 15) end to end through `bigstep run`:
+"""Drumwright's compliant solver (integrator.type: compliant) end to end through `bigstep run`:
 every scene of the docs/methods/compliant.md §10, the solver's work counters in summary.json, the CPU batched engine
 with K perturbed, randomised rollouts, and an imported MJCF model."""
 import json

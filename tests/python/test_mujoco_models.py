@@ -1,4 +1,4 @@
-"""Imported MJCF / URDF models against MuJoCo itself (issue 11): gymnasium's hopper, walker2d,
+"""Imported MJCF / URDF models against MuJoCo itself: gymnasium's hopper, walker2d,
 half_cheetah, ant and humanoid (from the installed gymnasium package) and example-robot-data's Go1
 URDF. At seeded random states bigstep's mass matrix and bias forces equal mj_fullM / qfrc_bias
 through the velocity map J = d qvel / d theta_dot (free roots use Euler angles in bigstep):

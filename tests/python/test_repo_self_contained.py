@@ -1,6 +1,8 @@
 """The repository stands alone (docs/architecture.md §9 rule 9): no tracked file points at documents
-outside it, and every citation of a method doc section (`docs/methods/pbfd.md §4.2`) names a
-section that exists. Needs git and a checkout, not the build."""
+outside it, every citation of a method doc section (`docs/methods/pbfd.md §4.2`) names a
+section that exists, and no file cites an issue-tracker entry ("issue 12", "Issues #3",
+"fixes #7"): comments say what the code does and why, or cite the docs. Needs git and a
+checkout, not the build."""
 import re
 import subprocess
 from pathlib import Path
@@ -19,8 +21,26 @@ OUTSIDE = re.compile(
 )
 OURS_ONLY = re.compile(r"(?<![\w-])(pbfd|nmdp)\.md")
 CITATION = re.compile(r"docs/methods/(\w+)\.md §(\d+(?:\.\d+)?)")
-# Files whose rewrite belongs to the README / benchmark pages (they still cite the old notes).
 SELF = "tests/python/test_repo_self_contained.py"
+# An issue-tracker reference: "issue 12", "Issue 5's", "issues 10-12", "issue-12", "issue #12", or a
+# bare "#12" after a tracker verb ("fixes #12", "PR #12"). A word "issue(s)" without a number is text.
+ISSUE_REF = re.compile(
+    r"\b[Ii]ssues?[ -]?#?\d+\b|\b(?:PR|[Ff]ix(?:es|ed)?|[Cc]loses?|[Rr]esolves?) #\d+\b"
+)
+# Files that still carry issue references and are cleaned separately; empty this list then.
+ISSUE_REF_PENDING = {
+    "batch/batch_engines.cpp",
+    "batch/batch_engines.h",
+    "solvers/pbd/pbd_batch_team.h",
+    "solvers/pbd/pbd_residual_team.h",
+    "solvers/pbd/pbd_step_persistent.h",
+    "solvers/pbd/pbd_step_team.h",
+    "solvers/pbd/pbd_traj_fields.h",
+    "tests/batch/batch_engines_test.cpp",
+    "tests/solvers/pbd/pbd_residual_team_test.cpp",
+    "tests/solvers/pbd/pbd_step_team_test.cpp",
+}
+ISSUE_REF_PENDING_DIRS = ("cuda/", "tests/cuda/")
 
 
 def tracked_text_files():
@@ -79,3 +99,14 @@ def test_method_doc_citations_name_existing_sections():
                 if m.group(2) not in nums:
                     bad.append(f"{name}:{i}: {doc.name} has no §{m.group(2)}")
     assert not bad, "citations of missing method-doc sections:\n" + "\n".join(bad)
+
+
+def test_no_file_cites_an_issue_tracker():
+    bad = []
+    for name, text in tracked_text_files():
+        if name in ISSUE_REF_PENDING or name.startswith(ISSUE_REF_PENDING_DIRS):
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if ISSUE_REF.search(line):
+                bad.append(f"{name}:{i}: {line.strip()[:120]}")
+    assert not bad, "issue-tracker references (say what the code does, or cite the docs):\n" + "\n".join(bad)

@@ -1,4 +1,4 @@
-"""Conformance of bad actions through bigstep.make / make_vec (issue 14 item 6; envs/vec_env.h
+"""Conformance of bad actions through bigstep.make / make_vec (envs/vec_env.h
 EnvFlag): a wrong shape or dtype raises a clear error naming the expectation; NaN / inf / out of
 range are flagged per env (held and truncated / clamped) without touching the other envs; position
 actions (task.action_mode=position) are clamped to the joints' ranges and flagged."""

@@ -1,4 +1,4 @@
-"""bigstep as an RL environment (issue 14): the Gymnasium v5 task definitions equal Gymnasium's own
+"""bigstep as an RL environment: the Gymnasium v5 task definitions equal Gymnasium's own
 MuJoCo environments at the same qpos / qvel (1e-9), gymnasium's env checker, SAME_STEP auto-reset,
 zero-copy views (DLPack), pickling, bad actions flagged per env, a 1e6 action that neither stalls
 nor disturbs the other envs, and the SB3 / rsl_rl adapters' shapes."""

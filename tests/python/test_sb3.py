@@ -1,4 +1,4 @@
-"""Stable-Baselines3 conformance (issue 14, item 6): SB3's gym env checker on bigstep.make, the SB3
+"""Stable-Baselines3 conformance: SB3's gym env checker on bigstep.make, the SB3
 VecEnv adapter through SB3's own VecEnv wrappers (VecCheckNan raises on a non-finite observation,
 reward or action; VecMonitor recounts the episodes; VecNormalize) and a short PPO run, plus torch
 DLPack zero copy. Each test skips with the reason when stable_baselines3 / torch are not installed

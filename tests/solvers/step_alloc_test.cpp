@@ -1,4 +1,4 @@
-// No heap allocation inside a step (issue 10 item 5, docs/architecture.md §5):
+// No heap allocation inside a step (docs/architecture.md §5):
 // after a rollout's Data is made and one warm-up step has sized what depends on the contact set,
 // a step of every integrator on every scene allocates nothing.
 #include <catch2/catch.hpp>

@@ -22,7 +22,7 @@ inline VecX residual(const Model& m, const PbdStepInput& in, const VecX& th, Pbd
 }
 
 /// Oracle for pbd_energy_derivatives on the subtree moments: grad E and the model matrix by the
-/// per-link sums they replace (the implementation before issue 12's moments: link derivatives,
+/// per-link sums they replace (the implementation before the subtree moments: link derivatives,
 /// add_inertia_*, add_gravity_derivatives, dense contact Jacobians J = Ja - Jb and their point
 /// Hessians, docs/methods/pbfd.md §3, §4.2-§4.3, §5 / A4). kind Exact or GaussNewton.
 inline void pbd_derivatives_per_link(const Model& m, const PbdStepInput& in, const VecX& theta, PbdWorkspace& ws,

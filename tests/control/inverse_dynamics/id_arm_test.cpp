@@ -1,4 +1,4 @@
-// The grasping arm (configs/id_arm_grasp.yaml; issue 16, docs/methods/inverse_dynamics.md §3, §9,
+// The grasping arm (configs/id_arm_grasp.yaml; docs/methods/inverse_dynamics.md §3, §9,
 // §10 oracle 11): a fixed-base arm whose four sphere fingertips hold a free box (sphere-box
 // contacts) under NE-LCP at 1 ms, with the ID controllers of control/inverse_dynamics/id_controller.h.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Bounded torques for every ID controller (issue 16; docs/methods/inverse_dynamics.md §11 I10, I14, §10
+// Bounded torques for every ID controller (docs/methods/inverse_dynamics.md §11 I10, I14, §10
 // oracles 5 and 10): where the plan cannot be held (the spider at mu = 0.1 or random mu under the
 // no-slip models, the grasping arm without the box's plan) the solvers hold their impulses to the
 // physical bound of the problem (id_impulse_bound, ID_IMPULSE_BOUND) and the controller clamps its

@@ -3,7 +3,7 @@
 // that is stable there (the momentum balance: contact forces carry the weight, so the torso neither
 // sinks nor rises), the controller's predicted normal force is the weight, and the CPU batched
 // engine runs the same controller per rollout (K identical rollouts stay identical). On the planned
-// trot: the mu = inf controllers stay up on high friction (issue 16's fall), and docs/methods/inverse_dynamics.md §10 oracles
+// trot: the mu = inf controllers stay up on high friction (the fall below), and docs/methods/inverse_dynamics.md §10 oracles
 // 4 (force prediction), 8 (smoothness, in part) and 12 (tracking) in closed loop.
 #include <catch2/catch.hpp>
 
@@ -53,7 +53,7 @@ TEST_CASE("id controllers: the quadruped holds its stance and the ID predicts it
 }
 
 TEST_CASE("id controllers: the mu = inf controllers keep the trotting quadruped up on high friction", "[id_controller]") {
-  // Regression of issue 16's fall: with the paper's rows id_lcp_inf put tangential impulse on an
+  // Regression of a fall: with the paper's rows id_lcp_inf put tangential impulse on an
   // unloaded foot (blew up within 10 steps, 1e10 N) and id_qp_inf asked 3.6e5 N of friction of a
   // foot with f_N = 0 (blew up at step ~300); IdProblem::friction_needs_load ties friction to a
   // positive normal impulse. 0.6 s of the planned trot (two gait periods) on mu = 100 ground: the
@@ -113,8 +113,8 @@ TEST_CASE("id controllers: force prediction, smoothness and tracking on the trot
                 prev1_hi = run("id_prev1", high), prev2_hi = run("id_prev2", high);
   // oracle 4 (Table 5): the LCP controllers predict the simulator's summed normal force within 2 %
   // (the paper: 1.2-1.9 %), the QP one on low friction (complementarity-free, not the simulator's
-  // model) worse. Departs on high friction: with Stage I's rest target (id_convex.cpp,
-  // issue 16) the stance feet stick as in the simulator and ID_{QP,inf} predicts its force within
+  // model) worse. Departs on high friction: with Stage I's rest target (id_convex.cpp)
+  // the stance feet stick as in the simulator and ID_{QP,inf} predicts its force within
   // 2 % too (0.8 %; the paper's momentum target: 5.3 %; the paper: 25 %)
   CHECK(lcp_mu.force_err_rel < 0.02);
   CHECK(lcp_inf_hi.force_err_rel < 0.02);
@@ -159,7 +159,7 @@ TEST_CASE("id controllers: oracle 12 on random friction where the stance feet ca
 }
 
 TEST_CASE("id controllers: the convex (QP) controllers walk the trot on high friction", "[id_controller]") {
-  // Issue 16: with the paper's Stage I (kinetic energy of the base's momentum coordinate) model C
+  // Why: with the paper's Stage I (kinetic energy of the base's momentum coordinate) model C
   // predicted the stance feet slipping whenever the joints moved, and id_qp_mu / id_qp_inf trod in
   // place (0.6 s at mu = 100: distance -0.002 / -0.001 m on the joint-space plan, 0.002 / 0.004 m on
   // the foot-space plan). With the rest target (id_convex.cpp) the stance feet stick

@@ -1,4 +1,4 @@
-// Issue 16, the trot at mu = 100 (docs/methods/inverse_dynamics.md §9, I14): model B's physical
+// The trot at mu = 100 (docs/methods/inverse_dynamics.md §9, I14): model B's physical
 // impulse bound (ID_IMPULSE_BOUND, control/inverse_dynamics/id_coulomb.h) keeps id_lcp_mu's torques
 // bounded on the joint-space trot, and the foot-space trot plan (control/foot_trot.h): analytic leg
 // IK against the Model's kinematics, stance feet still in the world, and the ID(t_i) controllers
@@ -349,7 +349,7 @@ TEST_CASE("foot_trot: settle_time blends a landed leg from the actual torso pose
 
 TEST_CASE("foot_trot: the ID(t_i) LCP controllers walk through the touchdowns on the plan's contact set",
           "[id_foot_trot]") {
-  // Issue 16: with every contact in the ID's model the arriving swing foot (0.1-0.3 m/s over the
+  // Why: with every contact in the ID's model the arriving swing foot (0.1-0.3 m/s over the
   // last mm) was stopped through the whole robot at the first touchdown (t = 0.29 s: 4-7 kN
   // predicted, the stance feet unloaded, the robot lifted and thrown). With the plan's contact set
   // (controller.planned_contact: planned stance feet that are down; id_controller.cpp) and model B's

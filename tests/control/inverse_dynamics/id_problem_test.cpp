@@ -266,7 +266,7 @@ TEST_CASE("inverse dynamics: Stage I is the maximal-dissipation velocity of the 
 }
 
 TEST_CASE("inverse dynamics: model C with the rest target is a right inverse of forward model C (oracle 1)", "[id]") {
-  // Departure from docs/methods/inverse_dynamics.md §6.1 / §10.1 (id_convex.cpp, issue 16): forward model C with
+  // Departure from docs/methods/inverse_dynamics.md §6.1 / §10.1 (id_convex.cpp): forward model C with
   // tau given, in full coordinates,
   //   min 1/2 v^T M v  s.t.  M v = kappa + dt P^T tau + J_c^T z,  z >= 0,  pyramid,  N v >= -phi/dt,
   // has a unique v+ (maximal dissipation: an interior friction impulse means a sticking contact).
@@ -356,7 +356,7 @@ TEST_CASE("inverse dynamics: Stage II keeps v+ and the constraints and does not 
 }
 
 TEST_CASE("inverse dynamics: model B's minimum-torque choice keeps v+ and complementarity at mu = 100", "[id]") {
-  // Issue 16 (id_lcp_mu at mu = 100): with four feet down the Coulomb LCP is indeterminate and
+  // Why (id_lcp_mu at mu = 100): with four feet down the Coulomb LCP is indeterminate and
   // Lemke's vertex may load the feet with internal friction of up to mu f_N. The choice among the
   // LCP's solutions keeps v+ (so the plan) and every constraint of model B, and does not increase
   // |tau|; on moving instances it lowers |tau| (here by 2-50 %).

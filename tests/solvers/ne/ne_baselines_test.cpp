@@ -38,7 +38,7 @@ TEST_CASE("ne_lcp: box stops at v0^2 / (2 mu g)", "[ne][lcp]") {
     const double expect = 1.0 / (2 * mu * 9.81);
     INFO("mu " << mu << " distance " << mt.sliding_distance_m << " expected " << expect);
     CHECK(r.stopped_at_rest);
-    CHECK(std::abs(mt.sliding_distance_m - expect) <= 0.02 * expect);  // the issue's 2% at dt = 1 ms
+    CHECK(std::abs(mt.sliding_distance_m - expect) <= 0.02 * expect);  // 2 % at dt = 1 ms
     CHECK(mt.max_tilt_rad < 1e-6);
     for (const auto& s : r.stats) REQUIRE(s.converged());
   }
@@ -129,7 +129,7 @@ TEST_CASE("ne baselines: bad settings are named", "[ne]") {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Contact set, joint limits, damping and armature (issue 10 items 2, 5)
+// Contact set, joint limits, damping and armature
 // ---------------------------------------------------------------------------------------------
 
 namespace {

@@ -800,7 +800,7 @@ TEST_CASE("shipped scenes: NMDP end states unchanged by the contact set (golden,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Contact set (issue 10): geom contacts between a moving ball and a world box, joint stops,
+// Contact set: geom contacts between a moving ball and a world box, joint stops,
 // damping and armature in NMDP's NE and PBD forms
 // ---------------------------------------------------------------------------------------------
 

@@ -422,7 +422,7 @@ TEST_CASE("polytope: k_c default W / (N_s d_ref^3) and zeta_s = zeta d_ref^3", "
 }
 
 // ---------------------------------------------------------------------------------------------
-// Contact set candidates (issue 10): two moving links, a world box, a joint stop, damping,
+// Contact set candidates: two moving links, a world box, a joint stop, damping,
 // armature and a spring. Every new term of G has its derivative in A; central differences check them all.
 // ---------------------------------------------------------------------------------------------
 

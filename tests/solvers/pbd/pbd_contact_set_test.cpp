@@ -1,4 +1,4 @@
-// PBD (Eq. 6) and PBFD (Eq. 13) on the contact set (issue 10 item 2): derivatives by central
+// PBD (Eq. 6) and PBFD (Eq. 13) on the contact set: derivatives by central
 // differences on contacts between two moving links (sphere-sphere), a sphere, a capsule and a box
 // on planes, joint limits, damping and armature; and the physics those terms must produce
 // (docs/methods/pbfd.md §4.2-§4.6, §9 D2, D7; the agreed joint-term formulas in solvers/terms/joint_terms.h).

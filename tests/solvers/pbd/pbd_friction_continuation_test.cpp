@@ -1,4 +1,4 @@
-// PBFD's friction continuation (solvers/pbd/pbd_step.cpp, issue 14) on a recorded ant env step that
+// PBFD's friction continuation (solvers/pbd/pbd_step.cpp) on a recorded ant env step that
 // JTJ-LM cannot solve: the ant task (configs/tasks/ant.yaml, PBFD at 50 ms), uniform random
 // actions, the state before the step and its action as bench/perf/vec_env_failures.py met them
 // (seed 0; replayed cold, no warm lambda). Without the continuation both attempts of docs/methods/pbfd.md §5.3

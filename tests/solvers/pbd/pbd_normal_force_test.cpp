@@ -1,4 +1,4 @@
-// StepStats::normal_force of every integrator (solvers/integrator.h; issue 11's "summed normal
+// StepStats::normal_force of every integrator (solvers/integrator.h; the "summed normal
 // contact force = weight" cross-check): a box resting on flat ground carries its weight m g, a
 // box sticking on a 20 degree slope carries m g cos 20, a box in free fall carries nothing. The
 // oracle is the momentum balance of a body at rest: the time-averaged contact force equals the
@@ -92,7 +92,7 @@ TEST_CASE("normal force: a box resting on the ground carries its weight, every i
     const Run r = run(*integ, box_at_rest(0, std::sqrt(W / (2 * 1.23e6))), 200, 50);
     INFO(e.name << ": mean normal force " << r.mean_force << " N, weight " << W << " N");
     CHECK(r.converged);
-    // 1 %: issue 11's tolerance; the box is at rest, so the force cancels gravity exactly on average
+    // 1 %: the cross-check's tolerance; the box is at rest, so the force cancels gravity exactly on average
     CHECK(std::abs(r.mean_force - W) <= test::tol(0.01) * W);
   }
 }
@@ -141,7 +141,7 @@ TEST_CASE("normal force: a box sticking on a 20 degree slope carries m g cos 20"
                 << r.slip << " m");
     CHECK(r.converged);
     CHECK(r.slip < 0.01);  // sticking (PBD / PBFD creep: friction is a force of the slip per step)
-    // 2 % (issue 11's slope tolerance): the normal balance holds while the box sticks or creeps
+    // 2 % (the cross-check's slope tolerance): the normal balance holds while the box sticks or creeps
     // steadily. It holds for all six: NE-LCP, NE-MDP, NMDP and PBFD to 1e-6, PBD 0.14 % low, as
     // the spurious push f* of its tangential energy (docs/methods/pbfd.md §4.4) carries that part of the load
     // and is not counted in sum_p C_perp d^alpha

@@ -573,7 +573,7 @@ TEST_CASE("step: the LBFGS optimizer converges and agrees with JTJ-LM", "[pbd][l
 }
 
 // ------------------------------------------------------------------------------------------
-// Warm-started LM damping (issue 12 item 3; departure from docs/methods/pbfd.md §5.1's fresh 1e-3 max B_ii)
+// Warm-started LM damping (departure from docs/methods/pbfd.md §5.1's fresh 1e-3 max B_ii)
 // ------------------------------------------------------------------------------------------
 
 TEST_CASE("warm lambda: free fall takes Newton's few iterations, results agree within tolerance, a reset starts cold",

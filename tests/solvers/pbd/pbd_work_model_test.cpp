@@ -306,7 +306,7 @@ TEST_CASE("team triangle index: every entry of a lower triangle once, row by row
   }
 }
 
-TEST_CASE("work model: the floating chain's LM iteration keeps >= 75 % of 16 lanes busy (issue 13)", "[team][work_model]") {
+TEST_CASE("work model: the floating chain's LM iteration keeps >= 75 % of 16 lanes busy", "[team][work_model]") {
   // FP32 as bench gpu-speedup runs it (eps_r 1e-4), 8 rollouts x 100 steps (the chain lands at
   // step ~45): lane efficiency = ops / (16 x busiest-lane path) over the whole iteration. Before the
   // serial phases were spread over the lanes (one-lane FK, decisions, left-looking pivots) it was 32 %.
