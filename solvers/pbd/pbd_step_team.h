@@ -29,6 +29,9 @@ struct LmTeamSettings {
   bool restart = true;
   bool warm_lambda = true;  ///< lambda starts from the last converged step's (lm.cpp, LmSettings::lambda0)
   bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
+  /// time discretisation (PbdSettings::order, docs/methods/pbfd.md §3.1): 2 carves the trajectory's
+  /// theta_{n-2}, theta~ and theta_v (pbd_traj_fields.h), whose presence the step code tests
+  int order = 1;
 };
 
 /// Ints per trajectory (BIGSTEP_LM_TRAJ_INTS), parameters at the head of LmTraj::params
@@ -74,7 +77,7 @@ struct LmTrajOffsets {
   size_t size = 0;
 };
 template <class S>
-BIGSTEP_HD LmTrajOffsets lm_traj_offsets(const ModelView<S>& m, int n_out) {
+BIGSTEP_HD LmTrajOffsets lm_traj_offsets(const ModelView<S>& m, int n_out, int order) {
   const int D = m.n_q, L = m.n_link, P = m.n_point;
   LmTrajOffsets o;
 #define BIGSTEP_LM_OFFSET(name, present, sz) \
@@ -87,17 +90,18 @@ BIGSTEP_HD LmTrajOffsets lm_traj_offsets(const ModelView<S>& m, int n_out) {
 
 /// Number of S per trajectory for LmTraj storage (the caller carves the pointers).
 template <class S>
-BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
-  return int(lm_traj_offsets(m, n_out).size);
+BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out, int order) {
+  return int(lm_traj_offsets(m, n_out, order).size);
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
-/// iters and status (K x n_out). Used by the CPU emulation and the CUDA kernels alike.
+/// iters and status (K x n_out). Used by the CPU emulation and the CUDA kernels alike. order:
+/// LmTeamSettings::order.
 template <class S>
-BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data, int* ints, int* iters,
+BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int order, int k, S* data, int* ints, int* iters,
                                 unsigned* status) {
   const int D = m.n_q, L = m.n_link, P = m.n_point;
-  S* p = data + size_t(lm_traj_size(m, n_out)) * k;
+  S* p = data + size_t(lm_traj_size(m, n_out, order)) * k;
   LmTraj<S> t;
 #define BIGSTEP_LM_CARVE(name, present, sz) \
   t.name = nullptr;                           \
@@ -139,15 +143,21 @@ constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_
 
 // Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n
 // and, with body pairs, the link poses T(theta_n). FK lane-parallel inside each link (team_fk), then
-// lane per anchor entry and per core point.
+// lane per anchor entry and per core point. Order 2 (t.th_nm2 carved; docs/methods/pbfd.md §3.1,
+// solvers/pbd/pbd_context.cpp make_step_input): with theta_{n-2} the anchor is
+// (5 T_n - 4 T_{n-1} + T_{n-2}) / 2 (a third FK pass), theta~ = 2 theta_n - theta_{n-1} +
+// (theta_n - 2 theta_{n-1} + theta_{n-2}) / 2 and theta_v = (4 theta_n - theta_{n-1}) / 3; on a fresh step
+// the first-order anchor and theta~, theta_v = (3 theta_n - theta_{n-1}) / 2.
 template <class S, class Team>
 BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   const int L = m.n_link;
   Scratch<S> sh(scratch, m);
-  // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T)
-  for (int pass = 0; pass < 2; ++pass) {
-    const S* th = pass == 0 ? t.th_nm1 : t.th_n;
-    const S coef = pass == 0 ? S(-1) : S(2);
+  const bool nm2 = t.th_nm2 && !t.fresh();
+  // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T); with theta_{n-2} the weights
+  // -2, 5/2 and a third pass at theta_{n-2} (as +T/2)
+  for (int pass = 0; pass < (nm2 ? 3 : 2); ++pass) {
+    const S* th = pass == 0 ? t.th_nm1 : pass == 1 ? t.th_n : t.th_nm2;
+    const S coef = pass == 0 ? (nm2 ? S(-2) : S(-1)) : pass == 1 ? (nm2 ? S(2.5) : S(2)) : S(0.5);
     team_fk(team, m, th, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
     team.for_each_lane(12 * L, [&](int e) {
       if (e < 9 * L) t.anchor_R[e] = (pass == 0 ? S(0) : t.anchor_R[e]) + coef * sh.R[e];
@@ -165,16 +175,28 @@ BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& 
       });
     team.sync();
   }
+  if (!t.th_nm2) return;
+  team.for_each_lane(m.n_q, [&](int i) {
+    const S pred = 2 * t.th_n[i] - t.th_nm1[i];
+    t.th_tilde[i] = nm2 ? pred + S(0.5) * (t.th_n[i] - 2 * t.th_nm1[i] + t.th_nm2[i]) : pred;
+    t.th_v[i] = nm2 ? (4 * t.th_n[i] - t.th_nm1[i]) / 3 : (3 * t.th_n[i] - t.th_nm1[i]) / 2;
+  });
+  team.sync();
 }
 
 // Commits theta as the step's result and prepares the next step (predictor 2 theta_n - theta_{n-1}).
+// Order 2: the next step's theta_{n-2} is this step's theta_{n-1}; after a fresh step that point
+// encodes the start velocity, so it is the quadratic through it read at t_{n-2} instead,
+// theta_{n+1} - 2 theta_n + 2 theta_{n-1} (core/data.h Data::StepHistory, docs/methods/pbfd.md §3.1).
 template <class S, class Team>
 BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
                           unsigned status_bits, S* scratch) {
   const int D = m.n_q;
   const int step = t.step(), slot = step % cfg.n_out;
+  const bool fresh = t.th_nm2 && t.fresh() != 0;
   team.for_each_lane(D, [&](int i) {
     t.out_theta[slot * D + i] = t.th[i];
+    if (t.th_nm2) t.th_nm2[i] = fresh ? t.th[i] - 2 * t.th_n[i] + 2 * t.th_nm1[i] : t.th_nm1[i];
     t.th_nm1[i] = t.th_n[i];
     t.th_n[i] = t.th[i];
   });
@@ -189,6 +211,7 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
     t.it() = 0;
     t.first() = 1;
     t.attempt() = 0;
+    t.fresh() = 0;
     if (step + 1 == cfg.n_steps) t.status() = TRAJ_DONE;
     else if (cfg.lockstep) t.status() = TRAJ_WAITING;
   });
@@ -201,11 +224,13 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
 
 }  // namespace team_detail
 
-/// Prepares trajectory t for step 0 from theta(0) (in t.th_n) and theta_{-1} (in t.th_nm1).
+/// Prepares trajectory t for step 0 from theta(0) (in t.th_n) and theta_{-1} (in t.th_nm1): a
+/// fresh start (order 2: no theta_{n-2}).
 template <class S, class Team>
 BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   using namespace team_detail;
   team.single([&] {
+    t.fresh() = 1;
     t.status() = TRAJ_RUNNING;
     t.step() = 0;
     t.it() = 0;
@@ -231,10 +256,21 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 template <class S>
 BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTraj<S>& t, S dt, S alpha, S beta,
                                        S gamma) {
+  using std::sqrt;
   PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.c_perp(), t.c_par(), alpha, beta, gamma};
   in.mass_scale = t.mass_scale();
-  in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
+  in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: the armature's theta~ at first order
   in.theta_nm1 = t.th_nm1;
+  in.dt_a = in.dt_v = dt;
+  in.theta_v = t.th_n;
+  if (t.th_nm2) {  // order 2 (lm_step_constants; the reference's make_step_input)
+    in.dt_a = dt / sqrt(S(2));
+    in.dt_v = 2 * dt / 3;
+    in.dt_v_fresh = dt / 2;
+    in.fresh = t.ints + LmInt::fresh;
+    in.theta_v = t.th_v;
+    in.theta_tilde = t.th_tilde;
+  }
   in.pose_n_R = t.pose_n_R;  // null without body pairs
   in.pose_n_t = t.pose_n_t;
   if (cfg.pd) {
