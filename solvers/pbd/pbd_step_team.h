@@ -10,6 +10,14 @@
 #include "solvers/pbd/pbd_residual_team.h"
 #include "solvers/pbd/pbd_traj_fields.h"
 
+// The second-order step's extra work (lm_step_constants_order2, lm_commit_order2) is its own call on
+// the device: why -- inlined, it raised the first-order FP32 warp kernel's spill loads (bench/perf/ptxas_plan.sh).
+#ifdef __CUDACC__
+#define BIGSTEP_ORDER2_FN __host__ __device__ __noinline__
+#else
+#define BIGSTEP_ORDER2_FN inline
+#endif
+
 namespace bigstep {
 
 /// Where the LM iteration's dense algebra runs: inside the team code (one fused kernel) or in
@@ -141,23 +149,56 @@ BIGSTEP_HD S lm_scale(const ModelView<S>&, const LmTraj<S>& t) {
 }
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
 
+// Order 2's part of the step constants (docs/methods/pbfd.md §3.1; solvers/pbd/pbd_context.cpp
+// make_step_input), after lm_step_constants left T(theta_n) in the scratch. With theta_{n-2} the
+// anchor gains (T_n - 2 T_{n-1} + T_{n-2}) / 2, summed in the reference's order (+ T_n / 2,
+// - T_{n-1}, + T_{n-2} / 2; FK at theta_{n-1} once more), theta~ = 2 theta_n - theta_{n-1} +
+// (theta_n - 2 theta_{n-1} + theta_{n-2}) / 2 and theta_v = (4 theta_n - theta_{n-1}) / 3; on a fresh
+// step the first-order anchor and theta~, theta_v = (3 theta_n - theta_{n-1}) / 2.
+template <class S, class Team>
+BIGSTEP_ORDER2_FN void lm_step_constants_order2(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  const int L = m.n_link;
+  Scratch<S> sh(scratch, m);
+  const bool nm2 = !t.fresh();
+  for (int pass = 0; nm2 && pass < 3; ++pass) {
+    if (pass > 0) team_fk(team, m, pass == 1 ? t.th_nm1 : t.th_nm2, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
+    const S coef = pass == 1 ? S(-1) : S(0.5);
+    team.for_each_lane(12 * L, [&](int e) {
+      if (e < 9 * L) t.anchor_R[e] += coef * sh.R[e];
+      else t.anchor_t[e - 9 * L] += coef * sh.t[e - 9 * L];
+    });
+    team.sync();
+  }
+  team.for_each_lane(m.n_q, [&](int i) {
+    const S pred = 2 * t.th_n[i] - t.th_nm1[i];
+    t.th_tilde[i] = nm2 ? pred + S(0.5) * (t.th_n[i] - 2 * t.th_nm1[i] + t.th_nm2[i]) : pred;
+    t.th_v[i] = nm2 ? (4 * t.th_n[i] - t.th_nm1[i]) / 3 : (3 * t.th_n[i] - t.th_nm1[i]) / 2;
+  });
+  team.sync();
+}
+
+// Order 2, before a commit shifts theta_n, theta_{n-1}: the next step's theta_{n-2} is this step's
+// theta_{n-1}; after a fresh step that point encodes the start velocity, so it is the quadratic
+// through it read at t_{n-2} instead, theta_{n+1} - 2 theta_n + 2 theta_{n-1} (core/data.h
+// Data::StepHistory, docs/methods/pbfd.md §3.1).
+template <class S, class Team>
+BIGSTEP_ORDER2_FN void lm_commit_order2(Team& team, int D, LmTraj<S>& t) {
+  const bool fresh = t.fresh() != 0;
+  team.for_each_lane(D, [&](int i) { t.th_nm2[i] = fresh ? t.th[i] - 2 * t.th_n[i] + 2 * t.th_nm1[i] : t.th_nm1[i]; });
+  team.sync();
+}
+
 // Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n
 // and, with body pairs, the link poses T(theta_n). FK lane-parallel inside each link (team_fk), then
-// lane per anchor entry and per core point. Order 2 (t.th_nm2 carved; docs/methods/pbfd.md §3.1,
-// solvers/pbd/pbd_context.cpp make_step_input): with theta_{n-2} the anchor is
-// (5 T_n - 4 T_{n-1} + T_{n-2}) / 2 (a third FK pass), theta~ = 2 theta_n - theta_{n-1} +
-// (theta_n - 2 theta_{n-1} + theta_{n-2}) / 2 and theta_v = (4 theta_n - theta_{n-1}) / 3; on a fresh step
-// the first-order anchor and theta~, theta_v = (3 theta_n - theta_{n-1}) / 2.
+// lane per anchor entry and per core point. Order 2 (t.th_nm2 carved): lm_step_constants_order2.
 template <class S, class Team>
 BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   const int L = m.n_link;
   Scratch<S> sh(scratch, m);
-  const bool nm2 = t.th_nm2 && !t.fresh();
-  // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T); with theta_{n-2} the weights
-  // -2, 5/2 and a third pass at theta_{n-2} (as +T/2)
-  for (int pass = 0; pass < (nm2 ? 3 : 2); ++pass) {
-    const S* th = pass == 0 ? t.th_nm1 : pass == 1 ? t.th_n : t.th_nm2;
-    const S coef = pass == 0 ? (nm2 ? S(-2) : S(-1)) : pass == 1 ? (nm2 ? S(2.5) : S(2)) : S(0.5);
+  // FK at theta_{n-1} into anchor (as -T), then at theta_n (as +2T)
+  for (int pass = 0; pass < 2; ++pass) {
+    const S* th = pass == 0 ? t.th_nm1 : t.th_n;
+    const S coef = pass == 0 ? S(-1) : S(2);
     team_fk(team, m, th, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
     team.for_each_lane(12 * L, [&](int e) {
       if (e < 9 * L) t.anchor_R[e] = (pass == 0 ? S(0) : t.anchor_R[e]) + coef * sh.R[e];
@@ -175,28 +216,18 @@ BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& 
       });
     team.sync();
   }
-  if (!t.th_nm2) return;
-  team.for_each_lane(m.n_q, [&](int i) {
-    const S pred = 2 * t.th_n[i] - t.th_nm1[i];
-    t.th_tilde[i] = nm2 ? pred + S(0.5) * (t.th_n[i] - 2 * t.th_nm1[i] + t.th_nm2[i]) : pred;
-    t.th_v[i] = nm2 ? (4 * t.th_n[i] - t.th_nm1[i]) / 3 : (3 * t.th_n[i] - t.th_nm1[i]) / 2;
-  });
-  team.sync();
+  if (t.th_nm2) lm_step_constants_order2(team, m, t, scratch);
 }
 
 // Commits theta as the step's result and prepares the next step (predictor 2 theta_n - theta_{n-1}).
-// Order 2: the next step's theta_{n-2} is this step's theta_{n-1}; after a fresh step that point
-// encodes the start velocity, so it is the quadratic through it read at t_{n-2} instead,
-// theta_{n+1} - 2 theta_n + 2 theta_{n-1} (core/data.h Data::StepHistory, docs/methods/pbfd.md §3.1).
 template <class S, class Team>
 BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, LmTraj<S>& t,
                           unsigned status_bits, S* scratch) {
   const int D = m.n_q;
   const int step = t.step(), slot = step % cfg.n_out;
-  const bool fresh = t.th_nm2 && t.fresh() != 0;
+  if (t.th_nm2) lm_commit_order2(team, D, t);
   team.for_each_lane(D, [&](int i) {
     t.out_theta[slot * D + i] = t.th[i];
-    if (t.th_nm2) t.th_nm2[i] = fresh ? t.th[i] - 2 * t.th_n[i] + 2 * t.th_nm1[i] : t.th_nm1[i];
     t.th_nm1[i] = t.th_n[i];
     t.th_n[i] = t.th[i];
   });
