@@ -38,12 +38,13 @@ struct PbfdStepConst {
   // terms' step dt_a, the velocity terms' (damping, K_d) theta_dot = (theta - theta_v) / dt_v.
   // First order: dt_a = dt_v = dt, theta_v = theta_n. Order 2: dt_a = dt/sqrt(2), theta_v and
   // theta~ (the armature's anchor; null: 2 theta_n - theta_{n-1}) per DOF, and dt_v = 2 dt/3, or
-  // dt_v_fresh = dt/2 while *fresh != 0 (the trajectory's flag: why a pointer -- a free-running
-  // launch passes from the fresh first step to the next without rebuilding these constants)
+  // dt_v_fresh = dt/2 while *kind == kStepFresh, and dt_a = dt_v = dt while *kind == kStepEvent
+  // (the trajectory's StepKind: why a pointer -- a free-running launch passes from one kind of
+  // step to the next without rebuilding these constants)
   S dt_a = 0, dt_v = 0, dt_v_fresh = 0;
   const S* theta_v = nullptr;      // (n_q) read with the damping and K_d terms
   const S* theta_tilde = nullptr;  // (n_q)
-  const int* fresh = nullptr;
+  const int* kind = nullptr;
   // per-rollout randomisation: link j's mass and inertia times mass_scale[j] (n_link, nullptr = 1;
   // RolloutParams::link_mass_scale). Inertia §3 and gravity §2.4 are linear in them per link, so
   // s_j multiplies link j's terms.
@@ -81,10 +82,23 @@ BIGSTEP_HD CoulombScalars<S> coulomb_scalars(const PbfdStepConst<S>& in, hd::V3<
 }
 }  // namespace team_detail
 
-/// The velocity terms' step of `in` (PbfdStepConst::dt_v; dt_v_fresh on a fresh second-order step).
+/// Kind of a second-order step (LmTraj ints `kind`; core/data.h Data::StepHistory::Kind,
+/// docs/methods/pbfd.md §3.1): the four-point step, its fresh start (no theta_{n-2}), or the
+/// first-order step across a contact event.
+enum StepKind : int { kStepHistory = 0, kStepFresh = 1, kStepEvent = 2 };
+
+/// The velocity terms' step of `in` (PbfdStepConst::dt_v; dt_v_fresh on a fresh second-order
+/// step, dt across a contact event).
 template <class S>
 BIGSTEP_HD S velocity_step(const PbfdStepConst<S>& in) {
-  return in.fresh && *in.fresh ? in.dt_v_fresh : in.dt_v;
+  if (!in.kind) return in.dt_v;
+  return *in.kind == kStepFresh ? in.dt_v_fresh : *in.kind == kStepEvent ? in.dt : in.dt_v;
+}
+
+/// The inertia and armature terms' step of `in` (PbfdStepConst::dt_a; dt across a contact event).
+template <class S>
+BIGSTEP_HD S inertia_step(const PbfdStepConst<S>& in) {
+  return in.kind && *in.kind == kStepEvent ? in.dt : in.dt_a;
 }
 
 /// Per-link moment block of the team scratch: G (4 x 3), P (4 x 4), K6 (6 x 6), row-major
@@ -461,6 +475,47 @@ BIGSTEP_BODY_PAIR_FN void body_pair_stiffness_row(const ModelView<S>& m, const S
   }
 }
 
+// Active contacts of one task at the pose in sh.R, sh.t (theta): the second-order step's event count
+// (solvers/pbd/pbd_context.h pbd_active_contacts). Task j < L: link j's (core point, plane) rows
+// with depth > 0; L + q: body pair q's contacts with depth > 0; L + n_body_pair + k: DOF k's
+// nearer joint stop with depth > 0. The same tests as pbfd_residual_team's contact loop,
+// body_pair_contacts and pbfd_dof_terms.
+template <class S>
+BIGSTEP_HD int active_contacts_task(const ModelView<S>& m, const Scratch<S>& sh, const S* theta, int task) {
+  using V = hd::V3<S>;
+  const int L = m.n_link;
+  int n = 0;
+  if (task < L) {
+    for (int q = 0; q < m.n_point_pair; ++q) {
+      const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
+      if (m.point_link[s] != task) continue;
+      const V cp = ld9(sh.R + 9 * task) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * task);
+      const S d = -(hd::dot(m.v3(m.plane_normal, p), cp) - m.plane_offset[p] - m.point_radius[s]);
+      n += d > 0 ? 1 : 0;
+    }
+    return n;
+  }
+  if (task < L + m.n_body_pair) {
+    const int q = task - L, n_slot = body_pair_slots(m, q);
+    const S ra = m.body_pair_size[4 * q], rb = m.body_pair_size[4 * q + 2];
+    const BodyCores<S> c = body_pair_cores(m, q, sh.R, sh.t);
+    int found = 0;
+    for (int i = 0; i < 2 && i < n_slot && i < c.n; ++i) {
+      if (i == 1 && c.one_point && found == 1) continue;
+      const V dx = (i == 0 ? c.xa[0] : c.xa[1]) - (i == 0 ? c.xb[0] : c.xb[1]);
+      const S centres = c.face ? hd::dot(c.nf[0], dx) : hd::norm(dx), dist = centres - ra - rb;
+      if (dist > 0) continue;  // not a contact of collide()
+      ++found;
+      n += -dist > 0 ? 1 : 0;
+    }
+    return n;
+  }
+  const int k = task - L - m.n_body_pair;
+  if (!m.dof_limited[k]) return 0;
+  const S d_lo = m.dof_range[2 * k] - theta[k], d_hi = theta[k] - m.dof_range[2 * k + 1];
+  return (d_lo >= d_hi ? d_lo : d_hi) > 0 ? 1 : 0;
+}
+
 }  // namespace team_detail
 
 /// Forward kinematics (docs/methods/pbfd.md §2.2) at theta into R (n_link x 9, row-major) and t (n_link x 3),
@@ -569,7 +624,7 @@ BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in
   using std::pow;
   const S a = m.dof_armature[k], b = m.dof_damping[k];
   if (a != S(0)) {
-    const S inv_dt2 = S(1) / (in.dt_a * in.dt_a);
+    const S inv_dt2 = S(1) / (inertia_step(in) * inertia_step(in));
     const S theta_tilde = in.theta_tilde ? in.theta_tilde[k] : 2 * in.theta_n[k] - in.theta_nm1[k];
     rk += a * (theta[k] - theta_tilde) * inv_dt2;
     if (Jkk) *Jkk += a * inv_dt2;
@@ -623,7 +678,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   // (team_fk); the local rotations go to u / u~ and the link's running frame to the moment block,
   // both written only after FK
   team_fk(team, m, theta, sh.R, sh.t, sh.s, sh.u, sh.mom);
-  const S inv_dt2 = S(1) / (in.dt_a * in.dt_a);
+  const S inv_dt2 = S(1) / (inertia_step(in) * inertia_step(in));
   const V g{m.gravity[0], m.gravity[1], m.gravity[2]};
   // per-link moments, three tasks per link so that the lanes outnumber the links: link j's contacts
   // (task j: its K6_j and its contact forces into Gc_j) and its own terms in two halves (tasks

@@ -165,12 +165,14 @@ constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_
 // anchor gains (T_n - 2 T_{n-1} + T_{n-2}) / 2, summed in the reference's order (+ T_n / 2,
 // - T_{n-1}, + T_{n-2} / 2; FK at theta_{n-1} once more), theta~ = 2 theta_n - theta_{n-1} +
 // (theta_n - 2 theta_{n-1} + theta_{n-2}) / 2 and theta_v = (4 theta_n - theta_{n-1}) / 3; on a fresh
-// step the first-order anchor and theta~, theta_v = (3 theta_n - theta_{n-1}) / 2.
+// step the first-order anchor and theta~, theta_v = (3 theta_n - theta_{n-1}) / 2; across a contact
+// event (kStepEvent) the first-order step: its anchor and theta~, theta_v = theta_n.
 template <class S, class Team>
 BIGSTEP_ORDER2_FN void lm_step_constants_order2(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   const int L = m.n_link;
   Scratch<S> sh(scratch, m);
-  const bool nm2 = !t.fresh();
+  const int kind = t.kind();
+  const bool nm2 = kind == kStepHistory;
   for (int pass = 0; nm2 && pass < 3; ++pass) {
     if (pass > 0) team_fk(team, m, pass == 1 ? t.th_nm1 : t.th_nm2, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
     const S coef = pass == 1 ? S(-1) : S(0.5);
@@ -183,19 +185,46 @@ BIGSTEP_ORDER2_FN void lm_step_constants_order2(Team& team, const ModelView<S>& 
   team.for_each_lane(m.n_q, [&](int i) {
     const S pred = 2 * t.th_n[i] - t.th_nm1[i];
     t.th_tilde[i] = nm2 ? pred + S(0.5) * (t.th_n[i] - 2 * t.th_nm1[i] + t.th_nm2[i]) : pred;
-    t.th_v[i] = nm2 ? (4 * t.th_n[i] - t.th_nm1[i]) / 3 : (3 * t.th_n[i] - t.th_nm1[i]) / 2;
+    t.th_v[i] = nm2 ? (4 * t.th_n[i] - t.th_nm1[i]) / 3 : kind == kStepFresh ? (3 * t.th_n[i] - t.th_nm1[i]) / 2 : t.th_n[i];
   });
   team.sync();
 }
 
-// Order 2, before a commit shifts theta_n, theta_{n-1}: the next step's theta_{n-2} is this step's
-// theta_{n-1}; after a fresh step that point encodes the start velocity, so it is the quadratic
-// through it read at t_{n-2} instead, theta_{n+1} - 2 theta_n + 2 theta_{n-1} (core/data.h
-// Data::StepHistory, docs/methods/pbfd.md §3.1).
+// Order 2, before a commit shifts theta_n, theta_{n-1} (core/data.h Data::StepHistory,
+// docs/methods/pbfd.md §3.1 "Contact events"):
+//   - the active contacts at the accepted theta (pbd_active_contacts: FK there, a lane per link,
+//     body pair and DOF, summed by team_reduce), shifted into c_next, c_n, c_nm1 as
+//     StepHistory::record does (after a fresh step all three are its count);
+//   - the next step's theta_{n-2}: this step's theta_{n-1}; after a fresh step that point encodes
+//     the start velocity, so it is the quadratic through it read at t_{n-2} instead,
+//     theta_{n+1} - 2 theta_n + 2 theta_{n-1};
+//   - the next step's kind: first order (kStepEvent) when the count changed inside its window
+//     [t_{n-2}, t_n], else the four-point step.
 template <class S, class Team>
-BIGSTEP_ORDER2_FN void lm_commit_order2(Team& team, int D, LmTraj<S>& t) {
-  const bool fresh = t.fresh() != 0;
+BIGSTEP_ORDER2_FN void lm_commit_order2(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  using namespace team_detail;
+  const int D = m.n_q;
+  Scratch<S> sh(scratch, m);
+  team_fk(team, m, t.th, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
+  const auto red = team_reduce<1>(
+      team, m.n_link + m.n_body_pair + D, sh.mom,
+      [&](int task, S* v) { v[0] = S(active_contacts_task(m, sh, t.th, task)); },
+      [](S* x, const S* y) { x[0] += y[0]; });
+  const int c = int(red[0]);
+  const bool fresh = t.kind() == kStepFresh;
   team.for_each_lane(D, [&](int i) { t.th_nm2[i] = fresh ? t.th[i] - 2 * t.th_n[i] + 2 * t.th_nm1[i] : t.th_nm1[i]; });
+  team.sync();  // every lane has read KIND and the reduction before lane 0 rewrites them
+  team.single([&] {
+    if (fresh) {
+      t.c_nm1() = c;
+      t.c_n() = c;
+    } else {
+      t.c_nm1() = t.c_n();
+      t.c_n() = t.c_next();
+    }
+    t.c_next() = c;
+    t.kind() = t.c_nm1() == t.c_n() && t.c_n() == t.c_next() ? kStepHistory : kStepEvent;
+  });
   team.sync();
 }
 
@@ -236,7 +265,7 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
                           unsigned status_bits, S* scratch) {
   const int D = m.n_q;
   const int step = t.step(), slot = step % cfg.n_out;
-  if (t.th_nm2) lm_commit_order2(team, D, t);
+  if (t.th_nm2) lm_commit_order2(team, m, t, scratch);
   team.for_each_lane(D, [&](int i) {
     t.out_theta[slot * D + i] = t.th[i];
     t.th_nm1[i] = t.th_n[i];
@@ -253,7 +282,6 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
     t.it() = 0;
     t.first() = 1;
     t.attempt() = 0;
-    t.fresh() = 0;
     if (step + 1 == cfg.n_steps) t.status() = TRAJ_DONE;
     else if (cfg.lockstep) t.status() = TRAJ_WAITING;
   });
@@ -272,7 +300,7 @@ template <class S, class Team>
 BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   using namespace team_detail;
   team.single([&] {
-    t.fresh() = 1;
+    t.kind() = kStepFresh;
     t.status() = TRAJ_RUNNING;
     t.step() = 0;
     t.it() = 0;
@@ -314,7 +342,7 @@ BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTra
     in.dt_a = dt / sqrt(S(2));
     in.dt_v = 2 * dt / 3;
     in.dt_v_fresh = dt / 2;
-    in.fresh = t.ints + LmInt::fresh;
+    in.kind = t.ints + LmInt::kind;
     in.theta_v = t.th_v;
     in.theta_tilde = t.th_tilde;
   }

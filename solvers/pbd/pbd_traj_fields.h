@@ -63,7 +63,10 @@
   X(it_total)     /* iterations of the step's earlier attempts */                                       \
   X(over)         /* 1: this iteration's phases are done */                                             \
   X(tries)        /* failed factorisations of this iteration */                                         \
-  X(fresh)        /* order 2: 1 = this step has no theta_{n-2} (the first after an init or reset) */
+  X(kind)         /* order 2: the step's StepKind (pbd_residual_team.h): History, Fresh, Event */      \
+  X(c_next)       /* order 2: active contacts at the last accepted theta_{n+1}, */                      \
+  X(c_n)          /*   at its theta_n */                                                                \
+  X(c_nm1)        /*   and at its theta_{n-1} (core/data.h Data::StepHistory) */
 
 #define BIGSTEP_LM_TRAJ_PARAMS(X)                                                                      \
   X(c_perp)       /* C_perp of the rollout */                                                           \

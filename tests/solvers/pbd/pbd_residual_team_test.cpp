@@ -129,10 +129,10 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     c.mass_scale = ls;
     c.theta_n = in.theta_n.data();  // armature and damping read theta_n, theta_{n-1}
     c.theta_nm1 = th_nm1[k].data();
-    const int fresh = 1;
+    const int fresh = kStepFresh;
     if (order2 == 2) c.theta_tilde = in.theta_pred.data();
     if (order2 == 1) {  // a wrong dt_v that the fresh flag must override
-      c.fresh = &fresh;
+      c.kind = &fresh;
       c.dt_v_fresh = in.dt_v;
       c.dt_v = 2 * in.dt_v;
     }

@@ -435,6 +435,38 @@ TEST_CASE("lm team: the second-order step matches the reference (chain, contact,
   compare_with_reference(make_case("chain_floating_ground.yaml", 2, {drop, o2}), 6, false, DenseAlgebra::Fused, {}, 5);
 }
 
+TEST_CASE("lm team: across contact events the second-order step is first order, as the reference's (chain landing)",
+          "[team][lm][order2]") {
+  // docs/methods/pbfd.md §3.1 "Contact events": a step whose window [t_{n-2}, t_n] holds a change
+  // in the number of active contacts is taken in the first-order form (kind Event). The team form
+  // counts them per trajectory at each accepted theta (lm_commit_order2). The chain lands inside the
+  // compared window, so Event steps and four-point steps after them both occur.
+  using Hist = Data::StepHistory;
+  for (const char* dt : {"0.01", "0.02"}) {
+    INFO("dt " << dt);
+    const Case c = make_case("chain_floating_ground.yaml", 3,
+                             {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]", "integrator.order=2",
+                              std::string("integrator.dt=") + dt});
+    const int n_steps = 30;
+    PbdSettings rs = c.sc.settings;
+    rs.friction_continuation = 0;
+    PbdIntegrator ref(c.sc.model, rs);
+    Data d = ref.make_data();
+    d.theta = c.th0[0];
+    d.theta_prev = c.thm1[0];
+    int events = 0, after = 0;
+    for (int n = 0; n < n_steps; ++n) {
+      ref.step(d, StepControl{c.sc.tau, nullptr, n * c.sc.settings.dt}, ref.default_params());
+      if (d.history.kind == Hist::Event) ++events;
+      else if (events > 0 && d.history.kind == Hist::History) ++after;
+    }
+    CHECK(events >= 2);
+    CHECK(after > 0);
+    compare_with_reference(c, n_steps, false);
+    compare_with_reference(c, n_steps, true, DenseAlgebra::Library);
+  }
+}
+
 TEST_CASE("lm team: the second-order step is not the first order's, and a reinit starts it fresh", "[team][lm][order2]") {
   const Case c1 = make_case("chain_fixed.yaml", 1), c2 = make_case("chain_fixed.yaml", 1, {"integrator.order=2"});
   const int n_steps = 20;
