@@ -189,6 +189,18 @@ TEST_CASE("batch engines: a1_walk (sphere-box pairs between its links) on the te
   for (int k = 0; k < 2; ++k) CHECK((ref.b.status[k] & STATUS_NOT_CONVERGED) == 0);
 }
 
+TEST_CASE("batch engines: a1_walk at integrator.order 2 on the team engine matches the reference",
+          "[batch][team][body][order2]") {
+  // the feet (body pairs with the legs' boxes, the ground) and the joint stops enter the team
+  // form's contact-event count (lm_commit_order2) as the reference's (pbd_active_contacts,
+  // docs/methods/pbfd.md §3.1 "Contact events"); from the standing start with random torques
+  Scene ref_sc = a1("reference"), team_sc = a1("team");
+  ref_sc.settings.order = team_sc.settings.order = 2;
+  const Run ref = run_random(ref_sc, 2, 10, 20), team = run_random(team_sc, 2, 10, 20);
+  CHECK(team.iterations == ref.iterations);
+  for (size_t i = 0; i < ref.b.theta.size(); ++i) CHECK(std::abs(team.b.theta[i] - ref.b.theta[i]) <= 1e-9);
+}
+
 TEST_CASE("batch engines: the hopper (capsule pairs between its links) on the team engine matches the reference",
           "[batch][team][body]") {
   // gymnasium's hopper at the task's dt (20 ms), started with the knee folded so that a body pair
