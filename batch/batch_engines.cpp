@@ -256,8 +256,6 @@ void check_team_supported(const Scene& sc, const std::string& who) {
   BIGSTEP_CHECK_ARG(find_solver(sc.integrator).has_team_engine(sc.settings.optimizer), who,
                     sc.integrator + "+" + optimizer_name(sc.settings.optimizer),
                     "the team (GPU-form) engine implements " + team_engine_methods());
-  BIGSTEP_CHECK_ARG(sc.settings.order == 1, "integrator.order", sc.settings.order,
-                    "the team (GPU-form) engine steps the first-order form only: use batch.engine=reference");
   BIGSTEP_CHECK_ARG(sc.settings.contact.damping == 0, "contact.damping", sc.settings.contact.damping,
                     "the team (GPU-form) engine has no contact damping yet: use batch.engine=reference");
   const std::string unsupported = team_unsupported(sc.model);

@@ -31,6 +31,9 @@ class BatchEngine {
                     const double* theta_bar = nullptr, const double* theta_dot_bar = nullptr) = 0;
   /// After reset_rollouts(sc, opt, b, ks): the listed rollouts start a new episode from b's rows
   /// (their engine state is re-initialised; the others are untouched). Lockstep engines only.
+  /// A state written into b from outside takes effect through reset(): the team engines keep each
+  /// trajectory (theta_n, theta_{n-1} and, at integrator.order 2, theta_{n-2}) between step() calls,
+  /// and a reset starts it fresh, as the reference engine's Data::history does (docs/methods/pbfd.md §3.1).
   virtual void reset(const StateBatch& b, const std::vector<int>& ks) = 0;
   /// After redraw_params: the listed rollouts take their new row of p (friction, stiffness, mass
   /// scales). Engines that read p every step need nothing; an engine that cannot change them

@@ -22,10 +22,14 @@ struct PbfdBatchInput {
   // (K x n_link x 9), (K x n_link x 3) link poses at theta_n: the body pairs' slip reference
   // (PbfdStepConst::pose_n_*); may stay empty for a model without body pairs or without friction
   std::vector<S> pose_n_R, pose_n_t;
+  // (K x n_q) the second-order step's theta~ and theta_v (PbfdStepConst::theta_tilde, theta_v,
+  // docs/methods/pbfd.md §3.1); empty: the first order's 2 theta_n - theta_{n-1} and theta_n
+  std::vector<S> theta_tilde, theta_v;
   S dt, c_perp, c_par, alpha, beta, gamma;
   // the friction law (PbfdStepConst::coulomb, mu, delta = v_s dt): Coulomb in place of C_par f_par
   bool coulomb = false;
   S mu = S(0), delta = S(0);
+  S dt_a = 0, dt_v = 0;  ///< the inertia / velocity terms' steps (PbfdStepConst); 0: dt (first order)
 };
 
 /// r (K x n_q) and J_r (K x n_q x n_q, rows) on device 0: one block per rollout, n_q lanes

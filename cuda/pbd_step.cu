@@ -50,10 +50,10 @@ __device__ S* block_scratch(const ScratchPlan<S>& sp) {
 
 // Block b (re)initialises trajectory idx[b], or b when idx is null.
 template <class S>
-__global__ void lm_init_kernel(const ModelView<S> m, int n_out, const ScratchPlan<S> sp, const int* __restrict__ idx,
-                               S* data, int* ints, int* iters, unsigned* status) {
+__global__ void lm_init_kernel(const ModelView<S> m, int n_out, int order, const ScratchPlan<S> sp,
+                               const int* __restrict__ idx, S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, n_out, idx ? idx[blockIdx.x] : int(blockIdx.x), data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, n_out, order, idx ? idx[blockIdx.x] : int(blockIdx.x), data, ints, iters, status);
   lm_team_init(team, m, t, block_scratch(sp));
 }
 
@@ -68,7 +68,7 @@ __global__ void lm_iteration_kernel(
   extern __shared__ unsigned char smem[];
   CudaTeam team;
   const int k = idx ? idx[blockIdx.x] : int(blockIdx.x);
-  LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, cfg.order, k, data, ints, iters, status);
   if (sp.jl_shared) {  // J_r and L live within one iteration: shared memory after the scratch
     t.J = reinterpret_cast<S*>(smem) + sp.n;
     t.Lc = t.J + m.n_q * m.n_q;
@@ -84,7 +84,7 @@ template <class S>
 __global__ void lm_evaluate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S dt, S alpha, S beta, S gamma,
                                    const ScratchPlan<S> sp, S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_out, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, cfg.order, blockIdx.x, data, ints, iters, status);
   lm_phase_evaluate(team, m, cfg, t, dt, alpha, beta, gamma, block_scratch(sp));
 }
 template <class S>
@@ -92,7 +92,7 @@ __global__ void lm_take_update_kernel(const ModelView<S> m, const LmTeamSettings
                                       const S* g_new, const ScratchPlan<S> sp, S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
   const int k = blockIdx.x, D = m.n_q;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, cfg.order, k, data, ints, iters, status);
   lm_phase_normal_take(team, D, t, B_new + size_t(k) * D * D, g_new + size_t(k) * D);
   lm_phase_update(team, m, cfg, t, block_scratch(sp));
 }
@@ -100,7 +100,7 @@ template <class S>
 __global__ void lm_assemble_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, S* data, int* ints, int* iters,
                                    unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_out, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, cfg.order, blockIdx.x, data, ints, iters, status);
   lm_phase_assemble(team, m.n_q, t);
 }
 template <class S>
@@ -108,7 +108,7 @@ __global__ void lm_factor_check_kernel(const ModelView<S> m, const LmTeamSetting
                                        S* data, int* ints, int* iters, unsigned* status) {
   CudaTeam team;
   const int k = blockIdx.x;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, cfg.order, k, data, ints, iters, status);
   const bool a = lm_phase_factor_check(team, t, info[k]);
   if (threadIdx.x == 0) again[k] = a ? 1 : 0;
 }
@@ -116,7 +116,7 @@ template <class S>
 __global__ void lm_candidate_kernel(const ModelView<S> m, const LmTeamSettings<S> cfg, const ScratchPlan<S> sp, S* data,
                                     int* ints, int* iters, unsigned* status) {
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, cfg.n_out, blockIdx.x, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, cfg.n_out, cfg.order, blockIdx.x, data, ints, iters, status);
   lm_phase_candidate(team, m, cfg, t, block_scratch(sp));
 }
 
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(kWarpBlockMax, kWarpMinBlocks<S>)
     S* local = SharedLocal ? reinterpret_cast<S*>(smem + ly.views() + ly.ws * team_id)
                            : lp.global + size_t(lp.n) * k;
     int* li = reinterpret_cast<int*>(smem + ly.ints()) + kLmInts * team_id;
-    const LmTraj<S> t = lm_traj_at(m, cfg.n_out, k, data, ints, iters, status);
+    const LmTraj<S> t = lm_traj_at(m, cfg.n_out, cfg.order, k, data, ints, iters, status);
     const LmTraj<S> v = lm_local_view(m.n_q, t, local, li, &scratch);
     team.single([&] {
       views[team_id] = v;
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(kWarpBlockMax, kWarpMinBlocks<S>)
 // Reset of a list of rollouts in one kernel: block b writes rows[b] = [theta(0) | theta_{-1}]
 // into trajectory idx[b] and starts its new episode (lm_team_init).
 template <class S>
-__global__ void lm_reinit_kernel(const ModelView<S> m, int n_out, const ScratchPlan<S> sp, const int* __restrict__ idx,
+__global__ void lm_reinit_kernel(const ModelView<S> m, int n_out, int order, const ScratchPlan<S> sp, const int* __restrict__ idx,
                                  const S* __restrict__ rows, size_t per, size_t o_th_n, S* data, int* ints, int* iters,
                                  unsigned* status) {
   const int k = idx[blockIdx.x], D = m.n_q;
@@ -219,7 +219,7 @@ __global__ void lm_reinit_kernel(const ModelView<S> m, int n_out, const ScratchP
     data[per * k + o_th_n + i] = rows[size_t(2 * D) * blockIdx.x + i];  // th_n, th_nm1 are adjacent
   __syncthreads();
   CudaTeam team;
-  LmTraj<S> t = lm_traj_at(m, n_out, k, data, ints, iters, status);
+  LmTraj<S> t = lm_traj_at(m, n_out, order, k, data, ints, iters, status);
   lm_team_init(team, m, t, block_scratch(sp));
 }
 
@@ -324,9 +324,10 @@ struct PbfdTeamBatchCuda<S>::Impl {
     cfg.warm_lambda = s.warm_lambda;
     lm_set_friction(cfg, s.contact);
     contact = s.contact;
+    cfg.order = s.order;
     p = {S(s.dt), S(s.contact.c_perp), S(s.contact.c_par), S(s.contact.alpha), S(s.contact.beta), S(s.contact.gamma)};
-    per = size_t(lm_traj_size(arrays.view(), n_out));
-    off = lm_traj_offsets(arrays.view(), n_out);
+    per = size_t(lm_traj_size(arrays.view(), n_out, cfg.order));
+    off = lm_traj_offsets(arrays.view(), n_out, cfg.order);
     active = pool.alloc<int>(K);
     d_count = pool.alloc<int>(1);
     BIGSTEP_CUDA_CHECK(cudaStreamCreate(&stream));
@@ -359,7 +360,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
       solve_info = pool.alloc<int>(1);
       std::vector<S*> lc(K), r(K);
       for (int k = 0; k < K; ++k) {  // host-side pointer arithmetic on the device buffer
-        const LmTraj<S> t = lm_traj_at(arrays.view(), n_out, k, data, ints, iters, status);
+        const LmTraj<S> t = lm_traj_at(arrays.view(), n_out, cfg.order, k, data, ints, iters, status);
         lc[k] = t.Lc;
         r[k] = t.r;
       }
@@ -376,7 +377,7 @@ struct PbfdTeamBatchCuda<S>::Impl {
     lm_evaluate_kernel<S><<<K, lanes, shmem>>>(m, cfg, p.dt, p.alpha, p.beta, p.gamma, sp, data, ints, iters, status);
     BIGSTEP_CUDA_CHECK(cudaGetLastError());
     // J is row-major D x D per trajectory = J^T column-major (call it X): B = X X^T, g = X r
-    const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_out, 0, data, ints, iters, status);
+    const LmTraj<S> t0 = lm_traj_at(arrays.view(), cfg.n_out, cfg.order, 0, data, ints, iters, status);
     const long long sT = (long long)per;
     gemm_strided_batched(blas, CUBLAS_OP_N, CUBLAS_OP_T, D, D, D, t0.J, D, sT, t0.J, D, sT, B_new, D,
                          (long long)D * D, K);
@@ -566,7 +567,7 @@ void PbfdTeamBatchCuda<S>::init(const std::vector<VecX>& theta0, const std::vect
                        link_mass_scale.empty() ? nullptr : link_mass_scale.data() + size_t(k) * I.model.n_link);
   }
   BIGSTEP_CUDA_CHECK(cudaMemcpy(I.data, h.data(), h.size() * sizeof(S), cudaMemcpyHostToDevice));
-  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.sp, nullptr, I.data, I.ints, I.iters, I.status);
+  lm_init_kernel<S><<<I.K, I.lanes, I.shmem>>>(I.mv, I.cfg.n_out, I.cfg.order, I.sp, nullptr, I.data, I.ints, I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());
   I.refresh_active();
 }
@@ -595,7 +596,7 @@ void PbfdTeamBatchCuda<S>::reinit(const std::vector<int>& ks, const std::vector<
                                      I.stream));
   BIGSTEP_CUDA_CHECK(cudaMemcpyAsync(I.d_reinit_rows, I.h_reinit_rows, ks.size() * 2 * D * sizeof(S),
                                      cudaMemcpyHostToDevice, I.stream));
-  lm_reinit_kernel<S><<<int(ks.size()), I.lanes, I.shmem, I.stream>>>(I.mv, I.cfg.n_out, I.sp, I.d_reinit_idx,
+  lm_reinit_kernel<S><<<int(ks.size()), I.lanes, I.shmem, I.stream>>>(I.mv, I.cfg.n_out, I.cfg.order, I.sp, I.d_reinit_idx,
                                                                       I.d_reinit_rows, I.per, I.off.th_n, I.data, I.ints,
                                                                       I.iters, I.status);
   BIGSTEP_CUDA_CHECK(cudaGetLastError());

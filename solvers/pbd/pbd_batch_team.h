@@ -43,9 +43,10 @@ class PbfdTeamBatch {
     cfg_.warm_lambda = s.warm_lambda;
     lm_set_friction(cfg_, s.contact);
     contact_ = s.contact;
+    cfg_.order = s.order;
     const ContactParams& c = s.contact;
     p_ = {S(s.dt), S(c.c_perp), S(c.c_par), S(c.alpha), S(c.beta), S(c.gamma)};
-    per_ = size_t(lm_traj_size(mv_, cfg_.n_out));
+    per_ = size_t(lm_traj_size(mv_, cfg_.n_out, cfg_.order));
     // poisoned: every entry the iteration reads must have been written first (init() sets the
     // inputs), so a read-before-write shows up as NaN in the equivalence tests
     data_.assign(per_ * K, std::numeric_limits<S>::quiet_NaN());
@@ -271,7 +272,7 @@ class PbfdTeamBatch {
   }
 
   LmTraj<S> traj(int k) {
-    return lm_traj_at(mv_, cfg_.n_out, k, data_.data(), ints_.data(), iters_.data(), status_.data());
+    return lm_traj_at(mv_, cfg_.n_out, cfg_.order, k, data_.data(), ints_.data(), iters_.data(), status_.data());
   }
 
   Model model_;  // one copy (link masses, gravity) for the per-rollout weights of set_params

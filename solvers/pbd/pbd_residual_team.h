@@ -29,20 +29,31 @@ namespace bigstep {
 /// Constants of one PBFD step for one rollout (see solvers/pbd/pbd_context.h for the reference form).
 template <class S>
 struct PbfdStepConst {
-  const S* anchor_R;   // (n_link x 9) 2 R(theta_n) - R(theta_{n-1})
+  const S* anchor_R;   // (n_link x 9) 2 R(theta_n) - R(theta_{n-1}) (order 2: docs/methods/pbfd.md §3.1)
   const S* anchor_t;   // (n_link x 3)
   const S* centre_n;   // (n_point x 3) core points at theta_n (Model point_*)
   const S* tau;        // (n_q)
   S dt, c_perp, c_par, alpha, beta, gamma;
+  // the time discretisation (docs/methods/pbfd.md §3.1, PbdStepInput): the inertia and armature
+  // terms' step dt_a, the velocity terms' (damping, K_d) theta_dot = (theta - theta_v) / dt_v.
+  // First order: dt_a = dt_v = dt, theta_v = theta_n. Order 2: dt_a = dt/sqrt(2), theta_v and
+  // theta~ (the armature's anchor; null: 2 theta_n - theta_{n-1}) per DOF, and dt_v = 2 dt/3, or
+  // dt_v_fresh = dt/2 while *kind == kStepFresh, and dt_a = dt_v = dt while *kind == kStepEvent
+  // (the trajectory's StepKind: why a pointer -- a free-running launch passes from one kind of
+  // step to the next without rebuilding these constants)
+  S dt_a = 0, dt_v = 0, dt_v_fresh = 0;
+  const S* theta_v = nullptr;      // (n_q) read with the damping and K_d terms
+  const S* theta_tilde = nullptr;  // (n_q)
+  const int* kind = nullptr;
   // per-rollout randomisation: link j's mass and inertia times mass_scale[j] (n_link, nullptr = 1;
   // RolloutParams::link_mass_scale). Inertia §3 and gravity §2.4 are linear in them per link, so
   // s_j multiplies link j's terms.
   const S* mass_scale = nullptr;
-  // backward-Euler stable PD (docs/methods/pbfd.md §4.6, docs/methods/newton_euler.md §4), kp == nullptr = none:
-  // r += K_p (theta - theta_bar) + K_d ((theta - theta_n)/dt - theta_dot_bar), J += diag(K_p + K_d/dt)
+  // implicit stable PD (docs/methods/pbfd.md §4.6, docs/methods/newton_euler.md §4), kp == nullptr = none:
+  // r += K_p (theta - theta_bar) + K_d ((theta - theta_v)/dt_v - theta_dot_bar), J += diag(K_p + K_d/dt_v)
   const S *kp = nullptr, *kd = nullptr, *theta_bar = nullptr, *theta_dot_bar = nullptr, *theta_n = nullptr;
-  // theta_{n-1} (n_q): with theta_n above, read by the armature and damping terms of a DOF whose
-  // dof_armature / dof_damping is non-zero (both may stay null for a model without them)
+  // theta_{n-1} (n_q): with theta_n above, read by the armature term of a DOF whose dof_armature is
+  // non-zero at first order (both may stay null for a model without armature)
   const S* theta_nm1 = nullptr;
   // link poses at theta_n (n_link x 9 row-major, n_link x 3): where a body pair's core points were
   // at the step's start, the slip's reference (docs/methods/pbfd.md §4.3; the reference's kin_n). Read only when
@@ -70,6 +81,25 @@ BIGSTEP_HD CoulombScalars<S> coulomb_scalars(const PbfdStepConst<S>& in, hd::V3<
   return {in.mu * fn * w, S(-1) * in.mu * fn * w * w * w, in.mu * kn * w};
 }
 }  // namespace team_detail
+
+/// Kind of a second-order step (LmTraj ints `kind`; core/data.h Data::StepHistory::Kind,
+/// docs/methods/pbfd.md §3.1): the four-point step, its fresh start (no theta_{n-2}), or the
+/// first-order step across a contact event.
+enum StepKind : int { kStepHistory = 0, kStepFresh = 1, kStepEvent = 2 };
+
+/// The velocity terms' step of `in` (PbfdStepConst::dt_v; dt_v_fresh on a fresh second-order
+/// step, dt across a contact event).
+template <class S>
+BIGSTEP_HD S velocity_step(const PbfdStepConst<S>& in) {
+  if (!in.kind) return in.dt_v;
+  return *in.kind == kStepFresh ? in.dt_v_fresh : *in.kind == kStepEvent ? in.dt : in.dt_v;
+}
+
+/// The inertia and armature terms' step of `in` (PbfdStepConst::dt_a; dt across a contact event).
+template <class S>
+BIGSTEP_HD S inertia_step(const PbfdStepConst<S>& in) {
+  return in.kind && *in.kind == kStepEvent ? in.dt : in.dt_a;
+}
 
 /// Per-link moment block of the team scratch: G (4 x 3), P (4 x 4), K6 (6 x 6), row-major
 /// (core/composite_moments.h has their meaning). r alone needs only the first kMomG entries.
@@ -445,6 +475,47 @@ BIGSTEP_BODY_PAIR_FN void body_pair_stiffness_row(const ModelView<S>& m, const S
   }
 }
 
+// Active contacts of one task at the pose in sh.R, sh.t (theta): the second-order step's event count
+// (solvers/pbd/pbd_context.h pbd_active_contacts). Task j < L: link j's (core point, plane) rows
+// with depth > 0; L + q: body pair q's contacts with depth > 0; L + n_body_pair + k: DOF k's
+// nearer joint stop with depth > 0. The same tests as pbfd_residual_team's contact loop,
+// body_pair_contacts and pbfd_dof_terms.
+template <class S>
+BIGSTEP_HD int active_contacts_task(const ModelView<S>& m, const Scratch<S>& sh, const S* theta, int task) {
+  using V = hd::V3<S>;
+  const int L = m.n_link;
+  int n = 0;
+  if (task < L) {
+    for (int q = 0; q < m.n_point_pair; ++q) {
+      const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
+      if (m.point_link[s] != task) continue;
+      const V cp = ld9(sh.R + 9 * task) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * task);
+      const S d = -(hd::dot(m.v3(m.plane_normal, p), cp) - m.plane_offset[p] - m.point_radius[s]);
+      n += d > 0 ? 1 : 0;
+    }
+    return n;
+  }
+  if (task < L + m.n_body_pair) {
+    const int q = task - L, n_slot = body_pair_slots(m, q);
+    const S ra = m.body_pair_size[4 * q], rb = m.body_pair_size[4 * q + 2];
+    const BodyCores<S> c = body_pair_cores(m, q, sh.R, sh.t);
+    int found = 0;
+    for (int i = 0; i < 2 && i < n_slot && i < c.n; ++i) {
+      if (i == 1 && c.one_point && found == 1) continue;
+      const V dx = (i == 0 ? c.xa[0] : c.xa[1]) - (i == 0 ? c.xb[0] : c.xb[1]);
+      const S centres = c.face ? hd::dot(c.nf[0], dx) : hd::norm(dx), dist = centres - ra - rb;
+      if (dist > 0) continue;  // not a contact of collide()
+      ++found;
+      n += -dist > 0 ? 1 : 0;
+    }
+    return n;
+  }
+  const int k = task - L - m.n_body_pair;
+  if (!m.dof_limited[k]) return 0;
+  const S d_lo = m.dof_range[2 * k] - theta[k], d_hi = theta[k] - m.dof_range[2 * k + 1];
+  return (d_lo >= d_hi ? d_lo : d_hi) > 0 ? 1 : 0;
+}
+
 }  // namespace team_detail
 
 /// Forward kinematics (docs/methods/pbfd.md §2.2) at theta into R (n_link x 9, row-major) and t (n_link x 3),
@@ -534,11 +605,12 @@ BIGSTEP_HD void team_fk(Team& team, const ModelView<S>& m, const S* theta, S* R,
 
 /// The per-DOF terms of DOF k added to r_k and, when Jkk != nullptr, to J_kk = dr_k/dtheta_k
 /// (issue 10; the same physics in every integrator family):
-///   armature a_k: inertia 1/2 a_k (theta_k - theta~_k)^2 / dt^2, theta~ = 2 theta_n - theta_{n-1}
-///                 (PBFD paper Eq. (6) form; not scaled by the link mass scales):
-///                 r_k += a_k (theta_k - theta~_k) / dt^2,  J_kk += a_k / dt^2
-///   damping b_k:  backward-Euler viscous torque -b_k (theta_k - theta_n,k) / dt:
-///                 r_k += b_k (theta_k - theta_n,k) / dt,   J_kk += b_k / dt
+///   armature a_k: inertia 1/2 a_k (theta_k - theta~_k)^2 / dt_a^2, theta~ = 2 theta_n - theta_{n-1}
+///                 (PBFD paper Eq. (6) form; not scaled by the link mass scales; order 2: in.theta_tilde):
+///                 r_k += a_k (theta_k - theta~_k) / dt_a^2,  J_kk += a_k / dt_a^2
+///   damping b_k:  implicit viscous torque -b_k (theta_k - theta_v,k) / dt_v (first order
+///                 theta_v = theta_n, dt_v = dt: backward Euler; order 2: BDF2, docs/methods/pbfd.md §3.1):
+///                 r_k += b_k (theta_k - theta_v,k) / dt_v,   J_kk += b_k / dt_v
 ///   spring k_k:   potential 1/2 k_k (theta_k - ref_k)^2 at theta_{n+1} (MuJoCo's stiffness,
 ///                 springref; implicit, as joint_terms.h):
 ///                 r_k += k_k (theta_k - ref_k),             J_kk += k_k
@@ -552,14 +624,15 @@ BIGSTEP_HD void pbfd_dof_terms(const ModelView<S>& m, const PbfdStepConst<S>& in
   using std::pow;
   const S a = m.dof_armature[k], b = m.dof_damping[k];
   if (a != S(0)) {
-    const S inv_dt2 = S(1) / (in.dt * in.dt);
-    const S theta_tilde = 2 * in.theta_n[k] - in.theta_nm1[k];
+    const S inv_dt2 = S(1) / (inertia_step(in) * inertia_step(in));
+    const S theta_tilde = in.theta_tilde ? in.theta_tilde[k] : 2 * in.theta_n[k] - in.theta_nm1[k];
     rk += a * (theta[k] - theta_tilde) * inv_dt2;
     if (Jkk) *Jkk += a * inv_dt2;
   }
   if (b != S(0)) {
-    rk += b * (theta[k] - in.theta_n[k]) / in.dt;
-    if (Jkk) *Jkk += b / in.dt;
+    const S dt_v = velocity_step(in);
+    rk += b * (theta[k] - in.theta_v[k]) / dt_v;
+    if (Jkk) *Jkk += b / dt_v;
   }
   const S ks = m.dof_stiffness[k];
   if (ks != S(0)) {
@@ -605,7 +678,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
   // (team_fk); the local rotations go to u / u~ and the link's running frame to the moment block,
   // both written only after FK
   team_fk(team, m, theta, sh.R, sh.t, sh.s, sh.u, sh.mom);
-  const S inv_dt2 = S(1) / (in.dt * in.dt);
+  const S inv_dt2 = S(1) / (inertia_step(in) * inertia_step(in));
   const V g{m.gravity[0], m.gravity[1], m.gravity[2]};
   // per-link moments, three tasks per link so that the lanes outnumber the links: link j's contacts
   // (task j: its K6_j and its contact forces into Gc_j) and its own terms in two halves (tasks
@@ -680,7 +753,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
     const S *R = sh.R + 9 * j, *t = sh.t + 3 * j, *Rh = in.anchor_R + 9 * j, *th = in.anchor_t + 3 * j;
     const S *Sg = m.link_S + 9 * j, *c = m.link_com + 3 * j;
     const S ms = in.mass_scale ? in.mass_scale[j] : S(1), mj = ms * m.link_mass[j];
-    // inertia (§3): G_j = Y_j Sigma_j [A_j b_j]^T / dt^2, A_j = R_j - Rhat_j, b_j = t_j - that_j;
+    // inertia (§3): G_j = Y_j Sigma_j [A_j b_j]^T / dt_a^2, A_j = R_j - Rhat_j, b_j = t_j - that_j;
     // gravity (§2.4): the force f = -m_j g at the COM x = R c + t, G_j += [x; 1] f^T
     const V f = S(-1) * mj * g;
     for (int a = 2 * h; a < 2 * h + 2; ++a) {
@@ -704,7 +777,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
         G[3 * a + b] += a < 3 ? xa * f[b] : f[b];
       }
       if (jac) {
-        // mass moment P_j = Y_j Sigma_j Y_j^T / dt^2, Y_j^T = [R^T 0; t^T 1]
+        // mass moment P_j = Y_j Sigma_j Y_j^T / dt_a^2, Y_j^T = [R^T 0; t^T 1]
         for (int b = 0; b < 3; ++b)
           P[4 * a + b] = inv_dt2 * (Y[0] * R[3 * b] + Y[1] * R[3 * b + 1] + Y[2] * R[3 * b + 2] + Y[3] * t[b]);
         P[4 * a + 3] = inv_dt2 * Y[3];
@@ -774,8 +847,9 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
     // per-DOF model terms (agreed formulas; each is diagonal: lane k adds to r_k and J_kk only)
     pbfd_dof_terms(m, in, theta, k, rk, jac ? &Jr[k * D + k] : static_cast<S*>(nullptr));
     if (in.kp) {  // stable PD servo: -tau_pd(theta) and its Jacobian
-      rk += in.kp[k] * (theta[k] - in.theta_bar[k]) + in.kd[k] * ((theta[k] - in.theta_n[k]) / in.dt - in.theta_dot_bar[k]);
-      if (jac) Jr[k * D + k] += in.kp[k] + in.kd[k] / in.dt;
+      const S dt_v = velocity_step(in);
+      rk += in.kp[k] * (theta[k] - in.theta_bar[k]) + in.kd[k] * ((theta[k] - in.theta_v[k]) / dt_v - in.theta_dot_bar[k]);
+      if (jac) Jr[k * D + k] += in.kp[k] + in.kd[k] / dt_v;
     }
     r[k] = rk;
   });

@@ -10,6 +10,14 @@
 #include "solvers/pbd/pbd_residual_team.h"
 #include "solvers/pbd/pbd_traj_fields.h"
 
+// The second-order step's extra work (lm_step_constants_order2, lm_commit_order2) is its own call on
+// the device: why -- inlined, it raised the first-order FP32 warp kernel's spill loads (bench/perf/ptxas_plan.sh).
+#ifdef __CUDACC__
+#define BIGSTEP_ORDER2_FN __host__ __device__ __noinline__
+#else
+#define BIGSTEP_ORDER2_FN inline
+#endif
+
 namespace bigstep {
 
 /// Where the LM iteration's dense algebra runs: inside the team code (one fused kernel) or in
@@ -31,6 +39,9 @@ struct LmTeamSettings {
   bool pd = false;        ///< stable-PD servo on: gains kp, kd and targets per trajectory (lockstep)
   bool coulomb = false;   ///< contact.friction = coulomb (docs/methods/pbfd.md §4.9): mu f_n, not C_par f_par
   S stiction_velocity = S(0);  ///< contact.stiction_velocity v_s of the Coulomb law (delta = v_s dt)
+  /// time discretisation (PbdSettings::order, docs/methods/pbfd.md §3.1): 2 carves the trajectory's
+  /// theta_{n-2}, theta~ and theta_v (pbd_traj_fields.h), whose presence the step code tests
+  int order = 1;
 };
 
 /// The friction law of the settings' contact into cfg (host side).
@@ -83,7 +94,7 @@ struct LmTrajOffsets {
   size_t size = 0;
 };
 template <class S>
-BIGSTEP_HD LmTrajOffsets lm_traj_offsets(const ModelView<S>& m, int n_out) {
+BIGSTEP_HD LmTrajOffsets lm_traj_offsets(const ModelView<S>& m, int n_out, int order) {
   const int D = m.n_q, L = m.n_link, P = m.n_point;
   LmTrajOffsets o;
 #define BIGSTEP_LM_OFFSET(name, present, sz) \
@@ -96,17 +107,18 @@ BIGSTEP_HD LmTrajOffsets lm_traj_offsets(const ModelView<S>& m, int n_out) {
 
 /// Number of S per trajectory for LmTraj storage (the caller carves the pointers).
 template <class S>
-BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out) {
-  return int(lm_traj_offsets(m, n_out).size);
+BIGSTEP_HD int lm_traj_size(const ModelView<S>& m, int n_out, int order) {
+  return int(lm_traj_offsets(m, n_out, order).size);
 }
 
 /// Carves trajectory k's LmTraj out of flat buffers: data (K x lm_traj_size S), ints (K x kLmInts),
-/// iters and status (K x n_out). Used by the CPU emulation and the CUDA kernels alike.
+/// iters and status (K x n_out). Used by the CPU emulation and the CUDA kernels alike. order:
+/// LmTeamSettings::order.
 template <class S>
-BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int k, S* data, int* ints, int* iters,
+BIGSTEP_HD LmTraj<S> lm_traj_at(const ModelView<S>& m, int n_out, int order, int k, S* data, int* ints, int* iters,
                                 unsigned* status) {
   const int D = m.n_q, L = m.n_link, P = m.n_point;
-  S* p = data + size_t(lm_traj_size(m, n_out)) * k;
+  S* p = data + size_t(lm_traj_size(m, n_out, order)) * k;
   LmTraj<S> t;
 #define BIGSTEP_LM_CARVE(name, present, sz) \
   t.name = nullptr;                           \
@@ -148,9 +160,77 @@ BIGSTEP_HD S lm_scale(const ModelView<S>&, const LmTraj<S>& t) {
 }
 constexpr unsigned kFailBits = STATUS_NOT_CONVERGED | STATUS_NONFINITE | STATUS_FACTOR_FAILED | STATUS_GIMBAL_LOCK;
 
+// Order 2's part of the step constants (docs/methods/pbfd.md §3.1; solvers/pbd/pbd_context.cpp
+// make_step_input), after lm_step_constants left T(theta_n) in the scratch. With theta_{n-2} the
+// anchor gains (T_n - 2 T_{n-1} + T_{n-2}) / 2, summed in the reference's order (+ T_n / 2,
+// - T_{n-1}, + T_{n-2} / 2; FK at theta_{n-1} once more), theta~ = 2 theta_n - theta_{n-1} +
+// (theta_n - 2 theta_{n-1} + theta_{n-2}) / 2 and theta_v = (4 theta_n - theta_{n-1}) / 3; on a fresh
+// step the first-order anchor and theta~, theta_v = (3 theta_n - theta_{n-1}) / 2; across a contact
+// event (kStepEvent) the first-order step: its anchor and theta~, theta_v = theta_n.
+template <class S, class Team>
+BIGSTEP_ORDER2_FN void lm_step_constants_order2(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  const int L = m.n_link;
+  Scratch<S> sh(scratch, m);
+  const int kind = t.kind();
+  const bool nm2 = kind == kStepHistory;
+  for (int pass = 0; nm2 && pass < 3; ++pass) {
+    if (pass > 0) team_fk(team, m, pass == 1 ? t.th_nm1 : t.th_nm2, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
+    const S coef = pass == 1 ? S(-1) : S(0.5);
+    team.for_each_lane(12 * L, [&](int e) {
+      if (e < 9 * L) t.anchor_R[e] += coef * sh.R[e];
+      else t.anchor_t[e - 9 * L] += coef * sh.t[e - 9 * L];
+    });
+    team.sync();
+  }
+  team.for_each_lane(m.n_q, [&](int i) {
+    const S pred = 2 * t.th_n[i] - t.th_nm1[i];
+    t.th_tilde[i] = nm2 ? pred + S(0.5) * (t.th_n[i] - 2 * t.th_nm1[i] + t.th_nm2[i]) : pred;
+    t.th_v[i] = nm2 ? (4 * t.th_n[i] - t.th_nm1[i]) / 3 : kind == kStepFresh ? (3 * t.th_n[i] - t.th_nm1[i]) / 2 : t.th_n[i];
+  });
+  team.sync();
+}
+
+// Order 2, before a commit shifts theta_n, theta_{n-1} (core/data.h Data::StepHistory,
+// docs/methods/pbfd.md §3.1 "Contact events"):
+//   - the active contacts at the accepted theta (pbd_active_contacts: FK there, a lane per link,
+//     body pair and DOF, summed by team_reduce), shifted into c_next, c_n, c_nm1 as
+//     StepHistory::record does (after a fresh step all three are its count);
+//   - the next step's theta_{n-2}: this step's theta_{n-1}; after a fresh step that point encodes
+//     the start velocity, so it is the quadratic through it read at t_{n-2} instead,
+//     theta_{n+1} - 2 theta_n + 2 theta_{n-1};
+//   - the next step's kind: first order (kStepEvent) when the count changed inside its window
+//     [t_{n-2}, t_n], else the four-point step.
+template <class S, class Team>
+BIGSTEP_ORDER2_FN void lm_commit_order2(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
+  using namespace team_detail;
+  const int D = m.n_q;
+  Scratch<S> sh(scratch, m);
+  team_fk(team, m, t.th, sh.R, sh.t, static_cast<S*>(nullptr), sh.u, sh.mom);
+  const auto red = team_reduce<1>(
+      team, m.n_link + m.n_body_pair + D, sh.mom,
+      [&](int task, S* v) { v[0] = S(active_contacts_task(m, sh, t.th, task)); },
+      [](S* x, const S* y) { x[0] += y[0]; });
+  const int c = int(red[0]);
+  const bool fresh = t.kind() == kStepFresh;
+  team.for_each_lane(D, [&](int i) { t.th_nm2[i] = fresh ? t.th[i] - 2 * t.th_n[i] + 2 * t.th_nm1[i] : t.th_nm1[i]; });
+  team.sync();  // every lane has read KIND and the reduction before lane 0 rewrites them
+  team.single([&] {
+    if (fresh) {
+      t.c_nm1() = c;
+      t.c_n() = c;
+    } else {
+      t.c_nm1() = t.c_n();
+      t.c_n() = t.c_next();
+    }
+    t.c_next() = c;
+    t.kind() = t.c_nm1() == t.c_n() && t.c_n() == t.c_next() ? kStepHistory : kStepEvent;
+  });
+  team.sync();
+}
+
 // Step constants from theta_n, theta_{n-1}: anchor 2T(theta_n) - T(theta_{n-1}), centres at theta_n
 // and, with body pairs, the link poses T(theta_n). FK lane-parallel inside each link (team_fk), then
-// lane per anchor entry and per core point.
+// lane per anchor entry and per core point. Order 2 (t.th_nm2 carved): lm_step_constants_order2.
 template <class S, class Team>
 BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   const int L = m.n_link;
@@ -176,6 +256,7 @@ BIGSTEP_HD void lm_step_constants(Team& team, const ModelView<S>& m, LmTraj<S>& 
       });
     team.sync();
   }
+  if (t.th_nm2) lm_step_constants_order2(team, m, t, scratch);
 }
 
 // Commits theta as the step's result and prepares the next step (predictor 2 theta_n - theta_{n-1}).
@@ -184,6 +265,7 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
                           unsigned status_bits, S* scratch) {
   const int D = m.n_q;
   const int step = t.step(), slot = step % cfg.n_out;
+  if (t.th_nm2) lm_commit_order2(team, m, t, scratch);
   team.for_each_lane(D, [&](int i) {
     t.out_theta[slot * D + i] = t.th[i];
     t.th_nm1[i] = t.th_n[i];
@@ -212,11 +294,13 @@ BIGSTEP_HD void lm_commit(Team& team, const ModelView<S>& m, const LmTeamSetting
 
 }  // namespace team_detail
 
-/// Prepares trajectory t for step 0 from theta(0) (in t.th_n) and theta_{-1} (in t.th_nm1).
+/// Prepares trajectory t for step 0 from theta(0) (in t.th_n) and theta_{-1} (in t.th_nm1): a
+/// fresh start (order 2: no theta_{n-2}).
 template <class S, class Team>
 BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S* scratch) {
   using namespace team_detail;
   team.single([&] {
+    t.kind() = kStepFresh;
     t.status() = TRAJ_RUNNING;
     t.step() = 0;
     t.it() = 0;
@@ -242,6 +326,7 @@ BIGSTEP_HD void lm_team_init(Team& team, const ModelView<S>& m, LmTraj<S>& t, S*
 template <class S>
 BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTraj<S>& t, S dt, S alpha, S beta,
                                        S gamma) {
+  using std::sqrt;
   PbfdStepConst<S> in{t.anchor_R, t.anchor_t, t.centre_n, t.tau, dt, t.c_perp(), t.c_par(), alpha, beta, gamma};
   in.mass_scale = t.mass_scale();
   if (cfg.coulomb) {  // the Coulomb law's mu and delta = v_s dt (docs/methods/pbfd.md §4.9)
@@ -251,6 +336,16 @@ BIGSTEP_HD PbfdStepConst<S> lm_step_in(const LmTeamSettings<S>& cfg, const LmTra
   }
   in.theta_n = t.th_n;  // the step's theta_n, theta_{n-1}: armature, damping and the servo read them
   in.theta_nm1 = t.th_nm1;
+  in.dt_a = in.dt_v = dt;
+  in.theta_v = t.th_n;
+  if (t.th_nm2) {  // order 2 (lm_step_constants; the reference's make_step_input)
+    in.dt_a = dt / sqrt(S(2));
+    in.dt_v = 2 * dt / 3;
+    in.dt_v_fresh = dt / 2;
+    in.kind = t.ints + LmInt::kind;
+    in.theta_v = t.th_v;
+    in.theta_tilde = t.th_tilde;
+  }
   in.pose_n_R = t.pose_n_R;  // null without body pairs
   in.pose_n_t = t.pose_n_t;
   if (cfg.pd) {

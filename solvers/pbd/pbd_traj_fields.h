@@ -6,8 +6,9 @@
 //
 // BIGSTEP_LM_TRAJ_ARRAYS(X): X(name, present, size) -- the S arrays of one trajectory's block of
 //   `data`, in memory order. size is in terms of D = n_q, L = n_link, P = n_point and n_out; a
-//   field whose `present` is false takes no room and its pointer is null. Neighbours the CUDA host
-//   uploads as one row: th_n, th_nm1 (a reset); tau, theta_bar, theta_dot_bar (controls); kp, kd.
+//   field whose `present` is false takes no room and its pointer is null (`order`: the time
+//   discretisation, LmTeamSettings::order). Neighbours the CUDA host uploads as one row: th_n,
+//   th_nm1 (a reset); tau, theta_bar, theta_dot_bar (controls); kp, kd.
 // BIGSTEP_LM_TRAJ_SCALARS(X): X(name) -- the S scalars of the `scal` array (one S each).
 // BIGSTEP_LM_TRAJ_INTS(X): X(name) -- the ints of the trajectory's row of the `ints` buffer.
 // BIGSTEP_LM_TRAJ_PARAMS(X): X(name) -- the per-rollout scalars at the head of `params` (the
@@ -18,6 +19,9 @@
 #define BIGSTEP_LM_TRAJ_ARRAYS(X)                                                                      \
   X(th_n,          true,                D)         /* theta_n, the step's start */                      \
   X(th_nm1,        true,                D)         /* theta_{n-1} */                                     \
+  X(th_nm2,        order == 2,          D)         /* theta_{n-2} (docs/methods/pbfd.md §3.1) */        \
+  X(th_tilde,      order == 2,          D)         /* step constants: theta~, the armature's anchor */  \
+  X(th_v,          order == 2,          D)         /*   and theta_v, the velocity reference */          \
   X(th,            true,                D)         /* the accepted iterate */                           \
   X(th_c,          true,                D)         /* the candidate (r, J_r are evaluated there) */     \
   X(g,             true,                D)         /* J_r^T r at th */                                   \
@@ -58,7 +62,11 @@
   X(attempt)      /* 0, or 1 after the restart from theta_n */                                          \
   X(it_total)     /* iterations of the step's earlier attempts */                                       \
   X(over)         /* 1: this iteration's phases are done */                                             \
-  X(tries)        /* failed factorisations of this iteration */
+  X(tries)        /* failed factorisations of this iteration */                                         \
+  X(kind)         /* order 2: the step's StepKind (pbd_residual_team.h): History, Fresh, Event */      \
+  X(c_next)       /* order 2: active contacts at the last accepted theta_{n+1}, */                      \
+  X(c_n)          /*   at its theta_n */                                                                \
+  X(c_nm1)        /*   and at its theta_{n-1} (core/data.h Data::StepHistory) */
 
 #define BIGSTEP_LM_TRAJ_PARAMS(X)                                                                      \
   X(c_perp)       /* C_perp of the rollout */                                                           \

@@ -109,10 +109,11 @@ LmWorkCount count_lm_work(const Model& model, const PbdSettings& s, const std::v
   cfg.n_out = steps;
   cfg.restart = s.restart;
   cfg.warm_lambda = s.warm_lambda;
+  cfg.order = s.order;
   const ContactParams& cp = s.contact;
   lm_set_friction(cfg, cp);
   const S dt = S(s.dt), alpha = S(cp.alpha), beta = S(cp.beta), gamma = S(cp.gamma);
-  const size_t per = size_t(lm_traj_size(m, steps));
+  const size_t per = size_t(lm_traj_size(m, steps, cfg.order));
   std::vector<S> data(per * size_t(K), std::numeric_limits<S>::quiet_NaN()), scratch(size_t(pbfd_scratch_size(m)));
   std::vector<int> ints(size_t(kLmInts) * K, 0), iters(size_t(steps) * K, -1);
   std::vector<unsigned> status(size_t(steps) * K, 0);
@@ -125,7 +126,7 @@ LmWorkCount count_lm_work(const Model& model, const PbdSettings& s, const std::v
   {
     CountingTeam team(tally);
     for (int k = 0; k < K; ++k) {
-      LmTraj<S> t = lm_traj_at(m, steps, k, data.data(), ints.data(), iters.data(), status.data());
+      LmTraj<S> t = lm_traj_at(m, steps, cfg.order, k, data.data(), ints.data(), iters.data(), status.data());
       for (int i = 0; i < D; ++i) {
         t.th_n[i] = S(th0[size_t(k)][i]);
         t.th_nm1[i] = S(thm1[size_t(k)][i]);

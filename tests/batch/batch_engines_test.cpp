@@ -75,9 +75,16 @@ Run run(const Scene& sc, int K, int steps, int nan_rollout = -1, int nan_step = 
 
 TEST_CASE("batch engines: team engine with per-step, per-rollout torques matches the reference", "[batch][team]") {
   const int K = 3, steps = 25;
-  const Run ref = run(chain("reference"), K, steps), team = run(chain("team"), K, steps);
-  CHECK(team.iterations == ref.iterations);
-  for (size_t i = 0; i < ref.b.theta.size(); ++i) CHECK(std::abs(team.b.theta[i] - ref.b.theta[i]) <= 1e-9);
+  // integrator.order 2: theta_{n-2} is carried from one engine call to the next (the reference's
+  // Data::history, the team trajectories' own), from the fresh first step on
+  for (const std::string order : {"1", "2"}) {
+    INFO("integrator.order " << order);
+    const Run ref = run(chain("reference", {"integrator.order=" + order}), K, steps),
+              team = run(chain("team", {"integrator.order=" + order}), K, steps);
+    CHECK(team.iterations == ref.iterations);
+    for (size_t i = 0; i < ref.b.theta.size(); ++i) CHECK(std::abs(team.b.theta[i] - ref.b.theta[i]) <= 1e-9);
+  }
+  const Run team = run(chain("team"), K, steps);
   // the actions matter: without them rollout 0 ends elsewhere
   const Scene sc = chain("team");
   BatchOptions opt;
@@ -182,6 +189,18 @@ TEST_CASE("batch engines: a1_walk (sphere-box pairs between its links) on the te
   for (int k = 0; k < 2; ++k) CHECK((ref.b.status[k] & STATUS_NOT_CONVERGED) == 0);
 }
 
+TEST_CASE("batch engines: a1_walk at integrator.order 2 on the team engine matches the reference",
+          "[batch][team][body][order2]") {
+  // the feet (body pairs with the legs' boxes, the ground) and the joint stops enter the team
+  // form's contact-event count (lm_commit_order2) as the reference's (pbd_active_contacts,
+  // docs/methods/pbfd.md §3.1 "Contact events"); from the standing start with random torques
+  Scene ref_sc = a1("reference"), team_sc = a1("team");
+  ref_sc.settings.order = team_sc.settings.order = 2;
+  const Run ref = run_random(ref_sc, 2, 10, 20), team = run_random(team_sc, 2, 10, 20);
+  CHECK(team.iterations == ref.iterations);
+  for (size_t i = 0; i < ref.b.theta.size(); ++i) CHECK(std::abs(team.b.theta[i] - ref.b.theta[i]) <= 1e-9);
+}
+
 TEST_CASE("batch engines: the hopper (capsule pairs between its links) on the team engine matches the reference",
           "[batch][team][body]") {
   // gymnasium's hopper at the task's dt (20 ms), started with the knee folded so that a body pair
@@ -272,34 +291,38 @@ TEST_CASE("batch engines: lockstep team engines have no horizon; free-running on
 TEST_CASE("batch engines: resetting some rollouts mid-run matches the reference and revives failed ones", "[batch][team]") {
   // RL auto-reset: rollouts whose episode ended (or that failed) restart from fresh seeded states
   // (stream (seed, k, episode)) while the others go on; team and reference engines agree.
+  // integrator.order 2: a reset rollout's next step is a fresh start (no theta_{n-2}) on both engines
   const int K = 3, n = chain("team").model.n_q;
   BatchOptions opt;
   opt.rollouts = K;
   opt.seed = 6;
-  auto run_with_resets = [&](const std::string& engine) {
-    const Scene sc = chain(engine);
-    StateBatch b(K, n);
-    RolloutParamTable p;
-    init_batch(sc, opt, b, p);
-    const auto e = make_batch_engine(sc, BackendChoice{}, b, p);
-    for (int s = 0; s < 18; ++s) {
-      std::vector<double> tau = actions(K, n, s);
-      if (s == 4) tau[size_t(2) * n + 8] = std::nan("");  // rollout 2 fails ...
-      e->step(b, p, tau.data());
-      if (s == 4) CHECK((b.status[2] & STATUS_NONFINITE) != 0);
-      if (s == 8) {  // ... and is reset together with rollout 0
-        reset_rollouts(sc, opt, b, {0, 2});
-        e->reset(b, {0, 2});
+  for (const std::string order : {"1", "2"}) {
+    INFO("integrator.order " << order);
+    auto run_with_resets = [&](const std::string& engine) {
+      const Scene sc = chain(engine, {"integrator.order=" + order});
+      StateBatch b(K, n);
+      RolloutParamTable p;
+      init_batch(sc, opt, b, p);
+      const auto e = make_batch_engine(sc, BackendChoice{}, b, p);
+      for (int s = 0; s < 18; ++s) {
+        std::vector<double> tau = actions(K, n, s);
+        if (s == 4) tau[size_t(2) * n + 8] = std::nan("");  // rollout 2 fails ...
+        e->step(b, p, tau.data());
+        if (s == 4) CHECK((b.status[2] & STATUS_NONFINITE) != 0);
+        if (s == 8) {  // ... and is reset together with rollout 0
+          reset_rollouts(sc, opt, b, {0, 2});
+          e->reset(b, {0, 2});
+        }
       }
-    }
-    return b;
-  };
-  const StateBatch ref = run_with_resets("reference"), team = run_with_resets("team");
-  CHECK(team.episode == std::vector<uint32_t>{1, 0, 1});
-  CHECK(team.status == ref.status);
-  CHECK(team.status[2] == 0);  // revived
-  CHECK(team.iterations == ref.iterations);
-  for (size_t i = 0; i < ref.theta.size(); ++i) CHECK(std::abs(team.theta[i] - ref.theta[i]) <= 1e-9);
+      return b;
+    };
+    const StateBatch ref = run_with_resets("reference"), team = run_with_resets("team");
+    CHECK(team.episode == std::vector<uint32_t>{1, 0, 1});
+    CHECK(team.status == ref.status);
+    CHECK(team.status[2] == 0);  // revived
+    CHECK(team.iterations == ref.iterations);
+    for (size_t i = 0; i < ref.theta.size(); ++i) CHECK(std::abs(team.theta[i] - ref.theta[i]) <= 1e-9);
+  }
   // episode 1 starts elsewhere than episode 0
   StateBatch fresh(K, n);
   RolloutParamTable p;
@@ -356,12 +379,11 @@ TEST_CASE("batch engines: the team engine takes joint terms, plane geoms, sphere
                         Catch::Contains("box") && Catch::Contains("capsule"));
   // the unchanged scene is accepted
   CHECK(team_unsupported(chain("team").model).empty());
-  // the second-order step is the reference engine's for now: refused by name, never stepped first order
+  // the second-order step too (docs/methods/pbfd.md §3.1)
   {
     const Scene o2 = chain("team", {"integrator.order=2"});
     const Initial i2(o2, 2);
-    CHECK_THROWS_WITH(make_batch_engine(o2, BackendChoice{}, i2.b, i2.p),
-                      Catch::Contains("integrator.order") && Catch::Contains("batch.engine=reference"));
+    CHECK(make_batch_engine(o2, BackendChoice{}, i2.b, i2.p)->name() == "cpu_team_emulation");
     const Scene dmp = chain("team", {"contact.damping=2"});
     const Initial i3(dmp, 2);
     CHECK_THROWS_WITH(make_batch_engine(dmp, BackendChoice{}, i3.b, i3.p),

@@ -109,6 +109,8 @@ void check(const Scene& sc, const Model& m, int K, uint32_t seed, bool team_orac
                               cp.alpha, cp.beta, cp.gamma};
       c.theta_n = qn.data();
       c.theta_nm1 = qnm1.data();
+      c.dt_a = c.dt_v = dt;
+      c.theta_v = qn.data();
       c.pose_n_R = pR.data();
       c.pose_n_t = pt.data();
       std::vector<double> r(D), J(size_t(D) * D);

@@ -116,8 +116,8 @@ struct Randomised {
 
 enum class Launch { Fused, Graph, Library, Warp, WarpCapped };
 
-void fp64_matches_cpu(Launch how, int iters_per_launch = 1) {
-  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml");
+void fp64_matches_cpu(Launch how, int iters_per_launch = 1, const std::vector<std::string>& ov = {}) {
+  const Scene sc = load_scene(std::string(BIGSTEP_SOURCE_DIR) + "/configs/chain_floating_ground.yaml", ov);
   const int K = 64, steps = 100;  // docs/methods/pbfd.md §9 D8: 100 steps
   std::vector<VecX> th0, thm1;
   initial_states(sc, K, th0, thm1);
@@ -176,6 +176,15 @@ TEST_CASE("cuda lm: FP64 warp kernel (half-warp teams at D = 15, one launch per 
 
 TEST_CASE("cuda lm: FP64 library path (cuBLAS + cuSOLVER) matches the CPU emulation", "[cuda]") {
   fp64_matches_cpu(Launch::Library);
+}
+
+TEST_CASE("cuda lm: the second-order step (integrator.order 2) matches the CPU emulation on every launch path",
+          "[cuda][order2]") {
+  // theta_{n-2}, theta~, theta_v and the fresh flag per trajectory (docs/methods/pbfd.md §3.1); the
+  // warp kernel passes from the fresh first step to the next inside one launch
+  const std::vector<std::string> o2{"integrator.order=2"};
+  for (Launch how : {Launch::Fused, Launch::Graph, Launch::Warp, Launch::Library}) fp64_matches_cpu(how, 1, o2);
+  fp64_matches_cpu(Launch::WarpCapped, 7, o2);
 }
 
 TEST_CASE("cuda lm: stable-PD servo with targets uploaded between lockstep steps matches the CPU emulation",

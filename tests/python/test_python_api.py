@@ -44,6 +44,24 @@ def test_team_engine_matches_reference_with_actions(bigstep_py):
     assert np.max(np.abs(idle.theta - b)) > 1e-3
 
 
+def test_team_engine_second_order_matches_reference_across_resets(bigstep_py):
+    """integrator.order=2: theta_{n-2} carries from one step() to the next, and reset([k]) starts
+    rollout k fresh, on the team engine as on the reference (docs/methods/pbfd.md §3.1)."""
+    o = [LIFT, "batch.randomize_mass=0.3", "integrator.order=2"]
+    def run(env):
+        rollout(env, 8)
+        env.reset([1])
+        return rollout(env, 8)
+
+    ref = bigstep_py.BatchEnv(CHAIN, rollouts=3, seed=4, overrides=o)
+    team = bigstep_py.BatchEnv(CHAIN, rollouts=3, seed=4, overrides=o + ["batch.engine=team"])
+    a, b = run(ref), run(team)
+    assert np.array_equal(ref.iterations, team.iterations)
+    assert np.max(np.abs(a - b)) < 1e-9
+    first = bigstep_py.BatchEnv(CHAIN, rollouts=3, seed=4, overrides=o[:2] + ["batch.engine=team"])
+    assert np.max(np.abs(run(first) - b)) > 1e-6  # not the first-order step
+
+
 def test_seeded_runs_and_reset_are_bit_identical(bigstep_py):
     env = bigstep_py.BatchEnv(CHAIN, rollouts=4, seed=9, overrides=["batch.engine=team"])
     start = env.theta

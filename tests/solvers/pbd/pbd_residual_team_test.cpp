@@ -54,15 +54,21 @@ struct Flat {
     v.coulomb = cp.friction == FrictionLaw::Coulomb;  // the friction law (docs/methods/pbfd.md §4.9)
     v.mu = cp.mu;
     v.delta = cp.stiction_velocity * in.dt;
+    v.dt_a = in.dt_a;  // the time discretisation's steps and velocity reference (first order: dt, theta_n)
+    v.dt_v = in.dt_v;
+    v.theta_v = in.theta_v.data();
     return v;
   }
 };
 
 // link_scale (n_link factors, empty = 1): the reference runs on the scaled model (batch/batch.h
 // scale_mass, the oracle) and on the unscaled one with PbdStepInput::mass_scale; the team form on the
-// unscaled one with PbfdStepConst::mass_scale. pd: a stable-PD servo in both.
+// unscaled one with PbfdStepConst::mass_scale. pd: a stable-PD servo in both. order2 (integrator.order 2,
+// docs/methods/pbfd.md §3.1): 0 first order, 1 the second order's fresh start (the team form's
+// dt_v through its fresh flag), 2 the second order from a theta_{n-2} (theta~, theta_v, dt_a, dt_v).
 void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<VecX>& th_nm1,
-             const std::vector<VecX>& th, double beta, const std::vector<double>& link_scale = {}, bool pd = false) {
+             const std::vector<VecX>& th, double beta, const std::vector<double>& link_scale = {}, bool pd = false,
+             int order2 = 0) {
   const double* ls = link_scale.empty() ? nullptr : link_scale.data();
   const Model m = ls ? scale_mass(sc.model, ls) : sc.model;
   const ModelArrays<double> arrays(sc.model);
@@ -75,6 +81,8 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
   for (size_t k = 0; k < th.size(); ++k) {
     VecX tau = VecX::LinSpaced(m.n_q, -0.3, 0.4) * double(k);
     PbdStepInput in = make_step_input(m, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws);
+    const VecX nm2 = th_nm1[k] - 0.7 * (th_n[k] - th_nm1[k]) + 0.003 * VecX::LinSpaced(m.n_q, -1, 1);
+    if (order2) make_step_input(m, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws, in, 2, order2 == 2 ? &nm2 : nullptr);
     if (pd) {
       in.pd = true;
       in.kp = VecX::LinSpaced(m.n_q, 50, 400);
@@ -90,6 +98,8 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     if (ls) {  // the reference's own per-link scale on the unscaled model equals the scaled model
       PbdWorkspace ws0(sc.model);
       PbdStepInput in0 = make_step_input(sc.model, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws0);
+      if (order2)
+        make_step_input(sc.model, th_n[k], th_nm1[k], sc.settings.dt, tau, cp, ws0, in0, 2, order2 == 2 ? &nm2 : nullptr);
       in0.mass_scale = ls;
       in0.pd = in.pd;
       in0.kp = in.kp;
@@ -119,6 +129,13 @@ void compare(const Scene& sc, const std::vector<VecX>& th_n, const std::vector<V
     c.mass_scale = ls;
     c.theta_n = in.theta_n.data();  // armature and damping read theta_n, theta_{n-1}
     c.theta_nm1 = th_nm1[k].data();
+    const int fresh = kStepFresh;
+    if (order2 == 2) c.theta_tilde = in.theta_pred.data();
+    if (order2 == 1) {  // a wrong dt_v that the fresh flag must override
+      c.kind = &fresh;
+      c.dt_v_fresh = in.dt_v;
+      c.dt_v = 2 * in.dt_v;
+    }
     if (pd) {
       c.kp = in.kp.data();
       c.kd = in.kd.data();
@@ -260,6 +277,13 @@ TEST_CASE("pbfd team residual equals the reference: armature, damping, springs a
   for (int j = 0; j < sc.model.n_link; ++j) ls[j] = 0.4 + 0.23 * j;
   compare(sc, th_n, th_nm1, th, 1.0, ls);
   compare(sc, th_n, th_nm1, th, 1.0, ls, true);
+  // the second-order step's constants: the inertia and armature terms at dt_a with the anchor and
+  // theta~ of theta_{n-2}; damping and the servo's K_d at theta_v, dt_v (fresh: dt / 2)
+  for (int order2 : {1, 2}) {
+    INFO("order 2, " << (order2 == 1 ? "fresh" : "with theta_{n-2}"));
+    compare(sc, th_n, th_nm1, th, 1.0, {}, true, order2);
+    compare(sc, th_n, th_nm1, th, 1.5, ls, true, order2);
+  }
 }
 
 
@@ -325,6 +349,7 @@ TeamEval team_eval(const ModelView<double>& mv, PbfdStepConst<double> c, const V
                    const VecX& th) {
   c.theta_n = theta_n.data();
   c.theta_nm1 = theta_nm1.data();
+  c.theta_v = theta_n.data();
   std::vector<double> scratch(pbfd_scratch_size(mv), std::nan(""));
   TeamEval e{std::vector<double>(mv.n_q, std::nan("")), std::vector<double>(size_t(mv.n_q) * mv.n_q, std::nan(""))};
   CpuTeam team;
@@ -634,7 +659,8 @@ TEST_CASE("pbfd team residual: armature, damping, spring and joint limit of a 1-
       auto Rz = [](double q) { return Eigen::AngleAxisd(q, Vec3::UnitZ()).toRotationMatrix(); };
       const Eigen::Matrix<double, 3, 3, Eigen::RowMajor> A = 2 * Rz(th_n) - Rz(th_nm1);
       const std::vector<double> anchor_t(3, 0.0), tau(1, 0.0);
-      const PbfdStepConst<double> c{A.data(), anchor_t.data(), nullptr, tau.data(), dt, c_perp, 0.0, alpha, 1.0, 1.0};
+      PbfdStepConst<double> c{A.data(), anchor_t.data(), nullptr, tau.data(), dt, c_perp, 0.0, alpha, 1.0, 1.0};
+      c.dt_a = c.dt_v = dt;
       const VecX vn = VecX::Constant(1, th_n), vnm1 = VecX::Constant(1, th_nm1), v = VecX::Constant(1, th);
       const TeamEval e = team_eval(mv, c, vn, vnm1, v);
       // by hand
@@ -740,6 +766,8 @@ TEST_CASE("pbfd team residual on OS-thread lanes (ThreadTeam) equals the sequent
       PbfdStepConst<double> in{R.data(), t.data(), c.data(), tau.data(), dt, cp.c_perp, cp.c_par, cp.alpha, cp.beta, cp.gamma};
       in.theta_n = th_n[k].data();
       in.theta_nm1 = th_nm1[k].data();
+      in.dt_a = in.dt_v = dt;
+      in.theta_v = in.theta_n;
       const int D = m.n_q;
       std::vector<double> scratch(pbfd_scratch_size(mv), std::nan("")), r0(D), J0(size_t(D) * D);
       CpuTeam seq;

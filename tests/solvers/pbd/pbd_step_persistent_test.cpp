@@ -121,3 +121,15 @@ TEST_CASE("lm persistent: an iteration cap per launch resumes mid-step exactly",
   compare(make_case("chain_floating_ground.yaml", 3, kLanding), 12, false, 3);
   compare(make_case("chain_floating_ground.yaml", 3, {kLanding[0], "integrator.it_max=4"}), 8, true, 3);
 }
+
+TEST_CASE("lm persistent: the second-order step's fresh start and history carry through one launch", "[team][lm][persistent][order2]") {
+  // integrator.order 2: the first step of a free-running launch is a fresh start (dt_v = dt/2), the
+  // next ones read theta_{n-2} (dt_v = 2 dt/3) inside the same launch; lockstep and an iteration
+  // cap leave and re-enter the launch around the switch
+  const std::string o2 = "integrator.order=2";
+  int launches = 0;
+  compare(make_case("chain_floating_ground.yaml", 3, {kLanding[0], o2}), 12, false, 0, &launches);
+  CHECK(launches == 1);
+  compare(make_case("chain_floating_ground.yaml", 3, {kLanding[0], o2}), 8, false, 3);
+  compare(make_case("chain_floating_ground.yaml", 2, {kLanding[0], o2, "model.links[2].damping=0.2"}), 8, true);
+}

@@ -404,3 +404,100 @@ TEST_CASE("lm team on OS-thread lanes (ThreadTeam) matches the reference, restar
       }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// integrator.order 2 (docs/methods/pbfd.md §3.1): the team form carries theta_{n-2} and the fresh
+// flag per trajectory (pbd_traj_fields.h) as the reference's Data::history does; the same
+// iteration counts and trajectories as the reference, from the fresh first step on.
+
+TEST_CASE("lm team: the second-order step matches the reference (chain, contact, servo, joint terms)",
+          "[team][lm][order2]") {
+  const std::string o2 = "integrator.order=2";
+  const std::string drop{"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"};
+  compare_with_reference(make_case("chain_fixed.yaml", 3, {o2}), 40, false);
+  compare_with_reference(make_case("chain_floating_ground.yaml", 3, {drop, o2}), 30, false);
+  compare_with_reference(make_case("box_slide.yaml", 3, {o2}), 20, true, DenseAlgebra::Library);
+  // armature (theta~, dt_a), damping (theta_v, dt_v), springs and stops, per-rollout scales
+  const Case dof = make_case("chain_floating_ground.yaml", 3,
+                             {drop, o2, "model.links[1].damping=0.3", "model.links[2].armature=0.01",
+                              "model.links[3].range=[-0.01, 0.01]", "model.links[5].damping=0.1",
+                              "model.links[5].armature=0.004", "model.links[2].stiffness=4"});
+  Controls u;
+  u.mass_scale = per_link(dof.sc.model, {0.45, 1.0, 2.6});
+  compare_with_reference(dof, 20, false, DenseAlgebra::Fused, u);
+  // the servo's K_d term reads theta_v and dt_v (fresh: dt/2, then 2 dt/3)
+  const Case pd = make_case("quadruped_spider.yaml", 2,
+                            {"integrator.type=pbfd", "integrator.optimizer=jtj_lm", "integrator.dt=0.02", o2});
+  Controls s;
+  s.pd = &pd.sc.pd;
+  compare_with_reference(pd, 12, true, DenseAlgebra::Fused, s);
+  // races on the new step constants (theta~, theta_v, theta_{n-2}) show on OS-thread lanes
+  compare_with_reference(make_case("chain_floating_ground.yaml", 2, {drop, o2}), 6, false, DenseAlgebra::Fused, {}, 5);
+}
+
+TEST_CASE("lm team: across contact events the second-order step is first order, as the reference's (chain landing)",
+          "[team][lm][order2]") {
+  // docs/methods/pbfd.md §3.1 "Contact events": a step whose window [t_{n-2}, t_n] holds a change
+  // in the number of active contacts is taken in the first-order form (kind Event). The team form
+  // counts them per trajectory at each accepted theta (lm_commit_order2). The chain lands inside the
+  // compared window, so Event steps and four-point steps after them both occur.
+  using Hist = Data::StepHistory;
+  for (const char* dt : {"0.01", "0.02"}) {
+    INFO("dt " << dt);
+    const Case c = make_case("chain_floating_ground.yaml", 3,
+                             {"initial.theta=[0, 0, 0.05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]", "integrator.order=2",
+                              std::string("integrator.dt=") + dt});
+    const int n_steps = 30;
+    PbdSettings rs = c.sc.settings;
+    rs.friction_continuation = 0;
+    PbdIntegrator ref(c.sc.model, rs);
+    Data d = ref.make_data();
+    d.theta = c.th0[0];
+    d.theta_prev = c.thm1[0];
+    int events = 0, after = 0;
+    for (int n = 0; n < n_steps; ++n) {
+      ref.step(d, StepControl{c.sc.tau, nullptr, n * c.sc.settings.dt}, ref.default_params());
+      if (d.history.kind == Hist::Event) ++events;
+      else if (events > 0 && d.history.kind == Hist::History) ++after;
+    }
+    CHECK(events >= 2);
+    CHECK(after > 0);
+    compare_with_reference(c, n_steps, false);
+    compare_with_reference(c, n_steps, true, DenseAlgebra::Library);
+  }
+}
+
+TEST_CASE("lm team: the second-order step is not the first order's, and a reinit starts it fresh", "[team][lm][order2]") {
+  const Case c1 = make_case("chain_fixed.yaml", 1), c2 = make_case("chain_fixed.yaml", 1, {"integrator.order=2"});
+  const int n_steps = 20;
+  PbfdTeamBatch<double> b1(c1.sc.model, c1.sc.settings, 1, n_steps, false, 1);
+  PbfdTeamBatch<double> b2(c2.sc.model, c2.sc.settings, 1, n_steps, false, 1);
+  b1.init(0, c1.th0[0], c1.thm1[0]);
+  b2.init(0, c2.th0[0], c2.thm1[0]);
+  while (b1.launch() > 0) {
+  }
+  while (b2.launch() > 0) {
+  }
+  CHECK((b1.theta(0, n_steps - 1) - b2.theta(0, n_steps - 1)).norm() > 1e-6);
+  // lockstep: after 5 steps the trajectory is reset to (theta_a, theta_b): its next step is a
+  // fresh start, as the reference's from a new Data (no theta_{n-2}), and the one after it
+  // continues with theta_{n-2} = theta_1 - 2 theta_0 + 2 theta_{-1}
+  PbfdTeamBatch<double> lock(c2.sc.model, c2.sc.settings, 1, 1 << 20, true, 1, DenseAlgebra::Fused, 1);
+  lock.init(0, c2.th0[0], c2.thm1[0]);
+  const VecX tha = c2.th0[0] + 0.01 * VecX::LinSpaced(c2.sc.model.n_q, -1, 1), thb = tha - 0.002 * VecX::Ones(c2.sc.model.n_q);
+  PbdIntegrator ref(c2.sc.model, c2.sc.settings);
+  VecX th = tha, thp = thb, next;
+  for (int n = 0; n < 9; ++n) {
+    if (n == 5) lock.reinit(0, tha, thb);
+    while (lock.launch() > 0) {
+    }
+    if (n >= 5) {
+      ref.step_controlled(th, thp, StepControl{c2.sc.tau, nullptr, 0.0}, next);
+      thp = th;
+      th = next;
+      INFO("step " << n);
+      CHECK((lock.theta(0, 0) - th).lpNorm<Eigen::Infinity>() <= 1e-9);
+    }
+    lock.release_waiting();
+  }
+}
