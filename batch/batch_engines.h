@@ -1,4 +1,4 @@
-// The engines that step a batch (`bigstep run --rollouts K`; issue 5, docs/architecture.md §1.3):
+// The engines that step a batch (`bigstep run --rollouts K`; docs/architecture.md §1.3):
 //   reference : CpuBatchStepper (batch/batch.h), every integrator type, threads over rollouts;
 //   team      : the cooperative PBFD JTJ-LM iteration of solvers/pbd/pbd_step_team.h, CPU emulation
 //               (PbfdTeamBatch, OpenMP) or the CUDA mirror (PbfdTeamBatchCuda), in lockstep:

@@ -1,4 +1,4 @@
-// Device buffers owned by Thrust (issue 5: "Thrust for device buffers"): a pool of
+// Device buffers owned by Thrust (Thrust for device buffers): a pool of
 // thrust::device_vector of any element type, freed together when the pool goes (exception-safe:
 // a constructor that throws half-way leaks nothing). Kernels get raw pointers.
 #pragma once

@@ -1,5 +1,5 @@
 // Device discovery for backend selection (core/backend.cpp). Kernels arrive with the batched
-// backend (issue: CUDA kernels for PBD/PBFD JTJ-LM); this file proves the toolchain links.
+// backend (cuda/pbd_step.cu, cuda/pbd_residual.cu); this file proves the toolchain links.
 #include <cuda_runtime.h>
 
 #include <string>

@@ -127,7 +127,7 @@ struct ResidualOf {
   __device__ S operator()(int k) const { return data[per * k + off]; }
 };
 
-// ---- warp mapping (issue 13 items 2, 3) ----
+// ---- warp mapping ----
 // Threads per block at most, and the resident blocks per SM the register budget is sized for
 // (per precision): FP32 5 (640 threads: ptxas gives <= 96 registers, no spills; the D = 15 chain's
 // shared memory holds 36 trajectories per SM, which need <= 112), FP64 2 (256 threads, <= 255
@@ -154,7 +154,7 @@ struct LocalPlan {
 // static shared array: one binary serves any n_q and teams per block). Why the global view and
 // the step constants are here too: held in registers across the iteration loop (the global view
 // is read again only to stage the state out; the step constants' ~12 pointers are read by the
-// residual's tasks), they were the FP32 kernel's spills (issue 13).
+// residual's tasks), they were the FP32 kernel's spills.
 template <class S>
 struct WarpSmem {
   int teams = 1;

@@ -64,7 +64,7 @@ class PbfdTeamBatchCuda {
   /// Last accepted residual |r|_inf of trajectory k (its last committed step, in lockstep mode).
   double residual(int k) const;
 
-  // ---- warp mapping, iterations to convergence in one launch (issue 13 items 2, 3) ----
+  // ---- warp mapping, iterations to convergence in one launch ----
   /// One persistent launch of the warp kernel (a W-lane team per trajectory, W = 16 when n_q <=
   /// 16 else 32, several teams per block, per-trajectory state in shared memory): every RUNNING
   /// trajectory iterates until it leaves RUNNING (lockstep: one committed step; rollout: its whole

@@ -45,7 +45,7 @@ struct WarpTeam {
   __device__ void sync() { __syncwarp(mask); }
 };
 
-/// team_reduce on a warp team (issue 13): the tree in registers with shuffles (team_tree_registers,
+/// team_reduce on a warp team: the tree in registers with shuffles (team_tree_registers,
 /// the same pairs and order as the shared-memory tree, so the same bits as every CPU team), then
 /// lane 0's result broadcast by __shfl_sync: no shared-memory round trip and no barrier. For
 /// n > W the levels h >= W come first in red (index i and i + h on the same lane: no barrier).

@@ -5,7 +5,7 @@
 // friction §4.4) plus the per-DOF armature, damping, spring and joint-limit terms (pbfd_dof_terms).
 // Like the reference it reads every term out of per-link subtree moments (core/composite_moments.h,
 // twist rule §2.3): O(L + D^2) work and O(L + D) scratch, no per link and DOF derivative tables
-// (issue 12 item 4). A (core point, plane) contact's stiffness is a world one (into the link's K6);
+// (the evaluation at the cost of its maths, as solvers/pbd/pbd_residual.cpp). A (core point, plane) contact's stiffness is a world one (into the link's K6);
 // a body pair's contact (two links, or a link and a world sphere / capsule: Model "body pairs") is
 // found here as collide() finds it (closest core points of the pair's segments) and its J^T K J,
 // J = J_a - J_b, coupling both links' paths, is added to J_r densely, as the reference does.
@@ -113,7 +113,7 @@ inline constexpr int kBodyCon = 19;
 /// (12 L, summed into its G in the subtree sums, before the read-outs are written) borrow u, u~
 /// (12 D) when L <= D, else 12 L more at the end. No L x D term. borrow_jr: the caller always
 /// passes J_r (the LM iteration) -- then the link poses, dead before J_r is written, live in J_r
-/// when 12 L <= D^2 (issue 13: 12 L less shared memory per trajectory; see Scratch). A model with
+/// when 12 L <= D^2 (12 L less shared memory per trajectory; see Scratch). A model with
 /// body pairs adds kBodyCon per contact slot at the end (none without).
 template <class S>
 BIGSTEP_HD int pbfd_scratch_size(const ModelView<S>& m, bool borrow_jr = false) {
@@ -182,7 +182,7 @@ template <class S> BIGSTEP_HD void add_force(S* G, hd::V3<S> x, hd::V3<S> f) {
 // stiffness X^T K X at world point x, X = [-x^ I]: [[-x^ K x^, x^ K], [-K x^, K]] (add_point_stiffness).
 // x^ K, K x^ and (x^ K) x^ without the products by x^'s zero diagonal (the same values as the full
 // hd::M3 products: a sum with an exact zero term dropped), one row a at a time: why row by row --
-// the three 3 x 3 products held at once were the FP32 warp kernel's register peak (issue 13).
+// the three 3 x 3 products held at once were the FP32 warp kernel's register peak.
 template <class S> BIGSTEP_HD void add_stiffness(S* K6, hd::V3<S> x, const hd::M3<S>& K) {
   for (int a = 0; a < 3; ++a) {
     S xK[3], Kx[3], xKx[3];
@@ -604,7 +604,7 @@ BIGSTEP_HD void team_fk(Team& team, const ModelView<S>& m, const S* theta, S* R,
 }
 
 /// The per-DOF terms of DOF k added to r_k and, when Jkk != nullptr, to J_kk = dr_k/dtheta_k
-/// (issue 10; the same physics in every integrator family):
+/// (the same physics in every integrator family):
 ///   armature a_k: inertia 1/2 a_k (theta_k - theta~_k)^2 / dt_a^2, theta~ = 2 theta_n - theta_{n-1}
 ///                 (PBFD paper Eq. (6) form; not scaled by the link mass scales; order 2: in.theta_tilde):
 ///                 r_k += a_k (theta_k - theta~_k) / dt_a^2,  J_kk += a_k / dt_a^2
@@ -700,7 +700,7 @@ BIGSTEP_HD void pbfd_residual_team(Team& team, const ModelView<S>& m, const Pbfd
       for (int q = 0; q < m.n_point_pair; ++q) {
         const int s = m.point_pair_point[q], p = m.point_pair_plane[q];
         if (m.point_link[s] != j) continue;
-        // the link's pose read per point, not held across the loop (register pressure, issue 13)
+        // the link's pose read per point, not held across the loop (register pressure)
         const V cp = ld9(sh.R + 9 * j) * m.v3(m.point_pos, s) + ld3(sh.t + 3 * j);
         const V n = m.v3(m.plane_normal, p);
         const S d = -(hd::dot(n, cp) - m.plane_offset[p] - m.point_radius[s]);

@@ -1,4 +1,4 @@
-// Iterations to convergence inside one launch (issue 13 item 3; docs/methods/pbfd.md §6 "Batched GPU
+// Iterations to convergence inside one launch (docs/methods/pbfd.md §6 "Batched GPU
 // scheduling", Fig. 3): a team runs its trajectory's LM iterations (solvers/pbd/pbd_step_team.h) until
 // the trajectory leaves RUNNING -- in lockstep mode after one committed step (WAITING), in rollout
 // mode after its whole horizon (DONE) -- or until an optional iteration cap. Each iteration is the
@@ -72,7 +72,7 @@ BIGSTEP_HD LmTraj<S> lm_local_view(int D, const LmTraj<S>& tg, S* local, int* lo
 /// lm_team_run on a view t = lm_local_view(tg, ...) and step constants in = lm_step_in(cfg, t, ...)
 /// the caller holds (the CUDA warp kernel keeps tg, t and in in shared memory, read where used:
 /// why -- held in registers, their ~60 pointers were the FP32 kernel's largest live set and
-/// spilled; issue 13).
+/// spilled).
 template <class S, class Team>
 BIGSTEP_HD int lm_team_run_view(Team& team, const ModelView<S>& m, const LmTeamSettings<S>& cfg, const LmTraj<S>& tg,
                                 LmTraj<S>& t, const PbfdStepConst<S>& in, S* scratch, int it_cap) {

@@ -27,20 +27,9 @@ SELF = "tests/python/test_repo_self_contained.py"
 ISSUE_REF = re.compile(
     r"\b[Ii]ssues?[ -]?#?\d+\b|\b(?:PR|[Ff]ix(?:es|ed)?|[Cc]loses?|[Rr]esolves?) #\d+\b"
 )
-# Files that still carry issue references and are cleaned separately; empty this list then.
-ISSUE_REF_PENDING = {
-    "batch/batch_engines.cpp",
-    "batch/batch_engines.h",
-    "solvers/pbd/pbd_batch_team.h",
-    "solvers/pbd/pbd_residual_team.h",
-    "solvers/pbd/pbd_step_persistent.h",
-    "solvers/pbd/pbd_step_team.h",
-    "solvers/pbd/pbd_traj_fields.h",
-    "tests/batch/batch_engines_test.cpp",
-    "tests/solvers/pbd/pbd_residual_team_test.cpp",
-    "tests/solvers/pbd/pbd_step_team_test.cpp",
-}
-ISSUE_REF_PENDING_DIRS = ("cuda/", "tests/cuda/")
+# Files allowed to carry issue references (none).
+ISSUE_REF_PENDING = set()
+ISSUE_REF_PENDING_DIRS = ()
 
 
 def tracked_text_files():

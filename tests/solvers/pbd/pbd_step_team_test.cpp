@@ -375,7 +375,7 @@ TEST_CASE("lm team on OS-thread lanes (ThreadTeam) matches the reference, restar
   for (int lanes : {32, 5}) {
     INFO("lanes " << lanes);
     compare_with_reference(make_case("chain_floating_ground.yaml", 2, {drop}), 8, false, DenseAlgebra::Fused, {}, lanes);
-    // it_max = 3 fails the first attempt of every step: the restart from theta_n (issue 13's race)
+    // it_max = 3 fails the first attempt of every step: the restart from theta_n (the race this test guards)
     const int restarts = compare_with_reference(make_case("chain_floating_ground.yaml", 2, {drop, "integrator.it_max=3"}), 4,
                                                 false, DenseAlgebra::Fused, {}, lanes);
     CHECK(restarts > 0);
