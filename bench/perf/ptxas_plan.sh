@@ -18,7 +18,7 @@
 # `bigstep-bench gpu-speedup --work-model` (smem_per_traj_bytes) and by the run-time plan.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-SRC=${1:-cuda/pbfd_lm.cu}
+SRC=${1:-cuda/pbd_step.cu}
 NVCC=${NVCC:-nvcc}
 ARCH=${ARCH:-sm_90}
 CUBIN=${CUBIN:-$(mktemp --suffix=.cubin)}
