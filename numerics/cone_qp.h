@@ -608,7 +608,10 @@ inline std::string cone_qp_input_error(const ConeQpResult& r) {
 }
 
 /// Host wrapper: a workspace sized once for the maximum sizes; solve() throws InvalidArgument
-/// (naming field, element and value) on bad input and otherwise allocates nothing.
+/// (naming field, element and value) on bad input and otherwise allocates nothing. An H that is
+/// not positive definite is not thrown: it is a property of the problem a step assembled from its
+/// state (not a caller's mistake), returned as InvalidInput with bad_field HNotPositiveDefinite so
+/// that the step fails and flags its rollout instead of ending the run.
 template <class S>
 class ConeQp {
  public:
@@ -624,7 +627,7 @@ class ConeQp {
                       detail::concat("at most the workspace's ", n_max_, ",", m_max_, ",", n_cone_max_, ",", n_disk_max_));
     BIGSTEP_CHECK_ARG(it.x && it.y, "cone_qp.iterate", "null", "x (n) and y (cone_qp_rows) buffers");
     const ConeQpResult r = cone_qp_solve(p, st, it, workspace());
-    if (r.status == ConeQpStatus::InvalidInput) throw_invalid(r);
+    if (r.status == ConeQpStatus::InvalidInput && r.bad_field != ConeQpField::HNotPositiveDefinite) throw_invalid(r);
     return r;
   }
   ConeQpWorkspace<S> workspace() { return {s_.data(), long(s_.size()), i_.data(), long(i_.size())}; }

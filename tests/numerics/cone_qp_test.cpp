@@ -657,7 +657,14 @@ TEST_CASE("cone_qp: bad input is named (host) and reported without throwing (ker
   CHECK(message(c).find("cone_qp.disk[0] = 2") == 0);
   Instance h = projection_instance({1, 3, 4}, 0.5);
   h.H[1] = h.H[3] = 2;  // [[1 2 0] [2 1 0] [0 0 1]] is indefinite
-  CHECK(message(h).find("cone_qp.H") == 0);
+  // an indefinite H is the state's, not the caller's: reported (a step flags its rollout), not thrown
+  CHECK(message(h) == "no throw");
+  {
+    const auto out = solve(qp, h, tight());
+    CHECK(out.r.status == ConeQpStatus::InvalidInput);
+    CHECK(out.r.bad_field == ConeQpField::HNotPositiveDefinite);
+    CHECK(cone_qp_input_error(out.r).find("cone_qp.H") == 0);
+  }
   h = projection_instance({1, 3, 4}, 0.5);
   h.g[1] = std::nan("");
   CHECK(message(h).find("cone_qp.g[1] = nan") == 0);
