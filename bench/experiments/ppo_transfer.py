@@ -5,8 +5,9 @@ saved, run for N episodes x S seeds in
   (a) bigstep PBFD at the training control step h (one physics step per control step),
   (b) bigstep NE-LCP (Newton-Euler + Lemke LCP) at dt = h / k, the action held for the k physics
       steps of a control period (and, as a diagnostic, the training integrator at such small dt),
-  (c) Gymnasium's MuJoCo Hopper-v5 / Walker2d-v5 (the same XML, timestep 2 ms) with frame_skip =
-      h / 2 ms, so one gymnasium step is one control period (Gymnasium's default 4 gives 8 ms): as
+  (c) Gymnasium's MuJoCo Hopper-v5 / Walker2d-v5 / Ant-v5 (the same XML, timestep 2 ms / 2 ms / 10 ms)
+      with frame_skip = h / timestep, so one gymnasium step is one control period (Gymnasium's
+      defaults give 8 ms / 8 ms / 50 ms): as
       shipped (pyramidal friction cone, soft joint limits) and, as diagnostic rows, edits of its
       mjModel (mj_edit: elliptic cone, stiff joint limits).
 
@@ -14,11 +15,11 @@ Rewards: every term of Gymnasium v5's reward is a rate per env step (forward vel
 healthy_reward per step, ctrl cost of the action), so returns are comparable at equal step length.
 (a) and (c) step at h. In (b) the control step's reward is the mean of its k physics steps' rewards:
 the forward term's mean is (x_k - x_0) / h, exactly the control step's; the healthy and ctrl terms
-are constant over the period. An episode is 8 s of simulated time (Gymnasium's 1000 x 8 ms) =
-8 / h control steps; (b) terminates at the first unhealthy physics step, (c) checks health once per
-control period as Gymnasium does. ``return_gym_scale`` = return x h / 8 ms, the return Gymnasium's
-default Hopper-v5 would count over the same motion with its 8-ms steps (every term scales with the
-number of steps per second).
+are constant over the period. An episode is Gymnasium's 1000 env steps of simulated time (8 s for
+the hopper and walker, 50 s for the ant) = that / h control steps; (b) terminates at the first
+unhealthy physics step, (c) checks health once per control period as Gymnasium does.
+``return_gym_scale`` = return x h / (Gymnasium's env step), the return Gymnasium's default env would
+count over the same motion with its own steps (every term scales with the number of steps per second).
 
     PYTHONPATH=build/python python3 bench/experiments/ppo_transfer.py --policy out/ppo/hopper/policy.pt
     # -> bench/experiments/results/ppo_transfer.csv (episodes), ppo_transfer_summary.csv, ppo_transfer.png
@@ -36,9 +37,12 @@ import numpy as np
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]  # siblings, bench/common.py
 import common  # noqa: E402
 
-MJ_TIMESTEP = 0.002  # <option timestep> of hopper.xml and walker2d_v5.xml
-GYM_STEP = 0.008     # Gymnasium Hopper-v5's env step (frame_skip 4)
-GYM_IDS = {"hopper": "Hopper-v5", "walker2d": "Walker2d-v5", "half_cheetah": "HalfCheetah-v5"}
+GYM_IDS = {"hopper": "Hopper-v5", "walker2d": "Walker2d-v5", "half_cheetah": "HalfCheetah-v5", "ant": "Ant-v5"}
+# <option timestep> of each task's XML, Gymnasium v5's env step (timestep x its default frame_skip)
+# and its episode (1000 env steps) in simulated seconds
+MJ_TIMESTEP = {"hopper": 0.002, "walker2d": 0.002, "half_cheetah": 0.01, "ant": 0.01}
+GYM_STEP = {"hopper": 0.008, "walker2d": 0.008, "half_cheetah": 0.05, "ant": 0.05}
+EPISODE_S = {k: 1000 * v for k, v in GYM_STEP.items()}
 
 
 def model_overrides(policy) -> list[str]:
@@ -97,7 +101,7 @@ def mj_edit(model, variant: str) -> None:
 
 def run_mujoco(policy, task: str, h: float, episodes: int, seed: int, steps: int, variant: str = "shipped"):
     import gymnasium
-    frame_skip = int(round(h / MJ_TIMESTEP))
+    frame_skip = int(round(h / MJ_TIMESTEP[task]))
     env = gymnasium.make(GYM_IDS[task], frame_skip=frame_skip, max_episode_steps=steps)
     mj_edit(env.unwrapped.model, variant)
     ret, length = np.zeros(episodes), np.zeros(episodes, dtype=int)
@@ -119,7 +123,7 @@ def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
     policy = load_policy(path)
     cfg = policy.config
     task, h = Path(cfg["task"]).stem, float(cfg["dt_used"])
-    steps = int(round(args.seconds / h))
+    steps = int(round((args.seconds or EPISODE_S[task]) / h))
     def hold(dt):  # physics steps per control step
         k = int(round(h / dt))
         if abs(k * dt - h) > 1e-9 * h:
@@ -128,7 +132,8 @@ def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
     # (training-time randomisation, --set batch.randomize_*, is not applied: bigstep runs the training's
     # nominal model, model_overrides; MuJoCo its XML as shipped)
     sims = [(cfg["integrator"], h, 1)] + [(cfg["integrator"], dt, hold(dt)) for dt in args.small_dt]
-    sims.append(("ne_lcp", args.ne_dt, hold(args.ne_dt)))
+    if args.ne_dt > 0:
+        sims.append(("ne_lcp", args.ne_dt, hold(args.ne_dt)))
     common_cols = dict(policy=label, task=task, control_dt=h, episode_steps=steps)
     for seed in args.seeds:
         for integ, dt, kk in sims:
@@ -144,8 +149,8 @@ def evaluate(path: str, label: str, args, rows: list, timing: dict) -> None:
             t0 = time.time()
             ret, length, fs = run_mujoco(policy, task, h, args.episodes, seed, steps, variant)
             timing[f"{label}_mujoco_{variant}_seed{seed}_s"] = round(time.time() - t0, 1)
-            sim = f"mujoco {GYM_IDS[task]} dt={MJ_TIMESTEP:g}" + ("" if variant == "shipped" else f" {variant}")
-            rows += [dict(common_cols, simulator=sim, physics_dt=MJ_TIMESTEP, hold=fs, seed=seed, episode=e,
+            sim = f"mujoco {GYM_IDS[task]} dt={MJ_TIMESTEP[task]:g}" + ("" if variant == "shipped" else f" {variant}")
+            rows += [dict(common_cols, simulator=sim, physics_dt=MJ_TIMESTEP[task], hold=fs, seed=seed, episode=e,
                           ret=float(ret[e]), length=int(length[e]), flags=0) for e in range(args.episodes)]
             print(f"{label} seed {seed} mujoco {variant} frame_skip={fs}: return {ret.mean():.1f} +- {ret.std():.1f}, "
                   f"length {length.mean():.0f}", flush=True)
@@ -157,12 +162,13 @@ def main() -> None:
     p.add_argument("--label", nargs="+", default=None, help="one name per policy (default: its folder)")
     p.add_argument("--episodes", type=int, default=10, help="episodes per seed and simulator")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    p.add_argument("--ne-dt", type=float, default=MJ_TIMESTEP, help="NE-LCP physics step [s] (h / k)")
+    p.add_argument("--ne-dt", type=float, default=0.002, help="NE-LCP physics step [s] (h / k; 0: no NE-LCP rows)")
     p.add_argument("--small-dt", type=float, nargs="*", default=[0.005],
                    help="also the training integrator at these physics steps, the action held (diagnostic rows)")
     p.add_argument("--mujoco", nargs="+", default=["shipped", "elliptic", "elliptic_stiff_limits"], choices=MJ_VARIANTS,
                    help="MuJoCo rows: the XML as shipped, and diagnostic edits (mj_edit)")
-    p.add_argument("--seconds", type=float, default=8.0, help="episode length in simulated seconds")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="episode length in simulated seconds (default: Gymnasium's 1000 env steps, EPISODE_S)")
     p.add_argument("--out", default=str(common.EXPERIMENT_RESULTS / "ppo_transfer.csv"))
     p.add_argument("--training-note", default="wall time on the shared 2-core box under nice -n 10, 1 torch "
                    "thread, 1 bigstep thread, other jobs running", help="--keep: the curves' note (the training's load)")
@@ -182,7 +188,7 @@ def main() -> None:
         ck = torch.load(path, weights_only=False)
         training[label] = dict(ck["config"], env_steps=ck["env_steps"], training_wall_s=round(ck["wall_s"], 1))
     for r in rows:
-        r["return_gym_scale"] = r["ret"] * r["control_dt"] / GYM_STEP
+        r["return_gym_scale"] = r["ret"] * r["control_dt"] / GYM_STEP[r["task"]]
 
     # summary: per policy and simulator over all seeds and episodes; kept = return / the policy's
     # return in its training simulator (the first)
@@ -197,7 +203,7 @@ def main() -> None:
             summary.append(dict(policy=label, simulator=sim, physics_dt=sel[0]["physics_dt"],
                                 control_dt=sel[0]["control_dt"], episodes=len(sel), seeds=len(args.seeds),
                                 return_mean=float(R.mean()), return_std=float(R.std()),
-                                return_gym_scale_mean=float(R.mean() * sel[0]["control_dt"] / GYM_STEP),
+                                return_gym_scale_mean=float(R.mean() * sel[0]["control_dt"] / GYM_STEP[sel[0]["task"]]),
                                 length_mean=float(L.mean()), length_min=int(L.min()),
                                 full_episodes=int((L == sel[0]["episode_steps"]).sum()),
                                 kept_fraction=float(R.mean() / ref)))
@@ -262,7 +268,7 @@ def plot(summary, rows, path: Path) -> None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     # one x position per kind of simulator, whatever the task (Hopper-v5 and Walker2d-v5 share one)
-    kind = lambda sim: sim.replace("Hopper-v5", "v5").replace("Walker2d-v5", "v5")  # noqa: E731
+    kind = lambda sim: sim.replace("Hopper-v5", "v5").replace("Walker2d-v5", "v5").replace("Ant-v5", "v5")  # noqa: E731
     sims = list(dict.fromkeys(kind(s["simulator"]) for s in summary))
     pols = list(dict.fromkeys(s["policy"] for s in summary))
     w = 0.8 / len(pols)

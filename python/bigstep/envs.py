@@ -44,6 +44,12 @@ def _overrides(integrator: Optional[str], dt: Optional[float], episode_steps: Op
     o = []
     if integrator is not None:
         o.append(f"integrator.type={integrator}")
+        # the tasks' PBFD settings (configs/tasks: second order, dry friction) exist for PBD/PBFD only:
+        # another integrator runs with its own defaults (the caller's overrides come after and win)
+        if integrator not in ("pbd", "pbfd"):
+            o.append("integrator.order=1")
+        if integrator != "pbfd":
+            o.append("contact.friction=power")
     if dt is not None:
         o.append(f"integrator.dt={float(dt)!r}")
     if episode_steps is not None:
@@ -211,7 +217,8 @@ def make_vec(task: str = "hopper", num_envs: int = 1, backend: str = "auto", int
              dt: Optional[float] = None, seed: Optional[int] = None, **kwargs) -> BigstepVectorEnv:
     """``num_envs`` environments of ``task`` as a ``gymnasium.vector.VectorEnv`` (SAME_STEP
     auto-reset) on ``backend`` ("auto": CUDA when built and present, else CPU). ``dt`` None: the
-    task file's. Further keywords as :class:`BigstepVectorEnv` (``copy``, ``episode_steps``,
+    task file's. ``integrator`` other than pbfd: the task file's PBFD settings (integrator.order,
+    contact.friction) give way to that integrator's defaults. Further keywords as :class:`BigstepVectorEnv` (``copy``, ``episode_steps``,
     ``iteration_budget``, ``overrides``)."""
     return BigstepVectorEnv(task, num_envs=num_envs, backend=backend, integrator=integrator, dt=dt, seed=seed,
                             **kwargs)

@@ -232,8 +232,8 @@ def test_hopper_task_actuation_equals_mujoco_ctrl(tmp_path):
     d = mujoco.MjData(m)
     from bigstep.envs import task_path
     core = bigstep._bigstep.VecEnvCore(task_path("hopper"), 1, 0, [
-        "integrator.type=ne_lcp", "integrator.dt=0.002", "batch.perturb_theta=0", "batch.perturb_theta_dot=0",
-        "task.terminate_when_unhealthy=false", "model.allow=[geoms]", f"model.mjcf={xml}"], "cpu", False)
+        "integrator.type=ne_lcp", "integrator.order=1", "contact.friction=power",  # NE-LCP's own settings
+        "integrator.dt=0.002", "batch.perturb_theta=0", "batch.perturb_theta_dot=0", "task.terminate_when_unhealthy=false", "model.allow=[geoms]", f"model.mjcf={xml}"], "cpu", False)
     core.reset(0)
     core.set_state(0, d.qpos.copy(), d.qvel.copy())
     worst = 0.0

@@ -189,7 +189,9 @@ def test_a_1e6_action_neither_stalls_nor_disturbs_the_batch():
     truncated) and it is reset, within the budget; envs 1..3 are bit-identical to a run without it."""
     kw = dict(num_envs=4, backend="cpu", seed=3, iteration_budget=40, copy=True,
               overrides=["task.action_mode=torque", "task.torque_limit=200",
-                         "integrator.friction_continuation=0"])  # it would converge the 1e6 step
+                         "integrator.friction_continuation=0",  # it would converge the 1e6 step
+                         # the first-order power-law step: it needs more than 40 iterations here
+                         "integrator.order=1", "contact.friction=power"])
     clean, bad = bigstep.make_vec("hopper", **kw), bigstep.make_vec("hopper", **kw)
     clean.reset(seed=3)
     bad.reset(seed=3)
@@ -270,3 +272,14 @@ def test_a1_walk_on_the_team_engine_matches_the_reference():
         assert np.isfinite(o_team).all()
         np.testing.assert_allclose(o_team, o_ref, rtol=0, atol=1e-6)
         assert (out["team"][4]["flags"] == 0).all()
+
+
+def test_every_integrator_runs_a_task_with_pbfd_settings():
+    """The walker2d task file asks for PBFD's second order and dry friction; make_vec(integrator=X)
+    runs every other integrator with its own defaults (as explicit overrides), not an error."""
+    for integ in ("pbfd", "pbd", "ne_lcp", "ne_mdp", "nmdp_ne", "nmdp_pbd", "compliant"):
+        venv = bigstep.make_vec("walker2d", num_envs=2, backend="cpu", integrator=integ, seed=0)
+        venv.reset(seed=0)
+        obs, *_ = venv.step(np.zeros((2, venv.single_action_space.shape[0])))
+        assert np.isfinite(obs).all(), integ
+        venv.close()
