@@ -24,7 +24,10 @@ namespace {
 // A 7-link tree: floating base, hinge, ball, prismatic, planar-on-branch, fixed, hinge.
 Model tree_model(std::mt19937& rng) {
   std::uniform_real_distribution<double> U(-1, 1);
-  auto rvec = [&] { return Vec3(U(rng), U(rng), U(rng)); };
+  auto rvec = [&] {  // drawn in order (a constructor's arguments are not)
+    const double x = U(rng), y = U(rng), z = U(rng);
+    return Vec3(x, y, z);
+  };
   const JointType types[] = {JointType::Floating, JointType::Hinge, JointType::Ball, JointType::Prismatic,
                              JointType::Planar, JointType::Fixed, JointType::Hinge};
   const int parents[] = {-1, 0, 1, 2, 0, 4, 5};
@@ -39,8 +42,9 @@ Model tree_model(std::mt19937& rng) {
     l.R_o = Eigen::AngleAxisd(U(rng), rvec().normalized()).toRotationMatrix();
     l.mass = 0.5 + std::abs(U(rng));
     l.com = 0.2 * rvec();
-    const Vec3 d(0.1 + std::abs(U(rng)) * 0.2, 0.1 + std::abs(U(rng)) * 0.2, 0.1 + std::abs(U(rng)) * 0.2);
-    const Mat3 Q = Eigen::AngleAxisd(U(rng), rvec().normalized()).toRotationMatrix();
+    const Vec3 d = (0.1 + 0.2 * rvec().cwiseAbs().array()).matrix();
+    const double angle = U(rng);
+    const Mat3 Q = Eigen::AngleAxisd(angle, rvec().normalized()).toRotationMatrix();
     const Vec3 I = l.mass / 12 * Vec3(d.y() * d.y() + d.z() * d.z(), d.x() * d.x() + d.z() * d.z(), d.x() * d.x() + d.y() * d.y());
     l.inertia = Q * I.asDiagonal() * Q.transpose();
     s.links.push_back(l);

@@ -345,7 +345,8 @@ TEST_CASE("cone_qp: spec-shaped programs (§6 N-step, §7.5 T-step with B = 1e6/
         in.g.push_back(0);
         in.lb.push_back(0);
         in.ub.push_back(kInf);
-        const double W = h * h * std::pow(10.0, 4 + 4 * U(rng)) + h * std::pow(10.0, 1 + 2 * U(rng));
+        const double e1 = U(rng), e2 = U(rng);  // drawn in order (the operands of '+' are unsequenced)
+        const double W = h * h * std::pow(10.0, 4 + 4 * e1) + h * std::pow(10.0, 1 + 2 * e2);
         for (int j = 0; j < nc; ++j) in.A.push_back((i == j) + W * A[i * nc + j]);
         in.b.push_back(W * N(rng));
       }

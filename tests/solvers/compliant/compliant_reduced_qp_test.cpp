@@ -64,7 +64,8 @@ Instance random_instance(std::mt19937& rng, int n, int ny, double w_max) {
   for (int i = 0; i < ny; ++i) {
     if (i % 3 && n == 6) {
       // normal (0, 0, 1) at plate point c: G = [n^T, (c x n)^T]
-      const Vec3 c(U(rng), U(rng), -0.5), nz(0, 0, 1);
+      const double cx = U(rng), cy = U(rng);  // drawn in order (a constructor's arguments are not)
+      const Vec3 c(cx, cy, -0.5), nz(0, 0, 1);
       in.G.row(i) << nz.transpose(), c.cross(nz).transpose();
     } else {
       for (int k = 0; k < n; ++k) in.G(i, k) = U(rng);
@@ -205,7 +206,8 @@ TEST_CASE("compliant reduced QP: B4-like rows (normals under a rigid box, rockin
         in.r.resize(ny);
         const double h = 0.01, K = E / ny, W = h * h * K + h * 1.0;
         // r_i = -K phi_i - (h K + B)(G_i v0 + ...) is affine in the element point for a rigid body
-        const Vec3 tilt(U(rng), U(rng), 0);
+        const double tx = U(rng), ty = U(rng);
+        const Vec3 tilt(tx, ty, 0);
         for (int i = 0; i < ny; ++i) {
           const Vec3 c(-0.5 + (i / side + 0.5) / side, -0.5 + (i % side + 0.5) / side, -0.5), nz(0, 0, 1);
           in.G.row(i) << nz.transpose(), c.cross(nz).transpose();

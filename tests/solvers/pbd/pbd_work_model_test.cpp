@@ -243,7 +243,10 @@ TEST_CASE("team reduction: the register tree a warp shuffles gives team_reduce's
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<double> x(32);
-  for (double& e : x) e = u(rng) * std::pow(10.0, 6.0 * u(rng));
+  for (double& e : x) {  // two draws in a fixed order (the operands of one '*' are unsequenced)
+    const double mant = u(rng), expo = u(rng);
+    e = mant * std::pow(10.0, 6.0 * expo);
+  }
   for (int W : {16, 32}) {
     ThreadTeamRunner runner(W);
     std::vector<double> slot(size_t(W) * 2);
