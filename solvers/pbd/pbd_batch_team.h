@@ -179,14 +179,8 @@ class PbfdTeamBatch {
       lm_team_run(team, mv_, cfg_, traj(k), p_.dt, p_.alpha, p_.beta, p_.gamma, local_.data() + size_t(nl) * th,
                   local_ints_.data() + size_t(kLmInts) * th, it_cap);
     };
-    // dynamic: iterations per trajectory differ; results do not depend on the thread. One thread:
-    // a plain loop (a one-thread parallel region allocates, core/parallel_for.h)
-    if (threads_ > 1) {
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_)
-      for (int k = 0; k < K_; ++k) run(k);
-    } else {
-      for (int k = 0; k < K_; ++k) run(k);
-    }
+    // dynamic: iterations per trajectory differ; results do not depend on the thread
+    for_each_index_dynamic(K_, threads_, 16, run);
     return count(TRAJ_RUNNING);
   }
 
