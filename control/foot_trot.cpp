@@ -12,7 +12,7 @@ namespace bigstep {
 
 namespace {
 
-const char* kKey = "control.reference.walk.foot_space";
+const char* kFootSpaceKey = "control.reference.walk.foot_space";
 
 
 // rotation by angle about the unit axis w
@@ -100,8 +100,8 @@ FootTrot foot_trot_setup(const Model& m, const VecX& stand, const std::vector<st
   FootTrot ft;
   for (int j = 0; j < m.n_link; ++j)
     if (m.link_joint[size_t(j)] == JointType::Floating && ft.base < 0) ft.base = m.link_dof_adr[size_t(j)];
-  BIGSTEP_CHECK_ARG(ft.base >= 0, kKey, "true", "needs a floating base (the torso moves with the plan)");
-  BIGSTEP_CHECK_ARG(stand.size() == m.n_q, kKey, stand.size(), "stand pose needs n_q values");
+  BIGSTEP_CHECK_ARG(ft.base >= 0, kFootSpaceKey, "true", "needs a floating base (the torso moves with the plan)");
+  BIGSTEP_CHECK_ARG(stand.size() == m.n_q, kFootSpaceKey, stand.size(), "stand pose needs n_q values");
   const int torso = m.dof_link[size_t(ft.base)];
   Kinematics kin(m);
   // the torso at the stand pose: R0, and the world axis of the first translation DOF (u) and up

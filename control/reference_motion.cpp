@@ -97,7 +97,7 @@ const char* reference_kind_name(ReferenceKind k) {
 
 namespace {
 
-const std::string kKey = "control.reference.";
+const std::string kReferenceKey = "control.reference.";
 
 void check_positive(double x, const std::string& key) {
   BIGSTEP_CHECK_ARG(std::isfinite(x) && x > 0, key, x, "must be finite and > 0");
@@ -121,10 +121,10 @@ void ramp_factor(double t, double ramp, double& r, double& rd) {
 
 ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
   const int n = int(s_.stand.size());
-  BIGSTEP_CHECK_ARG(n > 0 && s_.stand.allFinite(), kKey + "stand", n, "needs n_q finite values");
+  BIGSTEP_CHECK_ARG(n > 0 && s_.stand.allFinite(), kReferenceKey + "stand", n, "needs n_q finite values");
   if (s_.kind == ReferenceKind::Hold) return;
   if (s_.kind == ReferenceKind::Move) {
-    const std::string mk = kKey + "move.";
+    const std::string mk = kReferenceKey + "move.";
     BIGSTEP_CHECK_ARG(std::isfinite(s_.move_start), mk + "start", s_.move_start, "must be finite");
     check_positive(s_.move_duration, mk + "duration");
     BIGSTEP_CHECK_ARG(std::isfinite(s_.move_frequency) && s_.move_frequency >= 0, mk + "frequency",
@@ -136,14 +136,14 @@ ReferenceMotion::ReferenceMotion(const ReferenceSpec& spec) : s_(spec) {
     return;
   }
   // keys of the motion's own section: control.reference.jump.* / control.reference.walk.*
-  const std::string mk = kKey + reference_kind_name(s_.kind) + ".";
+  const std::string mk = kReferenceKey + reference_kind_name(s_.kind) + ".";
   BIGSTEP_CHECK_ARG(std::isfinite(s_.ramp) && s_.ramp >= 0, mk + "ramp", s_.ramp, "must be finite and >= 0");
   check_positive(s_.period, mk + "period");
-  BIGSTEP_CHECK_ARG(!s_.legs.empty(), kKey + "legs", "[]", "jump and walk need at least one leg");
+  BIGSTEP_CHECK_ARG(!s_.legs.empty(), kReferenceKey + "legs", "[]", "jump and walk need at least one leg");
   std::set<int> used;
   for (size_t l = 0; l < s_.legs.size(); ++l) {
     const LegJoints& leg = s_.legs[l];
-    const std::string lk = detail::concat(kKey, "legs[", l, "]");
+    const std::string lk = detail::concat(kReferenceKey, "legs[", l, "]");
     BIGSTEP_CHECK_ARG(leg.dof[kHip] >= 0, lk + ".hip", "(missing)", "every leg needs a hip joint");
     for (int r = 0; r < kLegRoles; ++r) {
       const int k = leg.dof[r];

@@ -5,6 +5,8 @@
 #ifdef BIGSTEP_WITH_MUJOCO
 #include <mujoco/mujoco.h>
 
+#include "io/mjcf_spec_ptr.h"
+
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -21,10 +23,6 @@ std::string export_mjcf(const Model&, const MjcfExportOptions&) {
 #else
 
 namespace {
-
-struct SpecDeleter {
-  void operator()(mjSpec* s) const { mj_deleteSpec(s); }
-};
 
 void set3(double* d, const Vec3& v) {
   for (int i = 0; i < 3; ++i) d[i] = v[i];
@@ -45,7 +43,7 @@ struct Placement {
 }  // namespace
 
 std::string export_mjcf(const Model& m, const MjcfExportOptions& opt) {
-  std::unique_ptr<mjSpec, SpecDeleter> spec(mj_makeSpec());
+  MjSpecPtr spec(mj_makeSpec());
   mjSpec* s = spec.get();
   mjs_setString(s->modelname, opt.name.c_str());
   s->compiler.degree = 0;

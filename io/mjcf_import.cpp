@@ -12,6 +12,8 @@
 
 #ifdef BIGSTEP_WITH_MUJOCO
 #include <mujoco/mujoco.h>
+
+#include "io/mjcf_spec_ptr.h"
 #endif
 
 namespace bigstep {
@@ -578,10 +580,6 @@ namespace {
   throw InvalidArgument(path + ": MuJoCo could not load it: " + msg);
 }
 
-struct SpecDeleter {
-  void operator()(mjSpec* s) const { mj_deleteSpec(s); }
-};
-
 }  // namespace
 
 void edit_mujoco_spec(mjSpec* s, const MujocoImportOptions& opt) {
@@ -604,7 +602,7 @@ MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& o
   char err[1024] = "";
   std::unique_ptr<mjModel, ModelDeleter> m;
   if (options.free_root || options.floor) {  // parse, edit, compile
-    std::unique_ptr<mjSpec, SpecDeleter> spec(mj_parseXML(path.c_str(), nullptr, err, sizeof(err)));
+    MjSpecPtr spec(mj_parseXML(path.c_str(), nullptr, err, sizeof(err)));
     if (!spec) mujoco_failed(path, err);
     edit_mujoco_spec(spec.get(), options);
     m.reset(mj_compile(spec.get(), nullptr));

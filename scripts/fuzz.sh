@@ -29,8 +29,12 @@ if ! "$cxx" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" 2>/
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "libclang-rt-$v-dev" >/dev/null
 fi
 jobs=${BIGSTEP_JOBS:-$(nproc)}
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DBIGSTEP_FUZZ=ON \
-  -DBIGSTEP_SANITIZE=address,undefined -DBIGSTEP_CUDA=OFF -DBIGSTEP_PYTHON=OFF ${BIGSTEP_CMAKE_ARGS:-} >/dev/null
+# (the configuration of scripts/sanitize.sh: -O1, unity build; a directory it made is reused as is)
+if [ ! -f "$dir/tests/fuzz/targets.txt" ]; then
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
+    -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 -DCMAKE_CXX_COMPILER="$cxx" -DBIGSTEP_FUZZ=ON -DBIGSTEP_SANITIZE=address,undefined \
+    -DBIGSTEP_CUDA=OFF -DBIGSTEP_PYTHON=OFF ${BIGSTEP_CMAKE_ARGS:-} >/dev/null
+fi
 read -r -a targets <"$dir/tests/fuzz/targets.txt"  # (mjcf needs MuJoCo: pip install mujoco)
 [[ " ${targets[*]} " == *" mjcf "* ]] || echo "fuzz: the MJCF target skipped: no MuJoCo (pip install mujoco)"
 cmake --build "$dir" -j "$jobs" --target "${targets[@]/#/bigstep_fuzz_}"
