@@ -272,6 +272,7 @@ def plot(summary, rows, path: Path) -> None:
     sims = list(dict.fromkeys(kind(s["simulator"]) for s in summary))
     pols = list(dict.fromkeys(s["policy"] for s in summary))
     w = 0.8 / len(pols)
+    seen = set()  # policies already in the legend (each at its first bar: tasks differ in simulators)
     for j, pol in enumerate(pols):
         for i, sim in enumerate(sims):
             s = next((x for x in summary if x["policy"] == pol and kind(x["simulator"]) == sim), None)
@@ -280,10 +281,13 @@ def plot(summary, rows, path: Path) -> None:
             sel = [r for r in rows if r["policy"] == pol and kind(r["simulator"]) == sim]
             x = i - 0.4 + w * (j + 0.5)
             for a, key, val in ((ax[0], "ret", s["return_mean"]), (ax[1], "length", s["length_mean"])):
-                a.bar(x, val, w * 0.9, color=f"C{j}", alpha=0.6, label=pol if i == 0 else None)
+                first = a is ax[0] and pol not in seen
+                a.bar(x, val, w * 0.9, color=f"C{j}", alpha=0.6, label=pol if first else None)
+                if first:
+                    seen.add(pol)
                 a.plot(np.full(len(sel), x) + np.linspace(-w / 3, w / 3, len(sel)), [r[key] for r in sel], "k.",
                        ms=2)
-    for a, yl in zip(ax, [f"episode return (control step {summary[0]['control_dt']:g} s)", "episode length [steps]"]):
+    for a, yl in zip(ax, ["episode return (per control step)", "episode length [control steps]"]):
         a.set_xticks(range(len(sims)), [s.replace(" dt=", "\ndt=").replace(" elliptic", "\nelliptic") for s in sims], fontsize=8)
         a.set_ylabel(yl)
         a.grid(alpha=0.3, axis="y")
