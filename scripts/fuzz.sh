@@ -18,23 +18,11 @@ if ! command -v "$cxx" >/dev/null; then
   echo "fuzz: skipped: $cxx not found (the fuzz targets need clang's libFuzzer)"
   exit 0
 fi
-# libFuzzer's and the sanitizers' runtimes (Debian packages them apart from clang)
-probe=$(mktemp -d)
-trap 'rm -rf "$probe"' EXIT
-echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
-if ! "$cxx" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" 2>/dev/null; then
-  v=$("$cxx" -dumpversion | cut -d. -f1)
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "fuzz: installing libclang-rt-$v-dev (libFuzzer / sanitizer runtimes)"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "libclang-rt-$v-dev" >/dev/null
-fi
+source scripts/sanitized_build.sh
+clang_runtimes_link "$cxx" || { echo "fuzz: $cxx cannot link libFuzzer / the sanitizer runtimes"; exit 1; }
 jobs=${BIGSTEP_JOBS:-$(nproc)}
-# (the configuration of scripts/sanitize.sh: -O1, unity build; a directory it made is reused as is)
-if [ ! -f "$dir/tests/fuzz/targets.txt" ]; then
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
-    -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 -DCMAKE_CXX_COMPILER="$cxx" -DBIGSTEP_FUZZ=ON -DBIGSTEP_SANITIZE=address,undefined \
-    -DBIGSTEP_CUDA=OFF -DBIGSTEP_PYTHON=OFF ${BIGSTEP_CMAKE_ARGS:-} >/dev/null
-fi
+# (a directory scripts/sanitize.sh made is reused as is)
+[ -f "$dir/tests/fuzz/targets.txt" ] || configure_sanitized "$dir" "$cxx" ON
 read -r -a targets <"$dir/tests/fuzz/targets.txt"  # (mjcf needs MuJoCo: pip install mujoco)
 [[ " ${targets[*]} " == *" mjcf "* ]] || echo "fuzz: the MJCF target skipped: no MuJoCo (pip install mujoco)"
 cmake --build "$dir" -j "$jobs" --target "${targets[@]/#/bigstep_fuzz_}"

@@ -4,8 +4,7 @@
 # `sanitize` (a representative subset: tests/CMakeLists.txt BIGSTEP_SANITIZE_TESTS), with --all
 # every test. Any ASan / UBSan report fails its test (UBSan does not recover).
 #   bash scripts/sanitize.sh [--all]
-# -O1 (ASan's recommended level) and a unity build (16 sources per compilation): the sanitized
-# libraries then compile in about half the CPU time of a Release build, which keeps this stage
+# The configuration (scripts/sanitized_build.sh): -O1 and a unity build, which keep this stage
 # inside CI's budget (scripts/test.sh runs it).
 # Compiler: clang++ when present, else g++ (BIGSTEP_SANITIZE_CXX overrides). With clang the build
 # also carries the fuzzers' instrumentation (BIGSTEP_FUZZ) and builds the fuzz targets, so
@@ -21,29 +20,18 @@ if [ -z "$cxx" ]; then
   if command -v clang++ >/dev/null; then cxx=clang++; else cxx=g++; fi
 fi
 fuzz=OFF
+source scripts/sanitized_build.sh
 if [[ "$("$cxx" --version)" == *clang* ]]; then
-  # the sanitizer and libFuzzer runtimes (Debian packages them apart from clang): installed when a
-  # probe cannot link them; without them, g++ builds the sanitized tests and there are no fuzz targets
-  probe=$(mktemp -d)
-  echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
-  links() { "$cxx" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" 2>/dev/null; }
-  if ! links; then
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "libclang-rt-$("$cxx" -dumpversion | cut -d. -f1)-dev" \
-      >/dev/null 2>&1 || true
-  fi
-  if links; then
+  # without clang's runtimes, g++ builds the sanitized tests and there are no fuzz targets
+  if clang_runtimes_link "$cxx"; then
     [ -z "${BIGSTEP_SANITIZE_NO_FUZZ:-}" ] && fuzz=ON
   else
     echo "sanitize: $cxx cannot link the sanitizer runtimes; using g++"
     cxx=g++
   fi
-  rm -rf "$probe"
 fi
 jobs=${BIGSTEP_JOBS:-$(nproc)}
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
-  -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 -DCMAKE_CXX_COMPILER="$cxx" -DBIGSTEP_SANITIZE=address,undefined \
-  -DBIGSTEP_FUZZ=$fuzz -DBIGSTEP_CUDA=OFF -DBIGSTEP_PYTHON=OFF ${BIGSTEP_CMAKE_ARGS:-} >/dev/null
+configure_sanitized "$dir" "$cxx" $fuzz
 extra=()
 [ $fuzz = ON ] && read -r -a fz <"$dir/tests/fuzz/targets.txt" && extra=("${fz[@]/#/bigstep_fuzz_}")
 echo "sanitize: $cxx, address,undefined, $([ $all = 1 ] && echo 'every test' || echo 'label sanitize') in $dir"
