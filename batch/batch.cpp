@@ -73,6 +73,8 @@ std::mt19937_64 draw_initial_state(const Scene& sc, const BatchOptions& opt, int
   for (int i = 0; i < n; ++i) th[i] = sc.theta0[i] + opt.perturb_theta * N(rng);
   // theta_{-1} = theta(0) - dt theta_dot(0)
   for (int i = 0; i < n; ++i) th_prev[i] = th[i] - sc.settings.dt * (sc.theta_dot0[i] + opt.perturb_theta_dot * N(rng));
+  b.reset_chart(k, sc.model.n_chart);
+  if (Mat3* c = b.chart_row(k, sc.model.n_chart); c && !sc.chart0.empty()) std::copy(sc.chart0.begin(), sc.chart0.end(), c);
   b.status[k] = 0;
   b.iterations[k] = 0;
   b.residual[k] = 0;
@@ -164,6 +166,8 @@ void init_batch(const Scene& sc, const BatchOptions& opt, StateBatch& b, Rollout
                                                     {"batch.randomize_limit_stiffness", opt.randomize_limit_stiffness}};
   for (const auto& [key, r] : spreads)
     BIGSTEP_CHECK_ARG(r <= kMaxRandomizeSpread, key, r, detail::concat("must be in [0, ", kMaxRandomizeSpread, "]"));
+  // the rollouts' rotation charts, set by each initial state
+  if (sc.model.n_chart > 0) b.chart.assign(size_t(b.K) * sc.model.n_chart, Mat3::Identity());
   p.contact.clear();
   if (opt.randomize_friction > 0 || opt.randomize_stiffness > 0 || opt.randomize_limit_stiffness > 0)
     p.contact.resize(opt.rollouts, sc.settings.contact);
@@ -252,6 +256,8 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
                     "RolloutParamTable.stiffness_scale.size()", p.stiffness_scale.size(),
                     detail::concat("expected 0 or K = ", b.K));
   if (int(data_.size()) != b.K) make_data(b.K);
+  const int nc = sc_.model.n_chart;
+  if (nc > 0 && b.chart.size() != size_t(b.K) * nc) b.chart.assign(size_t(b.K) * nc, Mat3::Identity());
   const double t = b.steps * sc_.settings.dt;
   const size_t n = size_t(b.n_q);
   for_each_index(b.K, threads(), [&](int k) {
@@ -266,10 +272,11 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
                            p.stiffness_scale.empty() ? 1.0 : p.stiffness_scale[k]};
     // 1. controls; the ID model assumes the rollout's friction coefficient when the table randomizes it
     const double mu = p.contact.empty() ? sc_.controller.mu : rp.contact.mu;
+    Mat3* chart = b.chart_row(k, nc);
     const StepControl& u = stages_.controls(lane, t, d.theta, d.theta_prev, tau ? tau + k * n : nullptr,
                                             theta_bar ? theta_bar + k * n : nullptr,
                                             theta_dot_bar ? theta_dot_bar + k * n : nullptr,
-                                            id_.empty() ? nullptr : id_[k].get(), mu, rp.geom_mu);
+                                            id_.empty() ? nullptr : id_[k].get(), mu, rp.geom_mu, chart);
     if (!id_.empty() && !tau && (id_[k]->status & ID_DIVERGED)) {  // held here, like a non-finite state
       b.status[k] = STATUS_CONTROL_DIVERGED | (b.status[k] & STATUS_NOT_CONVERGED);
       b.iterations[k] = 0;
@@ -282,12 +289,14 @@ void CpuBatchStepper::step(StateBatch& b, const RolloutParamTable& p, const doub
     StepStats st = stages_.advance_limited(lane, u, b.row(b.theta, k), d.theta, [&](const StepControl& uu) {
       d.theta = b.row(b.theta, k);
       d.theta_prev = b.row(b.theta_prev, k);
+      if (nc > 0) std::copy(chart, chart + nc, d.chart.begin());
       return integ_->step(d, uu, rp);
     });
     // 4. check outputs
-    st.status |= stages_.check_outputs(lane, d.theta);
+    st.status |= stages_.check_outputs(lane, d.theta, d.chart.data());
     b.row(b.theta_prev, k) = d.theta_prev;
     b.row(b.theta, k) = d.theta;
+    if (nc > 0) std::copy(d.chart.begin(), d.chart.end(), chart);
     b.status[k] = st.status | (b.status[k] & (STATUS_NOT_CONVERGED));  // keep "ever not converged"
     b.iterations[k] = st.iterations;
     b.residual[k] = st.residual;

@@ -24,6 +24,19 @@ struct StateBatch {
   std::vector<StepStats> stats;    ///< (K) last step's full statistics (the CPU reference engine fills it)
   int steps = 0;                   ///< timesteps taken: theta is the state at t = steps * dt
   std::vector<uint32_t> episode;   ///< (K) resets of each rollout (reset_rollouts), 0 = first episode
+  /// (K x n_chart) the rotation charts of each rollout's ball / floating joints (core/chart.h), row k
+  /// contiguous; theta and theta_prev are read in them. Empty = the identity for every rollout (an
+  /// engine that re-anchors sizes it at its first step). Whoever writes a state resets its row.
+  std::vector<Mat3> chart;
+  /// Rollout k's charts (n_chart), nullptr while chart is empty.
+  Mat3* chart_row(int k, int n_chart) { return chart.empty() ? nullptr : chart.data() + size_t(k) * n_chart; }
+  const Mat3* chart_row(int k, int n_chart) const {
+    return chart.empty() ? nullptr : chart.data() + size_t(k) * n_chart;
+  }
+  /// Rollout k's charts back to the identity (a state written from outside is in the identity chart).
+  void reset_chart(int k, int n_chart) {
+    if (Mat3* c = chart_row(k, n_chart)) std::fill(c, c + n_chart, Mat3::Identity());
+  }
   Eigen::Map<VecX> row(std::vector<double>& a, int k) { return Eigen::Map<VecX>(a.data() + size_t(k) * n_q, n_q); }
   Eigen::Map<const VecX> row(const std::vector<double>& a, int k) const {
     return Eigen::Map<const VecX>(a.data() + size_t(k) * n_q, n_q);

@@ -7,8 +7,9 @@
 
 namespace bigstep {
 
-Penetration PenetrationCheck::find(const Model& m, const VecX& theta) {
+Penetration PenetrationCheck::find(const Model& m, const VecX& theta, const Mat3* chart) {
   if (m.n_pair == 0) return {};
+  kin.chart = chart;
   forward_kinematics(m, theta, kin);
   uint32_t status = 0;
   const int n = collide(m, kin, 0.0, con.data(), int(con.size()), status);

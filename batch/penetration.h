@@ -26,8 +26,9 @@ struct Penetration {
 /// Scratch for the check (kinematics and a contact buffer of the model's capacity).
 struct PenetrationCheck {
   explicit PenetrationCheck(const Model& m) : kin(m), con(size_t(m.max_contacts)) {}
-  /// The first penetrated contact at theta (n_q), or none.
-  Penetration find(const Model& m, const VecX& theta);
+  /// The first penetrated contact at theta (n_q) in the rotation charts chart (core/chart.h,
+  /// nullptr = identity), or none.
+  Penetration find(const Model& m, const VecX& theta, const Mat3* chart = nullptr);
   Kinematics kin;
   std::vector<Contact> con;
 };

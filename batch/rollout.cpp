@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/chart.h"
 #include "core/inertia.h"
 #include "batch/batch.h"
 #include "batch/step_stages.h"
@@ -23,6 +24,11 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   // theta_0 = theta(0), theta_{-1} = theta(0) - dt theta_dot(0)   (docs/methods/pbfd.md §5.3)
   VecX th_n = sc.theta0, th_nm1 = sc.theta0 - dt * sc.theta_dot0, th_next(m.n_q);
   r.theta.push_back(th_n);
+  // the rotation charts of the state (core/chart.h): identity at the start, re-anchored by the steps
+  Data data = integ->make_data();
+  std::vector<Mat3> chart_n = sc.chart0.empty() ? data.chart : sc.chart0;
+  if (m.n_chart > 0) r.chart.push_back(chart_n);
+  kin.chart = chart_n.data();
   auto link_x = [&](const VecX& th) {
     forward_kinematics(m, th, kin);
     return kin.t[sc.metric_link].x();
@@ -30,12 +36,10 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
   const int rest_steps = int(std::ceil(sc.rest_time / dt - 1e-9));
   int rest_count = 0;
   double x_prev = link_x(th_n);
-  // batch.contact_mu_*: per-contact friction drawn once for this lone rollout; the steps then go
-  // through a Data of their own with those parameters (else the integrator's lone-rollout path)
+  // batch.contact_mu_*: per-contact friction drawn once for this lone rollout
   const std::vector<double> geom_mu = scene_geom_mu(sc);
   RolloutParams rp = integ->default_params();
   rp.geom_mu = geom_mu.empty() ? nullptr : geom_mu.data();
-  Data data = integ->make_data();
   std::unique_ptr<IdControllerState> id;
   if (sc.controller.inverse_dynamics()) id = std::make_unique<IdControllerState>(m, sc.controller);
   // the step's stages (batch/step_stages.h), one lane; this run flags penetration
@@ -46,7 +50,8 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
     const auto t0 = std::chrono::steady_clock::now();
     // 1. controls at (t_n, theta_n); the stable-PD servo (when configured) reads its targets at the end of the step
     const StepControl& u =
-        stages.controls(0, n * dt, th_n, th_nm1, nullptr, nullptr, nullptr, id.get(), sc.controller.mu, rp.geom_mu);
+        stages.controls(0, n * dt, th_n, th_nm1, nullptr, nullptr, nullptr, id.get(), sc.controller.mu, rp.geom_mu,
+                        chart_n.data());
     if (id) {
       r.tau.push_back(id->tau_full);
       r.force_pred.push_back(id->force_pred);
@@ -57,6 +62,7 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
         r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         r.stats.push_back(held);
         r.theta.push_back(th_n);
+        if (m.n_chart > 0) r.chart.push_back(chart_n);
         r.steps_run = n + 1;
         r.aborted = true;
         r.diverged_dof = id->diverged_dof;
@@ -65,10 +71,11 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
         break;
       }
     }
+    // each attempt (the PD limit re-steps) from the step's start state, charts included
     auto step = [&](const StepControl& uu) {
-      if (!rp.geom_mu) return integ->step_controlled(th_n, th_nm1, uu, th_next);
       data.theta = th_n;
       data.theta_prev = th_nm1;
+      std::copy(chart_n.begin(), chart_n.end(), data.chart.begin());
       const StepStats s = integ->step(data, uu, rp);
       th_next = data.theta;
       return s;
@@ -81,11 +88,13 @@ Rollout simulate(const Scene& sc, const std::function<void(int, int)>& progress)
     }
     r.step_wall_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     // 4. check outputs (not in the step's wall time: a check of the run, not of the method)
-    st.status |= stages.check_outputs(0, th_next);
+    st.status |= stages.check_outputs(0, th_next, data.chart.data());
     r.stats.push_back(st);
-    th_nm1 = th_n;
+    th_nm1 = data.theta_prev;  // theta_n, in the charts of theta_{n+1} (a step may re-anchor them)
     th_n = th_next;
+    std::copy(data.chart.begin(), data.chart.end(), chart_n.begin());
     r.theta.push_back(th_n);
+    if (m.n_chart > 0) r.chart.push_back(chart_n);
     r.steps_run = n + 1;
     if (progress) progress(n + 1, total);
     if (st.status & (STATUS_NONFINITE | STATUS_GIMBAL_LOCK | STATUS_FACTOR_FAILED)) {
@@ -172,15 +181,23 @@ void id_metrics(const Scene& sc, const Rollout& r, Metrics& out) {
 
 }  // namespace
 
+VecX Rollout::world_theta(const Model& m, size_t i) const {
+  VecX th = theta[i];
+  to_identity_chart(m, chart_of(i), th);
+  return th;
+}
+
 Metrics compute_metrics(const Scene& sc, const Rollout& r) {
   const Model& m = sc.model;
   Kinematics k0(m), k(m);
+  k0.chart = r.chart_of(0);
   forward_kinematics(m, r.theta.front(), k0);
   Metrics out;
   out.com_initial = centre_of_mass(m, k0);
   const Mat3 R0 = k0.R[sc.metric_link];
-  for (const VecX& th : r.theta) {
-    forward_kinematics(m, th, k);
+  for (size_t i = 0; i < r.theta.size(); ++i) {
+    k.chart = r.chart_of(i);
+    forward_kinematics(m, r.theta[i], k);
     const Eigen::AngleAxisd aa(R0.transpose() * k.R[sc.metric_link]);
     out.max_tilt_rad = std::max(out.max_tilt_rad, std::abs(aa.angle()));
   }
@@ -204,6 +221,7 @@ Metrics compute_metrics(const Scene& sc, const Rollout& r) {
     const int h = sc.hold_link, o = sc.metric_link;
     Vec3 p0 = Vec3::Zero();
     for (size_t n = 0; n < r.theta.size(); ++n) {
+      k.chart = r.chart_of(n);
       forward_kinematics(m, r.theta[n], k);
       const Vec3 p = k.R[h].transpose() * (k.t[o] - k.t[h]);  // object origin in the hand frame
       if (n == 0) p0 = p;
@@ -221,6 +239,7 @@ QuadrupedSeries quadruped_series(const Scene& sc, const Rollout& r) {
   QuadrupedSeries q;
   Vec3 c0 = Vec3::Zero();
   for (size_t i = 0; i < r.theta.size(); ++i) {
+    k.chart = r.chart_of(i);
     forward_kinematics(m, r.theta[i], k);
     const Vec3 c = point_position(k, j, m.link_com[j]);  // torso COM
     if (i == 0) c0 = c;

@@ -9,11 +9,17 @@ namespace bigstep {
 
 struct Rollout {
   std::vector<VecX> theta;            ///< (steps_run + 1) configurations, theta[0] = initial
+  /// (steps_run + 1, empty without ball / floating joints) the rotation charts theta[i] is read in
+  /// (core/chart.h); chart_of(i) gives the pointer the kinematics take
+  std::vector<std::vector<Mat3>> chart;
+  const Mat3* chart_of(size_t i) const { return chart.empty() ? nullptr : chart[i].data(); }
+  /// theta[i] with every angle in the identity chart (the world ZYX angles: what files show)
+  VecX world_theta(const Model& m, size_t i) const;
   std::vector<StepStats> stats;       ///< (steps_run) per step
   std::vector<double> step_wall_s;    ///< (steps_run) wall time per step [s]
   int steps_run = 0;
   bool stopped_at_rest = false;       ///< the §8.1 stopping rule ended the run
-  bool aborted = false;               ///< a non-recoverable status (non-finite, gimbal lock) ended it
+  bool aborted = false;               ///< a non-recoverable status (non-finite, factorisation) ended it
   double wall_time_s = 0;
   // controller.type = id_*: per step the controller's torques (n_q), predicted total normal force
   // [N] and IdResult status (| ID_TORQUE_CLAMPED); pd under actuator limits (control/pd_limit.h): the

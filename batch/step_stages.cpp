@@ -1,6 +1,8 @@
 // The stages of one rollout's step (batch/step_stages.h).
 #include "batch/step_stages.h"
 
+#include "core/chart.h"
+
 namespace bigstep {
 
 StepStages::StepStages(const Scene& sc, int lanes) : sc_(sc) {
@@ -28,20 +30,20 @@ StepStages::StepStages(const Scene& sc, int lanes) : sc_(sc) {
   }
 }
 
-const VecX& StepStages::torques(int lane, double t, const VecX& theta_n, const double* tau_k) {
+const VecX& StepStages::torques(int lane, double t, const VecX& theta_n, const double* tau_k, const Mat3* chart) {
   Lane& ln = lanes_[size_t(lane)];
   if (tau_k) ln.u.tau = Eigen::Map<const VecX>(tau_k, sc_.model.n_q);
   else ln.u.tau = sc_.tau;
-  add_point_load(sc_.model, sc_.load, theta_n, t, ln.load, ln.u.tau);
+  add_point_load(sc_.model, sc_.load, theta_n, t, ln.load, ln.u.tau, chart);
   return ln.u.tau;
 }
 
 const StepControl& StepStages::controls(int lane, double t, const VecX& theta_n, const VecX& theta_nm1,
                                         const double* tau_k, const double* bar_k, const double* dot_bar_k,
-                                        IdControllerState* id, double mu, const double* geom_mu) {
+                                        IdControllerState* id, double mu, const double* geom_mu, const Mat3* chart) {
   Lane& ln = lanes_[size_t(lane)];
   StepControl& u = ln.u;
-  torques(lane, t, theta_n, tau_k);
+  torques(lane, t, theta_n, tau_k, chart);
   u.t = t;
   u.pd = sc_.pd.active() ? &sc_.pd : nullptr;
   if (bar_k) {  // this rollout's targets: the lane's servo reads its row
@@ -51,18 +53,28 @@ const StepControl& StepStages::controls(int lane, double t, const VecX& theta_n,
   }
   if (id && !tau_k) {
     // inverse-dynamics controller (control/inverse_dynamics/id_controller.h) instead of the servo
-    id_control(sc_.model, sc_.controller, sc_.pd.reference, t, theta_n, theta_nm1, sc_.settings.dt, mu, *id,
-               id->tau_full, geom_mu);
+    // its model's coordinates are the identity chart's (no copy while the charts are the identity)
+    const VecX* th = &theta_n;
+    const VecX* th_prev = &theta_nm1;
+    if (chart && sc_.model.n_chart > 0) {
+      ln.th_id = theta_n;
+      ln.th_id_prev = theta_nm1;
+      to_identity_chart(sc_.model, chart, ln.th_id);
+      to_identity_chart(sc_.model, chart, ln.th_id_prev);
+      th = &ln.th_id, th_prev = &ln.th_id_prev;
+    }
+    id_control(sc_.model, sc_.controller, sc_.pd.reference, t, *th, *th_prev, sc_.settings.dt, mu, *id, id->tau_full,
+               geom_mu);
     u.tau += id->tau_full;
     u.pd = nullptr;
   }
   return u;
 }
 
-uint32_t StepStages::check_outputs(int lane, const VecX& theta_next) {
+uint32_t StepStages::check_outputs(int lane, const VecX& theta_next, const Mat3* chart) {
   PenetrationCheck* pen = lanes_[size_t(lane)].pen.get();
   if (!penetration_ || !pen) return 0;
-  return pen->find(sc_.model, theta_next).found() ? uint32_t(STATUS_PENETRATED) : 0u;
+  return pen->find(sc_.model, theta_next, chart).found() ? uint32_t(STATUS_PENETRATED) : 0u;
 }
 
 }  // namespace bigstep

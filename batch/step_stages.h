@@ -34,13 +34,15 @@ class StepStages {
 
   /// 1. torques of a rollout at time t and state theta_n: tau_k (n_q; nullptr = control.tau) plus
   /// control.load. The lane's buffer, valid until its next call.
-  const VecX& torques(int lane, double t, const VecX& theta_n, const double* tau_k);
+  const VecX& torques(int lane, double t, const VecX& theta_n, const double* tau_k, const Mat3* chart = nullptr);
   /// 1. all controls of a rollout: torques() and the servo (bar_k / dot_bar_k: its targets, n_q,
   /// nullptr = control.pd's reference / 0), or, with id (the rollout's ID controller state) and no
-  /// tau_k, the ID torques for friction mu / geom_mu in the servo's place.
+  /// tau_k, the ID torques for friction mu / geom_mu in the servo's place. chart: the rollout's
+  /// rotation charts (core/chart.h, nullptr = identity): the load's kinematics read them; the ID
+  /// controller is given the state in the identity chart (its model's coordinates).
   const StepControl& controls(int lane, double t, const VecX& theta_n, const VecX& theta_nm1, const double* tau_k,
                               const double* bar_k, const double* dot_bar_k, IdControllerState* id, double mu,
-                              const double* geom_mu);
+                              const double* geom_mu, const Mat3* chart = nullptr);
 
   /// 2. and 3.: advance(u) (StepStats from const StepControl&, leaving theta_{n+1} in theta_next),
   /// then, when the servo is limited, the re-steps with the saturated DOFs at their limits.
@@ -59,7 +61,7 @@ class StepStages {
   const PdLimit* pd_limit(int lane) const { return lanes_[size_t(lane)].pd_limit.get(); }
 
   /// 4. the status bits of the accepted theta_{n+1}.
-  uint32_t check_outputs(int lane, const VecX& theta_next);
+  uint32_t check_outputs(int lane, const VecX& theta_next, const Mat3* chart = nullptr);
 
  private:
   // the servo whose targets are the current rollout's row of the caller's targets
@@ -69,9 +71,10 @@ class StepStages {
     const double* theta_dot_bar = nullptr;  // (n_q) or nullptr = 0
   };
   struct Lane {
-    explicit Lane(const Model& m) : load(m) {}
+    explicit Lane(const Model& m) : load(m), th_id(m.n_q), th_id_prev(m.n_q) {}
     StepControl u;
     PointLoadScratch load;
+    VecX th_id, th_id_prev;                    // the state in the identity chart for the ID controller
     std::unique_ptr<TargetServo> target;       // heap: its reference lambda holds its address
     std::unique_ptr<PdLimit> pd_limit;         // null without actuator limits
     std::unique_ptr<PenetrationCheck> pen;     // null without geom pairs

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/render_command.h"
+#include "core/chart.h"
 #include "io/atomic_write.h"
 #include "io/mjcf_export.h"
 #include "io/mjcf_import.h"
@@ -256,11 +257,15 @@ void write_outputs(const Scene& sc, const Rollout& r, const std::filesystem::pat
     const auto put = [&](double v) {
       f.write(buf, std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17).ptr - buf);
     };
+    // ball / floating joints: the world ZYX angles (the state's rotation charts undone, core/chart.h)
+    VecX th(m.n_q);
     for (size_t i = 0; i < r.theta.size(); ++i) {
       put(double(i) * dt);
+      th = r.theta[i];
+      to_identity_chart(m, r.chart_of(i), th);
       for (int k = 0; k < m.n_q; ++k) {
         f << ',';
-        put(r.theta[i][k]);
+        put(th[k]);
       }
       f << '\n';
     }
@@ -415,7 +420,7 @@ int run_command(const std::vector<std::string>& args) {
     PenetrationCheck check(sc.model);
     std::fprintf(stderr, "bigstep run: %s: at t = %g s (step %d) %s: the body sank through the terrain (contact.c_perp = %g)\n",
                  sc.name.c_str(), sank * sc.settings.dt, sank,
-                 describe(sc.model, check.find(sc.model, r.theta[sank])).c_str(), sc.settings.contact.c_perp);
+                 describe(sc.model, check.find(sc.model, r.theta[sank], r.chart_of(size_t(sank)))).c_str(), sc.settings.contact.c_perp);
   }
   return finish((failed || r.aborted || sank > 0) ? 1 : 0);
 }

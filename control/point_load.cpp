@@ -9,8 +9,10 @@ Vec3 PointLoad::point_at(double t) const {
   return Vec3(c * point.x() - s * point.y(), s * point.x() + c * point.y(), point.z());
 }
 
-void add_point_load(const Model& m, const PointLoad& load, const VecX& theta, double t, PointLoadScratch& s, VecX& tau) {
+void add_point_load(const Model& m, const PointLoad& load, const VecX& theta, double t, PointLoadScratch& s, VecX& tau,
+                    const Mat3* chart) {
   if (!load.active()) return;
+  s.kin.chart = chart;
   forward_kinematics(m, theta, s.kin);
   const Vec3 p_W = point_position(s.kin, load.link, load.point_at(t));
   point_jacobian(m, s.kin, load.link, p_W, s.J);

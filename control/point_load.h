@@ -27,7 +27,8 @@ struct PointLoadScratch {
 };
 
 /// tau += J_p(theta)^T F: the generalized force of the load at (theta, t). tau: n_q entries. No-op
-/// when the load is not active.
-void add_point_load(const Model& m, const PointLoad& load, const VecX& theta, double t, PointLoadScratch& s, VecX& tau);
+/// when the load is not active. chart: the rollout's rotation charts (core/chart.h), nullptr = identity.
+void add_point_load(const Model& m, const PointLoad& load, const VecX& theta, double t, PointLoadScratch& s, VecX& tau,
+                    const Mat3* chart = nullptr);
 
 }  // namespace bigstep

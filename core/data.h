@@ -16,6 +16,11 @@ namespace bigstep {
 struct Workspace {
   virtual ~Workspace() = default;
   virtual void reset_carry() {}
+  /// Points every kinematics scratch of the workspace at the rollout's charts (Data::chart,
+  /// core/chart.h); Integrator::make_data calls it once, as the charts never move.
+  virtual void bind_chart(const Mat3* chart) = 0;
+  /// A chart was re-anchored: whatever the workspace caches by theta alone is stale.
+  virtual void charts_moved() {}
 };
 
 struct Data {
@@ -27,6 +32,10 @@ struct Data {
   VecX theta;        ///< (n_q) theta_n
   VecX theta_prev;   ///< (n_q) theta_{n-1}
   VecX theta_next;   ///< (n_q) output buffer of a step, swapped into theta (no allocation)
+  /// (n_chart) the chart of each ball / floating joint's Euler angles (core/chart.h), identity at
+  /// the start; part of the state: theta, theta_prev and everything carried are in these charts.
+  /// Sized once, so its buffer (which the workspace points at) never moves.
+  std::vector<Mat3> chart;
 
   // carried by NMDP (docs/methods/nmdp.md §3, Alg. 2): after a subdivided frame the state (theta_-, theta_--,
   // dt_last) is not what (theta_n, theta_{n-1}, dt) gives; it is kept here for the next frame and
@@ -114,7 +123,8 @@ struct Data {
 };
 
 inline Data::Data(const Model& m)
-    : theta(VecX::Zero(m.n_q)), theta_prev(VecX::Zero(m.n_q)), theta_next(VecX::Zero(m.n_q)) {
+    : theta(VecX::Zero(m.n_q)), theta_prev(VecX::Zero(m.n_q)), theta_next(VecX::Zero(m.n_q)),
+      chart(size_t(m.n_chart), Mat3::Identity()) {
   nmdp.frame_start = nmdp.theta_m = nmdp.theta_mm = VecX::Zero(m.n_q);
   history.theta_n = history.theta_nm1 = history.theta_nm2 = history.theta_next = history.nm2 = VecX::Zero(m.n_q);
 }

@@ -17,12 +17,16 @@ void forward_kinematics(const Model& m, const VecX& theta, Kinematics& kin) {
     Vec3 t = m.link_parent[j] < 0 ? Vec3::Zero() : kin.t[m.link_parent[j]];
     t = R * m.link_t_o[j] + t;
     R = R * m.link_R_o[j];
-    // elementary DOFs in composition order
+    // elementary DOFs in composition order; a chart C sits just before a 3-angle joint's rz, taken
+    // with that DOF as the axis C a and the rotation C Rot (the team form's association)
+    const int c = kin.chart ? m.link_chart[j] : -1;
     for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
-      kin.w[k] = R * m.dof_axis[k];
+      const bool charted = c >= 0 && k == m.chart_dof[c];
+      kin.w[k] = charted ? Vec3(R * (kin.chart[c] * m.dof_axis[k])) : Vec3(R * m.dof_axis[k]);
       if (m.dof_revolute[k]) {
         kin.o[k] = t;
-        R = R * axis_rotation(m.dof_axis[k], theta[k]);
+        R = charted ? Mat3(R * (kin.chart[c] * axis_rotation(m.dof_axis[k], theta[k])))
+                    : Mat3(R * axis_rotation(m.dof_axis[k], theta[k]));
       } else {
         kin.o[k] = t;
         t += kin.w[k] * theta[k];

@@ -11,6 +11,9 @@ namespace bigstep {
 struct Kinematics {
   explicit Kinematics(const Model& m);
 
+  /// (n_chart) the rollout's rotation charts (core/chart.h), nullptr = identity; not owned
+  const Mat3* chart = nullptr;
+
   // computed by forward_kinematics()
   std::vector<Mat3> R;   ///< (n_link) world orientation R_j
   std::vector<Vec3> t;   ///< (n_link) world origin t_j
@@ -21,7 +24,8 @@ struct Kinematics {
   std::vector<Vec3> dt;  ///< (n_link x n_q) d t_j / d theta_k
 };
 
-/// Poses of every link and DOF axes at theta (dim n_q). O(L).
+/// Poses of every link and DOF axes at theta (dim n_q), the Euler angles of ball / floating
+/// joints read in kin.chart (core/chart.h). O(L).
 void forward_kinematics(const Model& m, const VecX& theta, Kinematics& kin);
 
 /// First derivatives of every link pose (docs/methods/pbfd.md §2.3). Needs forward_kinematics first. O(L D).

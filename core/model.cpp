@@ -424,6 +424,12 @@ Model Model::finalize(const ModelSpec& spec) {
 
     // DOF table
     m.link_dof_adr.push_back(m.n_q);
+    m.link_chart.push_back(-1);
+    if (l.joint == JointType::Ball || l.joint == JointType::Floating) {
+      m.link_chart.back() = m.n_chart++;
+      m.chart_link.push_back(j);
+      m.chart_dof.push_back(m.n_q + (l.joint == JointType::Floating ? 3 : 0));
+    }
     const auto elems = joint_elements(l);
     m.link_dof_num.push_back(int(elems.size()));
     for (size_t e = 0; e < elems.size(); ++e) {

@@ -135,6 +135,13 @@ class Model {
   std::vector<Vec3> dof_axis;           ///< (n_q) unit axis in the frame preceding the DOF
   std::vector<std::string> dof_name;    ///< (n_q) "link.joint_part"
   std::vector<int> gimbal_dof;          ///< middle Euler angles (ball / floating), checked each step
+  // rotation charts (core/chart.h): the three Euler angles of a ball / floating joint are read in
+  // the rollout's chart C (Data::chart), R = R_o C Rz(rz) Ry(ry) Rx(rx), so a floating joint's
+  // translation comes first and C sits just before its rz
+  int n_chart = 0;
+  std::vector<int> chart_link;          ///< (n_chart) link of the ball / floating joint
+  std::vector<int> chart_dof;           ///< (n_chart) its rz DOF; ry, rx follow
+  std::vector<int> link_chart;          ///< (n_link) chart of link j's joint, -1 = none
   std::vector<uint8_t> dof_anc;         ///< (n_q x n_link) 1 when DOF k moves link j
   std::vector<double> dof_damping;      ///< (n_q) viscous coefficient b_k (joint's damping)
   std::vector<double> dof_armature;     ///< (n_q) armature a_k added to H_kk (joint's armature)

@@ -55,7 +55,7 @@ template <class S>
 void rnea_pass(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
                std::vector<Mat3T<S>>& R, std::vector<Vec3T<S>>& t, std::vector<Vec6T<S>>& v,
                std::vector<Vec6T<S>>& a, std::vector<Vec6T<S>>& f, std::vector<Vec6T<S>>& Sk,
-               const double* mass_scale) {
+               const double* mass_scale, const Mat3* chart) {
   BIGSTEP_CHECK_ARG(q.size() == m.n_q && qd.size() == m.n_q && qdd.size() == m.n_q, "rnea: q/qd/qdd size",
                     detail::concat(q.size(), "/", qd.size(), "/", qdd.size()), detail::concat("expected n_q = ", m.n_q));
   const int L = m.n_link;
@@ -70,12 +70,15 @@ void rnea_pass(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecX
     Vec6T<S> aj = p < 0 ? a0 : a[p];
     tj = Rj * m.link_t_o[j].cast<S>() + tj;
     Rj = Rj * m.link_R_o[j].cast<S>();
+    // a chart C sits just before a 3-angle joint's rz (core/chart.h): axis C a, rotation C Rot
+    const int ch = chart ? m.link_chart[j] : -1;
     for (int k = m.link_dof_adr[j]; k < m.link_dof_adr[j] + m.link_dof_num[j]; ++k) {
-      const Vec3T<S> w = Rj * m.dof_axis[k].cast<S>();
+      const bool charted = ch >= 0 && k == m.chart_dof[ch];
+      const Vec3T<S> w = charted ? Vec3T<S>(Rj * (chart[ch] * m.dof_axis[k]).cast<S>()) : Vec3T<S>(Rj * m.dof_axis[k].cast<S>());
       Vec6T<S>& s = Sk[k];
       if (m.dof_revolute[k]) {
         s << w, tj.cross(w);
-        Rj = Rj * rot<S>(m.dof_axis[k], q[k]);
+        Rj = charted ? Mat3T<S>(Rj * (chart[ch].cast<S>() * rot<S>(m.dof_axis[k], q[k]))) : Mat3T<S>(Rj * rot<S>(m.dof_axis[k], q[k]));
       } else {
         s << Vec3T<S>::Zero(), w;
         tj += w * q[k];
@@ -106,12 +109,12 @@ void rnea_pass(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecX
 
 template <class S>
 void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
-          const double* mass_scale) {
+          const double* mass_scale, const Mat3* chart) {
   const int L = m.n_link;
   std::vector<Mat3T<S>> R(L);
   std::vector<Vec3T<S>> t(L);
   std::vector<Vec6T<S>> v(L), a(L), f(L), Sk(m.n_q);
-  rnea_pass<S>(m, q, qd, qdd, tau, R, t, v, a, f, Sk, mass_scale);
+  rnea_pass<S>(m, q, qd, qdd, tau, R, t, v, a, f, Sk, mass_scale, chart);
 }
 
 RneaScratch::RneaScratch(const Model& m)
@@ -122,12 +125,13 @@ void rnea(const Model& m, const VecX& q, const VecX& qd, const VecX& qdd, VecX& 
           const double* mass_scale) {
   BIGSTEP_CHECK_ARG(int(ws.R.size()) == m.n_link && int(ws.Sk.size()) == m.n_q, "rnea: scratch size",
                     ws.R.size(), "the RneaScratch must be built from this model");
-  rnea_pass<double>(m, q, qd, qdd, tau, ws.R, ws.t, ws.v, ws.a, ws.f, ws.Sk, mass_scale);
+  rnea_pass<double>(m, q, qd, qdd, tau, ws.R, ws.t, ws.v, ws.a, ws.f, ws.Sk, mass_scale, ws.chart);
 }
 
-template void rnea<double>(const Model&, const VecX&, const VecX&, const VecX&, VecX&, const double*);
+template void rnea<double>(const Model&, const VecX&, const VecX&, const VecX&, VecX&, const double*, const Mat3*);
 using AD = Eigen::AutoDiffScalar<VecX>;
-template void rnea<AD>(const Model&, const VecXT<AD>&, const VecXT<AD>&, const VecXT<AD>&, VecXT<AD>&, const double*);
+template void rnea<AD>(const Model&, const VecXT<AD>&, const VecXT<AD>&, const VecXT<AD>&, VecXT<AD>&, const double*,
+                       const Mat3*);
 
 VecX nonlinear_effects(const Model& m, const VecX& q, const VecX& qd, const double* mass_scale) {
   VecX tau;

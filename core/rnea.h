@@ -16,10 +16,11 @@ template <class S> using Vec6T = Eigen::Matrix<S, 6, 1>;
 template <class S> using VecXT = Eigen::Matrix<S, Eigen::Dynamic, 1>;
 
 /// tau (n_q) = H qdd + c + grad V. Sizes are checked (InvalidArgument). mass_scale: n_link
-/// factors on link masses and inertias (core/inertia.h), nullptr = 1.
+/// factors on link masses and inertias (core/inertia.h), nullptr = 1. chart: the rotation charts
+/// of the ball / floating joints' angles (core/chart.h, n_chart), nullptr = identity.
 template <class S>
 void rnea(const Model& m, const VecXT<S>& q, const VecXT<S>& qd, const VecXT<S>& qdd, VecXT<S>& tau,
-          const double* mass_scale = nullptr);
+          const double* mass_scale = nullptr, const Mat3* chart = nullptr);
 
 /// The per-link and per-DOF buffers of one RNEA pass (poses, spatial velocities, accelerations,
 /// forces, motion subspace columns), sized from the Model so that a call with caller scratch
@@ -30,6 +31,7 @@ struct RneaScratch {
   std::vector<Vec3> t;
   std::vector<Vec6T<double>> v, a, f, Sk;
   VecX zero;
+  const Mat3* chart = nullptr;  ///< (n_chart) the rollout's rotation charts, nullptr = identity; not owned
 };
 
 /// rnea<double> with caller scratch: no allocation when tau already has n_q entries. Same

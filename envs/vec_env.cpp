@@ -52,6 +52,8 @@ VecEnv::VecEnv(TaskFile tf, const VecEnvOptions& opt)
   nq_ = task_->nq();
   nv_ = task_->nv();
   n_ = sc.model.n_q;
+  // the rollouts' rotation charts (core/chart.h), read by the observations and set by set_state
+  if (sc.model.n_chart > 0) b_.chart.assign(size_t(K_) * sc.model.n_chart, Mat3::Identity());
   const int D = obs_dim(), A = action_dim();
   obs_.assign(size_t(K_) * D, 0.0);
   final_obs_.assign(size_t(K_) * D, 0.0);
@@ -168,7 +170,7 @@ void VecEnv::observe(int k, const double* action, bool reset) {
   const MujocoImport& imp = *sc().imported;
   s.theta = b_.row(b_.theta, k);
   s.theta_dot = (s.theta - b_.row(b_.theta_prev, k)) / dt();
-  qpos_from_theta(imp, s.theta, s.qpos);
+  qpos_from_theta(imp, s.theta, s.qpos, b_.chart_row(k, sc().model.n_chart));
   qvel_from_theta_dot(imp, s.theta, s.theta_dot, s.qvel);
   std::copy(s.qpos.data(), s.qpos.data() + nq_, qpos_.data() + size_t(k) * nq_);
   std::copy(s.qvel.data(), s.qvel.data() + nv_, qvel_.data() + size_t(k) * nv_);
@@ -293,7 +295,7 @@ void VecEnv::set_state(int k, const double* qpos, const double* qvel) {
   for (int i = 0; i < nv_; ++i) BIGSTEP_CHECK_ARG(std::isfinite(qvel[i]), detail::concat("qvel[", i, "]"), qvel[i], "must be finite");
   s.qpos = qp;
   s.qvel = qv;
-  theta_from_qpos(imp, s.qpos, s.theta);
+  theta_from_qpos(imp, s.qpos, s.theta, b_.chart_row(k, sc().model.n_chart));
   theta_dot_from_qvel(imp, s.theta, s.qvel, s.theta_dot);
   b_.row(b_.theta, k) = s.theta;
   b_.row(b_.theta_prev, k) = s.theta - dt() * s.theta_dot;

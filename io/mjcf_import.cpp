@@ -7,6 +7,7 @@
 #include <iterator>
 #include <memory>
 
+#include "core/chart.h"
 #include "core/error.h"
 #include "io/utf8.h"
 
@@ -19,29 +20,6 @@
 namespace bigstep {
 
 namespace {
-
-// ZYX Euler rate matrix E(a, b, c): omega in the rotated (child) frame = E (a', b', c') for
-// R = Rz(a) Ry(b) Rx(c). Column k is the k-th elementary axis seen from the child frame.
-Mat3 euler_rate_matrix(double b, double c) {
-  const double sb = std::sin(b), cb = std::cos(b), sc = std::sin(c), cc = std::cos(c);
-  Mat3 E;
-  E << -sb, 0, 1,
-       cb * sc, cc, 0,
-       cb * cc, -sc, 0;
-  return E;
-}
-
-// (rz, ry, rx) with R = Rz(rz) Ry(ry) Rx(rx); first column (ca cb, sa cb, -sb), last row
-// (-sb, cb sc, cb cc).
-Vec3 euler_zyx(const Mat3& R) {
-  return Vec3(std::atan2(R(1, 0), R(0, 0)), std::atan2(-R(2, 0), std::hypot(R(0, 0), R(1, 0))),
-              std::atan2(R(2, 1), R(2, 2)));
-}
-
-Mat3 rotation_zyx(const Vec3& e) {
-  return axis_rotation(Vec3::UnitZ(), e[0]) * axis_rotation(Vec3::UnitY(), e[1]) *
-         axis_rotation(Vec3::UnitX(), e[2]);
-}
 
 // MuJoCo quaternion (w, x, y, z) at q[0..3] -> rotation (normalised first).
 Mat3 quat_rotation(const double* q) {
@@ -66,35 +44,54 @@ void check_sizes(const MujocoImport& imp, const char* what, const VecX& v, int n
 
 }  // namespace
 
-void qpos_from_theta(const MujocoImport& imp, const VecX& theta, VecX& qpos) {
+void qpos_from_theta(const MujocoImport& imp, const VecX& theta, VecX& qpos, const Mat3* chart) {
   check_sizes(imp, "theta.size()", theta, imp.nv);
   qpos.resize(imp.nq);
+  int c = 0;  // chart of the next ball / free joint
+  // C Rz Ry Rx of the angles at e in chart c (C left out while it is the identity: the same bits)
+  const auto rotation = [&](const double* e) {
+    const Mat3 R = zyx_rotation(e);
+    const Mat3* C = chart ? chart + c++ : nullptr;
+    return C && *C != Mat3::Identity() ? Mat3(*C * R) : R;
+  };
   for (const MujocoJointMap& j : imp.joints) {
     const double* th = theta.data() + j.theta_adr;
     double* q = qpos.data() + j.qpos_adr;
     switch (j.type) {
       case MujocoJoint::Hinge: case MujocoJoint::Slide: q[0] = th[0]; break;
-      case MujocoJoint::Ball: quat_from_rotation(rotation_zyx(Vec3(th[0], th[1], th[2])), q); break;
+      case MujocoJoint::Ball: quat_from_rotation(rotation(th), q); break;
       case MujocoJoint::Free:
         q[0] = th[0], q[1] = th[1], q[2] = th[2];
-        quat_from_rotation(rotation_zyx(Vec3(th[3], th[4], th[5])), q + 3);
+        quat_from_rotation(rotation(th + 3), q + 3);
         break;
     }
   }
 }
 
-void theta_from_qpos(const MujocoImport& imp, const VecX& qpos, VecX& theta) {
+void theta_from_qpos(const MujocoImport& imp, const VecX& qpos, VecX& theta, Mat3* chart) {
   check_sizes(imp, "qpos.size()", qpos, imp.nq);
   theta.resize(imp.nv);
+  int c = 0;  // chart of the next ball / free joint
+  // the angles of rotation R at e: in the identity chart, or (past the anchor bound) in chart R itself
+  const auto angles = [&](const Mat3& R, double* e) {
+    Vec3::Map(e) = zyx_angles(R);
+    if (!chart) return;
+    Mat3& C = chart[c++];
+    C.setIdentity();
+    if (std::abs(std::cos(e[1])) < kChartAnchorCos) {
+      C = R;
+      e[0] = e[1] = e[2] = 0;
+    }
+  };
   for (const MujocoJointMap& j : imp.joints) {
     const double* q = qpos.data() + j.qpos_adr;
     double* th = theta.data() + j.theta_adr;
     switch (j.type) {
       case MujocoJoint::Hinge: case MujocoJoint::Slide: th[0] = q[0]; break;
-      case MujocoJoint::Ball: Vec3::Map(th) = euler_zyx(quat_rotation(q)); break;
+      case MujocoJoint::Ball: angles(quat_rotation(q), th); break;
       case MujocoJoint::Free:
         th[0] = q[0], th[1] = q[1], th[2] = q[2];
-        Vec3::Map(th + 3) = euler_zyx(quat_rotation(q + 3));
+        angles(quat_rotation(q + 3), th + 3);
         break;
     }
   }
@@ -105,7 +102,7 @@ void qvel_jacobian(const MujocoImport& imp, const VecX& theta, MatX& J) {
   J.setIdentity(imp.nv, imp.nv);
   for (const MujocoJointMap& j : imp.joints) {
     const int e = euler_adr(j);
-    if (e >= 0) J.block<3, 3>(e, e) = euler_rate_matrix(theta[e + 1], theta[e + 2]);
+    if (e >= 0) J.block<3, 3>(e, e) = zyx_rate_matrix(theta.data() + e);
   }
 }
 
@@ -115,7 +112,7 @@ void qvel_from_theta_dot(const MujocoImport& imp, const VecX& theta, const VecX&
   qvel = theta_dot;
   for (const MujocoJointMap& j : imp.joints) {
     const int e = euler_adr(j);
-    if (e >= 0) qvel.segment<3>(e) = euler_rate_matrix(theta[e + 1], theta[e + 2]) * theta_dot.segment<3>(e);
+    if (e >= 0) qvel.segment<3>(e) = zyx_rate_matrix(theta.data() + e) * theta_dot.segment<3>(e);
   }
 }
 
@@ -129,7 +126,7 @@ void theta_dot_from_qvel(const MujocoImport& imp, const VecX& theta, const VecX&
     // det E = -cos b: the Euler rates do not exist at gimbal lock (docs/methods/pbfd.md §2.1)
     BIGSTEP_CHECK_ARG(std::abs(std::cos(theta[e + 1])) > 1e-12, detail::concat(imp.path, ": joint ", j.name, " ry"),
                       theta[e + 1], "Euler singularity (|cos ry| ~ 0): qvel has no Euler rates here");
-    theta_dot.segment<3>(e) = euler_rate_matrix(theta[e + 1], theta[e + 2]).inverse() * qvel.segment<3>(e);
+    theta_dot.segment<3>(e) = zyx_rate_matrix(theta.data() + e).inverse() * qvel.segment<3>(e);
   }
 }
 
@@ -543,7 +540,12 @@ struct Converter {
       key.name = name_or(m, mjOBJ_KEY, "key", k);
       const VecX qpos = Eigen::Map<const VecX>(m->key_qpos + m->nq * k, m->nq);
       const VecX qvel = Eigen::Map<const VecX>(m->key_qvel + m->nv * k, m->nv);
-      theta_from_qpos(out, qpos, key.theta);
+      key.chart.assign(size_t(std::count_if(out.joints.begin(), out.joints.end(),
+                                            [](const MujocoJointMap& j) {
+                                              return j.type == MujocoJoint::Ball || j.type == MujocoJoint::Free;
+                                            })),
+                       Mat3::Identity());
+      theta_from_qpos(out, qpos, key.theta, key.chart.data());
       theta_dot_from_qvel(out, key.theta, qvel, key.theta_dot);
       out.keyframes.push_back(std::move(key));
     }

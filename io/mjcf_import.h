@@ -57,6 +57,9 @@ struct MujocoImport {
   struct Keyframe {
     std::string name;
     VecX theta, theta_dot;
+    /// (n_chart) the rotation charts theta is read in (core/chart.h): a ball / free joint past 45
+    /// degrees is anchored at its own orientation, so its rates exist at any orientation
+    std::vector<Mat3> chart;
   };
   std::vector<Keyframe> keyframes;    ///< mjModel keys as bigstep states (through the map)
   VecX theta0;                        ///< qpos0 as theta
@@ -89,11 +92,15 @@ void edit_mujoco_spec(::mjSpec_* spec, const MujocoImportOptions& opt);
 /// was built without MuJoCo.
 MujocoImport import_mujoco(const std::string& path, const MujocoImportOptions& options = {});
 
-/// qpos (nq) of theta (nv). Quaternions come out unit with w >= 0 (q and -q are one rotation).
-void qpos_from_theta(const MujocoImport& imp, const VecX& theta, VecX& qpos);
+/// qpos (nq) of theta (nv) whose ball / free joint angles are read in the rotation charts chart
+/// (core/chart.h: n_chart, the model's ball / free joints in MuJoCo's joint order; nullptr =
+/// identity). Quaternions come out unit with w >= 0 (q and -q are one rotation).
+void qpos_from_theta(const MujocoImport& imp, const VecX& theta, VecX& qpos, const Mat3* chart = nullptr);
 /// theta (nv) of qpos (nq); quaternions are normalised first; Euler angles in (-pi, pi],
-/// the middle one in [-pi/2, pi/2].
-void theta_from_qpos(const MujocoImport& imp, const VecX& qpos, VecX& theta);
+/// the middle one in [-pi/2, pi/2]. With chart (n_chart, written): a joint whose middle angle is
+/// past core/chart.h's anchor bound gets its orientation as chart and angles 0 (so that its rates
+/// exist, theta_dot_from_qvel); the others the identity.
+void theta_from_qpos(const MujocoImport& imp, const VecX& qpos, VecX& theta, Mat3* chart = nullptr);
 /// qvel = J(theta) theta_dot (see qvel_jacobian).
 void qvel_from_theta_dot(const MujocoImport& imp, const VecX& theta, const VecX& theta_dot, VecX& qvel);
 /// theta_dot = J(theta)^-1 qvel. Throws InvalidArgument at an Euler singularity (|cos ry| < 1e-12).

@@ -49,6 +49,9 @@ struct Scene : BatchOptions {
   std::shared_ptr<const MujocoImport> imported;
   VecX theta0;              ///< initial.theta (n_q), default zeros
   VecX theta_dot0;          ///< initial.theta_dot (n_q), default zeros
+  /// (n_chart, or empty = identity) the rotation charts theta0 is read in (core/chart.h): those of
+  /// an MJCF keyframe that anchored a joint past 45 degrees; initial.theta is in the identity chart
+  std::vector<Mat3> chart0;
   VecX tau;                 ///< control.tau (n_q), constant joint torques, default zeros
   PdServo pd;               ///< control.pd + control.reference: stable-PD servo (inactive = none)
   ReferenceSpec reference;  ///< control.reference (pd.reference evaluates it)

@@ -346,6 +346,12 @@ Scene parse(YAML::Node root, const CfgContext& ctx, const std::vector<std::strin
   }
   sc.theta0 = init.vec("theta", n, th0);
   sc.theta_dot0 = init.vec("theta_dot", n, thd0);
+  // a keyframe's charts, unless initial.theta replaced its angles (those are world angles)
+  if (!key.empty() && sc.theta0 == th0) {
+    const auto& keys = sc.imported->keyframes;
+    for (const auto& k : keys)
+      if (k.theta == th0 && k.chart.size() == size_t(sc.model.n_chart)) sc.chart0 = k.chart;
+  }
   init.finish();
   Cfg ctrl = top.child("control");
   parse_control(ctrl, sc);

@@ -71,10 +71,16 @@ LmResult levenberg_marquardt(LmObjective& f, VecX& x, const LmSettings& s, LmWor
     }
     xc = x + delta;
     // F at the candidate; with full_at_candidate also g, B there (same decisions, one evaluation
-    // per accepted candidate instead of two)
+    // per accepted candidate instead of two); an inadmissible candidate is rejected as F = inf
     bool evaluated = f.full_at_candidate();
-    if (evaluated) f.evaluate(xc, Fc, gc, Bc, rc);
-    else Fc = f.value(xc);
+    if (!f.admissible(xc)) {
+      Fc = std::numeric_limits<double>::infinity();
+      evaluated = false;
+    } else if (evaluated) {
+      f.evaluate(xc, Fc, gc, Bc, rc);
+    } else {
+      Fc = f.value(xc);
+    }
     const double pred = 0.5 * delta.dot(lambda * delta - g);
     double rho = (F - Fc) / pred;
     bool accept = false;

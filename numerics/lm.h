@@ -25,6 +25,10 @@ class LmObjective {
   /// accepted candidate is not evaluated twice. Worth it when value() costs nearly what evaluate()
   /// does and most candidates are accepted (PBFD: r and J_r share FK, contacts and moments).
   virtual bool full_at_candidate() const { return false; }
+  /// false: a candidate the objective cannot judge (a rotation chart near its singularity, where
+  /// the residual loses a direction and a wrong point can look converged): rejected unevaluated,
+  /// like a non-finite F. The starting point is not asked.
+  virtual bool admissible(const VecX& /*x*/) const { return true; }
 };
 
 /// Lowest warm-started lambda relative to max(1, max_i B_ii): keeps cond(B + lambda I) <= 1e10 so

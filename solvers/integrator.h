@@ -79,7 +79,10 @@ class Integrator {
   /// are taken at the end of the step, u.t + dt). Afterwards d.theta_prev = theta_n and
   /// d.theta = theta_{n+1}. Every method steps the same stages:
   ///   1. check inputs: wrong sizes throw InvalidArgument; a non-finite theta_n, theta_{n-1} or tau
-  ///      (STATUS_NONFINITE) or a gimbal-locked theta_n (STATUS_GIMBAL_LOCK) is held, not stepped;
+  ///      (STATUS_NONFINITE) is held, not stepped; a rotation chart whose middle angle is past 45
+  ///      degrees is re-anchored (d.chart and every configuration in it, core/chart.h), so that
+  ///      no free or ball joint reaches its Euler angles' singularity (STATUS_GIMBAL_LOCK stays as a
+  ///      guard and cannot be reached by a step);
   ///   2. advance: the method (advance());
   ///   3. check outputs: a non-finite theta_{n+1} is held (STATUS_NONFINITE, theta_{n+1} = theta_n,
   ///      normal_force = 0); a gimbal-locked one is flagged (STATUS_GIMBAL_LOCK); else accepted().
@@ -113,6 +116,9 @@ class Integrator {
   virtual void accepted(const VecX& /*theta_next*/, Data& /*d*/, StepStats& /*st*/) const {}
   /// This integrator's per-rollout scratch.
   virtual std::unique_ptr<Workspace> make_workspace() const = 0;
+  /// True for velocity-level methods (the state is (theta_n, theta_dot_n)): a chart re-anchor
+  /// keeps the body angular velocity rather than the pose at t_{n-1} (core/chart.h).
+  virtual bool velocity_state() const { return false; }
 
   const Model& m_;
 

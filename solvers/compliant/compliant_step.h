@@ -79,6 +79,10 @@ struct CompliantWorkspace : Workspace {
   CompliantRows rows;                   ///< rows of the last step (compliant_rows.h)
   Kinematics kin, kin_p, kin_m;         ///< at theta_n and theta_n +- eps v (G^dot v)
   NeSmoothStep sm;                      ///< M (with armature, implicit damping), f, v0
+  void bind_chart(const Mat3* chart) override {
+    kin.chart = kin_p.chart = kin_m.chart = chart;
+    sm.bind_chart(chart);
+  }
   MatX Mt;                              ///< (n x n) M~ = M + G_b^T W_b G_b (§3)
   Eigen::LDLT<MatX> Mtf;                ///< its factor
   VecX ft, c0, lam_b, tmp_n, v1;        ///< f~ (n), c0 (n_b), lambda_b (n_b), scratch (n), v1 (n)
@@ -124,6 +128,7 @@ class CompliantIntegrator final : public Integrator {
   StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
                     Data& d, VecX& theta_next) const override;
   std::unique_ptr<Workspace> make_workspace() const override;
+  bool velocity_state() const override { return true; }  // v_n = (theta_n - theta_{n-1}) / dt
 
  private:
   CompliantSettings s_;

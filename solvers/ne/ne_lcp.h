@@ -23,6 +23,10 @@ struct NeLcpWorkspace : Workspace {
   VecX q, z, w, phi, tmp, v_plus, th_free;
   VecX z_keep, q_base, e_lin;  ///< re-linearisation: previous z, q of the normal rows before it, remainders
   int nc = 0, nl = 0, N = 0;  ///< sizes of the last LCP (0 when no contact)
+  void bind_chart(const Mat3* chart) override {
+    kin.chart = kin_next.chart = chart;
+    sm.bind_chart(chart);
+  }
 };
 
 class NeLcpIntegrator final : public Integrator {
@@ -36,6 +40,7 @@ class NeLcpIntegrator final : public Integrator {
   StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
                     Data& d, VecX& theta_next) const override;
   std::unique_ptr<Workspace> make_workspace() const override;
+  bool velocity_state() const override { return true; }  // v_n = (theta_n - theta_{n-1}) / dt
 
  private:
   NeSettings s_;

@@ -72,6 +72,10 @@ struct NeMdpWorkspace : Workspace {
   VecX c, lb, tmp, v_plus;
   QpResult r;
   int active_capacity = 0;
+  void bind_chart(const Mat3* chart) override {
+    kin.chart = chart;
+    sm.bind_chart(chart);
+  }
 };
 
 // The rollout's polytope: make_mdp_polytope (shared with NMDP, which holds the automatic k_c rule)

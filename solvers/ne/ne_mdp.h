@@ -19,6 +19,7 @@ class NeMdpIntegrator final : public Integrator {
   StepStats advance(const VecX& theta_n, const VecX& theta_nm1, const StepControl& u, const RolloutParams& p,
                     Data& d, VecX& theta_next) const override;
   std::unique_ptr<Workspace> make_workspace() const override;
+  bool velocity_state() const override { return true; }  // v_n = (theta_n - theta_{n-1}) / dt
 
  private:
   NeSettings s_;

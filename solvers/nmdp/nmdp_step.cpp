@@ -36,6 +36,7 @@ struct NmdpWorkspace : Workspace {
     stack.reserve(size_t(s.depth_max) + 2);
   }
   void reset_carry() override { pgm.reset_warm_start(); }
+  void bind_chart(const Mat3* chart) override { problem.bind_chart(chart); }
   NmdpProblem problem;
   Pgm pgm;
   struct Entry { int64_t t_end; int depth; };

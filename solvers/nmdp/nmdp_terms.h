@@ -189,6 +189,8 @@ class NmdpProblem {
   /// with the kinetic energy alone the cheapest way to shed energy is to let the servo push the
   /// feet into the ground. The NMDP counterpart of NE-MDP's contact.mdp_metric = effective.
   void set_servo_metric(bool on) { servo_metric_ = on; }
+  /// The rollout's rotation charts (core/chart.h) for every kinematics and RNEA pass of the problem.
+  void bind_chart(const Mat3* chart) { kin_.chart = kin_a_.chart = rnea_ws_.chart = chart; }
   /// NE only: T_dot_j (per link) and W_{k,j} = d T_dot_j / d theta_k (at [j * n_q + k]).
   void velocity_frames(const VecX& theta, std::vector<Mat3>& Rd, std::vector<Vec3>& td,
                        std::vector<Mat3>& WR, std::vector<Vec3>& Wt);

@@ -82,6 +82,8 @@ struct PbdWorkspace : Workspace {
   LmWorkspace lm;    ///< LM's iterates and matrices
   double lambda_last = 0;  ///< LM's final lambda of the last converged step (0: none; a warm start)
   void reset_carry() override { lambda_last = 0; }
+  void bind_chart(const Mat3* chart) override { kin.chart = kin_a.chart = kin_n.chart = chart; }
+  void charts_moved() override { theta_cs.setConstant(std::numeric_limits<double>::quiet_NaN()); }
   PbdStepInput in;   ///< the current step's constants
 };
 

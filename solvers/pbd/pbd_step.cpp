@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/chart.h"
 #include "core/error.h"
 #include "solvers/pbd/pbd_objective.h"
 #include "solvers/pbd/pbd_residual.h"
@@ -62,6 +63,7 @@ struct Eq6Objective final : LmObjective {
   Eq6Objective(const Model& m, const PbdStepInput& in, PbdWorkspace& ws, HessianKind k)
       : m(m), in(in), ws(ws), kind(k) {}
   double value(const VecX& x) override { return pbd_energy(m, in, x, ws); }
+  bool admissible(const VecX& x) const override { return chart_admissible(m, x); }
   void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) override {
     pbd_energy_derivatives(m, in, x, ws, F, g, &B, kind);
     res = g.lpNorm<Eigen::Infinity>();
@@ -87,6 +89,7 @@ struct Eq13Objective final : LmObjective {
   // r and J_r share FK, the contact set and the moments: J_r costs ~1.4x r alone, so evaluating
   // both at every candidate wins as soon as most candidates are accepted (warm-started lambda)
   bool full_at_candidate() const override { return true; }
+  bool admissible(const VecX& x) const override { return chart_admissible(m, x); }
   void evaluate(const VecX& x, double& F, VecX& g, MatX& B, double& res) override {
     pbfd_residual(m, in, x, ws, r, &Jr);
     F = 0.5 * r.squaredNorm();

@@ -108,6 +108,8 @@ struct NeSmoothStep {
   VecX v, f, th_bar, th_dot_bar, tmp;
   CrbaScratch crba;
   RneaScratch rnea;
+  /// The rollout's rotation charts for H and the bias forces (core/chart.h).
+  void bind_chart(const Mat3* chart) { crba.kin.chart = rnea.chart = chart; }
 };
 
 /// Fills out at (theta, theta_prev) with controls u (constant torques + optional stable-PD servo,

@@ -393,6 +393,52 @@ TEST_CASE("mujoco import: the (qpos, qvel) map round-trips and agrees with MuJoC
   });
 }
 
+TEST_CASE("mujoco import: in rotation charts the poses equal MuJoCo's and (qpos, qvel) round-trip at any orientation",
+          "[mujoco][chart]") {
+  for_each_state(17, [](const MujocoImport& imp, const Model& model, MjModelPtr& mj, const VecX& th, const VecX& thd) {
+    if (model.n_chart == 0) return;
+    std::mt19937 rng(1700 + model.n_q);
+    std::uniform_real_distribution<double> U(-M_PI, M_PI);
+    std::vector<Mat3> chart(size_t(model.n_chart));
+    for (Mat3& C : chart)
+      C = axis_rotation(Vec3::UnitZ(), U(rng)) * axis_rotation(Vec3::UnitY(), U(rng)) * axis_rotation(Vec3::UnitX(), U(rng));
+    // theta in random charts -> qpos: MuJoCo's poses are bigstep's kinematics in those charts
+    VecX qpos, th2, qpos2, qvel, thd2, qvel2;
+    qpos_from_theta(imp, th, qpos, chart.data());
+    mju_copy(mj.d->qpos, qpos.data(), imp.nq);
+    mj_kinematics(mj.m, mj.d);
+    Kinematics kin(model);
+    kin.chart = chart.data();
+    forward_kinematics(model, th, kin);
+    for (int b = 1; b < int(mj.m->nbody); ++b) {
+      const int L = imp.body_link[b];
+      if (L < 0) continue;
+      const Mat3 R_mj = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(mj.d->xmat + 9 * b);
+      const Vec3 x_mj(mj.d->xpos[3 * b], mj.d->xpos[3 * b + 1], mj.d->xpos[3 * b + 2]);
+      INFO("body " << imp.body_name[b]);
+      CHECK((kin.R[L] * imp.body_R[b] - R_mj).norm() < tol(1e-12));
+      CHECK((kin.R[L] * imp.body_t[b] + kin.t[L] - x_mj).norm() < tol(1e-12));
+    }
+    // qpos -> (theta, charts) -> qpos
+    std::vector<Mat3> chart2(chart.size());
+    theta_from_qpos(imp, qpos, th2, chart2.data());
+    qpos_from_theta(imp, th2, qpos2, chart2.data());
+    CHECK((qpos2 - qpos).cwiseAbs().maxCoeff() < tol(1e-12));
+    // every joint turned to a middle angle of exactly 90 degrees: the rates still exist
+    VecX th90 = th;
+    for (int c = 0; c < model.n_chart; ++c) th90[model.chart_dof[c] + 1] = M_PI / 2;
+    qpos_from_theta(imp, th90, qpos);
+    theta_from_qpos(imp, qpos, th2, chart2.data());
+    for (int c = 0; c < model.n_chart; ++c) CHECK(th2.segment<3>(model.chart_dof[c]).norm() < 1e-12);
+    qvel = thd;
+    theta_dot_from_qvel(imp, th2, qvel, thd2);
+    qvel_from_theta_dot(imp, th2, thd2, qvel2);
+    CHECK((qvel2 - qvel).cwiseAbs().maxCoeff() < tol(1e-12));
+    qpos_from_theta(imp, th2, qpos2, chart2.data());
+    CHECK((qpos2 - qpos).cwiseAbs().maxCoeff() < tol(1e-12));
+  });
+}
+
 TEST_CASE("mujoco import: model, geoms, actuators and keyframes of the kitchen model", "[mujoco]") {
   const std::string path = write_temp("kitchen.xml", kKitchen);
   const MujocoImport imp = import_mujoco(path);
