@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/chart.h"
 #include "core/error.h"
 #include "solvers/pbd/pbd_batch_team.h"
 #include "solvers/registry.h"
@@ -220,7 +221,11 @@ class TeamEngine final : public BatchEngine {
       team_.b.theta_into(k, done_, b.theta.data() + k * n);
       // 4. check outputs
       theta_ = b.row(b.theta, k);
-      const unsigned st = team_.b.step_status(k, done_) | stages_.check_outputs(0, theta_);
+      unsigned st = team_.b.step_status(k, done_) | stages_.check_outputs(0, theta_);
+      // the team form has no rotation charts yet (core/chart.h): a free or ball joint within 10
+      // degrees of its Euler angles' singularity is flagged and held, not stepped on (the
+      // residual loses a direction there and a wrong point can look converged)
+      if (!chart_admissible(sc_.model, theta_)) st |= STATUS_GIMBAL_LOCK;
       b.status[k] = st | (b.status[k] & STATUS_NOT_CONVERGED);
       b.iterations[k] = team_.b.iterations(k, done_);
       b.residual[k] = lockstep_ ? team_.b.residual(k) : std::nan("");  // free-running: only the last step's is kept

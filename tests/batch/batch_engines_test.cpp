@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/chart.h"
 #include "core/error.h"
 #include "batch/batch_engines.h"
 #include "envs/tasks.h"
@@ -447,4 +448,31 @@ TEST_CASE("batch engines: the team engine refuses an inverse-dynamics controller
   const Initial in(sc, 2);
   CHECK_THROWS_WITH(make_batch_engine(sc, BackendChoice{}, in.b, in.p),
                     Catch::Contains("controller.type = id_qp_mu") && Catch::Contains("batch.engine=reference"));
+}
+
+TEST_CASE("batch engines: the team form flags a free joint near its Euler singularity instead of stepping it",
+          "[batch][team][chart]") {
+  // the team form has no rotation charts yet (the reference re-anchors, core/chart.h): a base
+  // within 10 degrees of ry = 90 is held with STATUS_GIMBAL_LOCK; the other rollout steps on
+  const Scene sc = chain("team");
+  Initial init(sc, 2);
+  StateBatch& b = init.b;
+  RolloutParamTable& p = init.p;
+  const int n = sc.model.n_q, pitch = sc.model.chart_dof[0] + 1;
+  b.theta[pitch] = b.theta_prev[pitch] = 1.5;  // rollout 0 at 86 degrees, the other at 0
+  const auto engine = make_batch_engine(sc, BackendChoice{}, b, p);
+  int flagged_at = -1;
+  std::vector<double> held;
+  for (int s = 0; s < 8; ++s) {
+    engine->step(b, p);
+    CHECK((b.status[1] & STATUS_GIMBAL_LOCK) == 0);
+    if (flagged_at < 0 && (b.status[0] & STATUS_GIMBAL_LOCK)) {
+      flagged_at = s;
+      held.assign(b.theta.begin(), b.theta.begin() + n);
+      CHECK(std::abs(std::cos(held[size_t(pitch)])) < kChartTrialCos);
+    } else if (flagged_at >= 0) {
+      CHECK(std::vector<double>(b.theta.begin(), b.theta.begin() + n) == held);  // held from then on
+    }
+  }
+  CHECK(flagged_at >= 0);
 }

@@ -156,9 +156,9 @@ TEST_CASE("orientation: a cube tumbling onto a side face comes to rest on it (NE
 
 TEST_CASE("orientation: cubes dropped in random orientations and spins all come to rest on a face, every integrator",
           "[orientation][drops]") {
-  // 20 drops per integrator here (about 90 s of CPU); BIGSTEP_DROPS=1000 runs the full sweep
+  // 12 drops per integrator here (about 50 s of CPU); BIGSTEP_DROPS=1000 runs the full sweep
   const char* env = std::getenv("BIGSTEP_DROPS");
-  const int n_drops = env ? std::max(1, std::atoi(env)) : 20;
+  const int n_drops = env ? std::max(1, std::atoi(env)) : 12;
   for (const Method& me : kMethods) {
     const Scene sc = cube_scene(me, 2.0);
     const std::unique_ptr<Integrator> integ = make_integrator(sc);
@@ -176,7 +176,8 @@ TEST_CASE("orientation: cubes dropped in random orientations and spins all come 
         WARN(me.type << " drop " << i << ": face " << dr.face << " height " << dr.height << " speed " << dr.speed
                      << " status bits " << dr.status << " up " << dr.up.transpose());
     }
-    INFO(me.type << ": " << n_drops << " drops");
+    WARN(me.type << ": " << n_drops << " drops: " << aborted << " aborted, " << nonfinite << " non-finite, " << off_face
+                 << " not at rest on a face");
     CHECK(aborted == 0);
     CHECK(nonfinite == 0);
     CHECK(off_face == 0);
@@ -214,9 +215,9 @@ integrator: {type: pbfd, dt: 0.01, duration: 3.0}
       err = std::max(err, (Rb - Rh).norm());
       swing = std::max(swing, std::abs(rh.theta[i][0]));
     }
-    INFO("largest orientation difference " << err << ", hinge swing " << swing);
+    WARN(type << ": largest orientation difference " << err << ", hinge swing " << swing);
     CHECK(swing > 1.5);  // it swung through the bottom to the far side
-    CHECK(err < 1e-6);
+    CHECK(err < 1e-9);  // measured 7e-14 .. 3e-12
   }
 }
 
@@ -284,8 +285,8 @@ integrator: {type: ne_lcp, dt: 0.001, duration: 4.0}
       dL = std::max(dL, (momentum(w) - L0).norm() / L0.norm());
       dE = std::max(dE, std::abs(0.5 * w.dot(I.cwiseProduct(w)) - E0) / E0);
     }
-    INFO("flip at " << t_flip << " s (RK4 " << t_flip_ref << " s), |dL|/|L| " << dL << ", |dE|/E " << dE
-                    << ", chart re-anchors " << anchors);
+    WARN(me.type << ": flip at " << t_flip << " s (RK4 " << t_flip_ref << " s), |dL|/|L| " << dL << ", |dE|/E "
+                 << dE << ", chart re-anchors " << anchors);
     CHECK(anchors > 0);
     CHECK(t_flip == Approx(t_flip_ref).epsilon(0.1));
     CHECK(dL < 0.05);
