@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/chart.h"
 #include "core/crba.h"
 #include "core/error.h"
 #include "core/model_view.h"
@@ -96,6 +97,28 @@ class BatchEnv {
   }
   nb::ndarray<nb::numpy, double> theta() const { return to_numpy(b_.theta.data(), b_.K, b_.n_q); }
   nb::ndarray<nb::numpy, double> theta_prev() const { return to_numpy(b_.theta_prev.data(), b_.K, b_.n_q); }
+  // (K, n_chart x 9): each rollout's rotation charts, each 3 x 3 row by row (core/chart.h)
+  nb::ndarray<nb::numpy, double> chart() const {
+    const int nc = sc_.model.n_chart;
+    std::vector<double> flat(size_t(b_.K) * size_t(nc) * 9);
+    for (int k = 0; k < b_.K; ++k)
+      for (int c = 0; c < nc; ++c) {
+        const Mat3 C = b_.chart.empty() ? Mat3::Identity() : b_.chart[size_t(k) * nc + c];
+        for (int e = 0; e < 9; ++e) flat[(size_t(k) * nc + c) * 9 + e] = C(e / 3, e % 3);
+      }
+    return to_numpy(flat.data(), b_.K, size_t(nc) * 9);
+  }
+  // (K, n_q): theta with every chart undone, the world ZYX angles of each ball / free joint
+  nb::ndarray<nb::numpy, double> theta_world() const {
+    std::vector<double> flat(b_.theta);
+    VecX row(b_.n_q);
+    for (int k = 0; k < b_.K; ++k) {
+      row = b_.row(b_.theta, k);
+      to_identity_chart(sc_.model, b_.chart_row(k, sc_.model.n_chart), row);
+      std::copy(row.data(), row.data() + b_.n_q, flat.data() + size_t(k) * b_.n_q);
+    }
+    return to_numpy(flat.data(), b_.K, b_.n_q);
+  }
   nb::ndarray<nb::numpy, uint32_t> status() const { return to_numpy(b_.status.data(), b_.K, 1); }
   nb::ndarray<nb::numpy, int> iterations() const { return to_numpy(b_.iterations.data(), b_.K, 1); }
   nb::ndarray<nb::numpy, double> mass_scale() const {
@@ -402,6 +425,11 @@ NB_MODULE(_bigstep, m) {
            "or state go non-finite is flagged in status and held; the others are unaffected.")
       .def_prop_ro("theta", &BatchEnv::theta, nb::rv_policy::move, "(K, n_q) configurations theta_n (a copy)")
       .def_prop_ro("theta_prev", &BatchEnv::theta_prev, nb::rv_policy::move, "(K, n_q) theta_{n-1}; velocity = (theta - theta_prev) / dt")
+      .def_prop_ro("chart", &BatchEnv::chart, nb::rv_policy::move,
+                   "(K, n_chart * 9) the rotation chart of each ball / free joint, 3 x 3 row by row: theta's Euler "
+                   "angles of that joint are read in it (docs/methods/orientation.md)")
+      .def_prop_ro("theta_world", &BatchEnv::theta_world, nb::rv_policy::move,
+                   "(K, n_q) theta with the charts undone: each ball / free joint's world ZYX angles")
       .def_prop_ro("status", &BatchEnv::status, nb::rv_policy::move, "(K,) status bits of the last step (failure bits are sticky)")
       .def_prop_ro("iterations", &BatchEnv::iterations, nb::rv_policy::move, "(K,) solver iterations of the last step")
       .def_prop_ro("episode", &BatchEnv::episode, nb::rv_policy::move, "(K,) resets of each rollout so far")

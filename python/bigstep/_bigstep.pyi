@@ -50,6 +50,8 @@ class BatchEnv:
     def step(self, tau: Optional[F64] = None) -> F64: ...
     theta: F64
     theta_prev: F64
+    chart: F64        # (K, n_chart * 9): each ball / free joint's rotation chart, row by row
+    theta_world: F64  # (K, n_q): theta with the charts undone (world ZYX angles)
     status: npt.NDArray[np.uint32]
     iterations: npt.NDArray[np.int32]
     episode: npt.NDArray[np.uint32]

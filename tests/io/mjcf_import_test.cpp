@@ -492,7 +492,7 @@ TEST_CASE("mujoco import: model, geoms, actuators and keyframes of the kitchen m
   REQUIRE(imp.keyframes.size() == 1);
   CHECK(imp.keyframes[0].name == "k");
   VecX kq, kv;
-  qpos_from_theta(imp, imp.keyframes[0].theta, kq);
+  qpos_from_theta(imp, imp.keyframes[0].theta, kq, imp.keyframes[0].chart.data());
   qvel_from_theta_dot(imp, imp.keyframes[0].theta, imp.keyframes[0].theta_dot, kv);
   VecX key_q = Eigen::Map<const VecX>(mj.m->key_qpos, imp.nq);
   for (int a : {3, 7}) key_q.segment<4>(a).normalize();  // MuJoCo normalises at compile time too

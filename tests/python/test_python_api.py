@@ -175,3 +175,18 @@ def test_model_arrays_export_every_table_field(bigstep_py):
     env = bigstep_py.BatchEnv(CHAIN, rollouts=1, overrides=over)
     b = env.model_arrays
     assert sorted(b) == sorted(a) and all(np.array_equal(a[n], b[n]) for n in a)
+
+
+def test_batch_env_charts_and_world_angles(bigstep_py):
+    # a floating base started past 45 degrees of pitch, in free fall: its first step re-anchors the chart
+    # (docs/methods/orientation.md); theta_world undoes the chart and keeps the world orientation
+    lift = "initial.theta=[0, 0, 3.0, 0.2, 1.2, -0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0]"  # high above the floor
+    env = bigstep_py.BatchEnv(CHAIN, rollouts=2, seed=1, overrides=[lift, "batch.perturb_theta_dot=0"])
+    np.testing.assert_array_equal(env.chart, np.tile(np.eye(3).ravel(), (2, 1)))
+    np.testing.assert_array_equal(env.theta_world, env.theta)  # identity charts: the same angles
+    env.step()
+    C = env.chart.reshape(2, 3, 3)
+    assert not np.allclose(C[0], np.eye(3))
+    np.testing.assert_allclose(C[0] @ C[0].T, np.eye(3), atol=1e-14)
+    assert abs(env.theta[0, 4]) < 0.1           # the angles now start near the new chart's origin
+    assert abs(env.theta_world[0, 4] - 1.2) < 0.1  # the world pitch moved by one step only

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "batch/rollout.h"
 #include "core/chart.h"
 #include "core/kinematics.h"
+#include "io/mjcf_import.h"
 #include "io/scene.h"
 #include "tests/support/random_models.h"
 
@@ -308,15 +311,17 @@ TEST_CASE("orientation: a humanoid lying face down, on its back and on its side 
   const Pose poses[] = {{"face down", 4, M_PI / 2, Vec3::UnitX()},
                         {"on its back", 4, -M_PI / 2, -Vec3::UnitX()},
                         {"on its side", 5, M_PI / 2, -Vec3::UnitY()}};
-  for (const char* type : {"pbfd", "ne_lcp"}) {
+  // PBFD at the task's 15 ms, NE-LCP at 3 ms
+  const std::vector<std::vector<std::string>> methods = {{"integrator.type=pbfd", "integrator.dt=0.015"},
+                                                         {"integrator.type=ne_lcp", "integrator.dt=0.003"}};
+  for (const std::vector<std::string>& method : methods) {
     for (const Pose& p : poses) {
-      INFO(type << ", " << p.name);
+      INFO(method[0] << ", " << p.name);
       Scene sc = load_scene_text(R"(scene: humanoid_lying
 model: {mjcf: 'gymnasium:humanoid.xml', allow: [tendons]}
 integrator: {type: pbfd, dt: 0.015, duration: 1.5}
 )",
-                                 "humanoid", {std::string("integrator.type=") + type,
-                                              std::string("integrator.dt=") + (type[0] == 'p' ? "0.015" : "0.003")});
+                                 "humanoid", method);
       sc.theta0[2] = 0.3;
       sc.theta0[p.dof] = p.angle;
       const Rollout r = simulate(sc);
@@ -328,6 +333,45 @@ integrator: {type: pbfd, dt: 0.015, duration: 1.5}
       CHECK((k.R[0] * p.down).z() < -0.7);                // still the same way down
     }
   }
+}
+
+TEST_CASE("orientation: an MJCF keyframe at pitch 90 degrees with a spin loads and runs", "[orientation][mujoco]") {
+  // its Euler rates do not exist in the identity chart: the import anchors the free joint's chart
+  // at the keyframe's orientation, the scene starts in it, and qpos / qvel round-trip exactly
+  const std::string path = (std::filesystem::temp_directory_path() / "bigstep_keyframe_pitch90.xml").string();
+  {
+    std::ofstream f(path);
+    f << R"(<mujoco><worldbody><geom type="plane" size="2 2 .1"/>
+  <body name="box" pos="0 0 0.3"><freejoint/><geom type="box" size=".1 .1 .1" mass="1"/></body>
+  </worldbody><keyframe>
+  <key name="side" qpos="0 0 0.3 0.7071067811865476 0 0.7071067811865476 0" qvel="0 0 0 1 2 3"/>
+  </keyframe></mujoco>)";
+  }
+  for (const char* type : {"pbfd", "ne_lcp"}) {
+    INFO(type);
+    Scene sc = load_scene_text("scene: key90\nmodel: {mjcf: '" + path + "'}\ninitial: {keyframe: side}\n"
+                               "integrator: {type: pbfd, dt: 0.005, duration: 0.5}\n",
+                               "key90", {std::string("integrator.type=") + type});
+    REQUIRE(sc.imported);
+    const auto& key = sc.imported->keyframes.at(0);
+    REQUIRE(key.chart.size() == 1);
+    CHECK(key.chart[0] != Mat3::Identity());
+    CHECK(key.theta.segment<3>(3).norm() < 1e-12);
+    REQUIRE(sc.chart0.size() == 1);
+    CHECK(sc.chart0[0] == key.chart[0]);
+    VecX qpos, qvel;
+    qpos_from_theta(*sc.imported, sc.theta0, qpos, sc.chart0.data());
+    qvel_from_theta_dot(*sc.imported, sc.theta0, sc.theta_dot0, qvel);
+    VecX q_ref(7), v_ref(6);
+    q_ref << 0, 0, 0.3, std::sqrt(0.5), 0, std::sqrt(0.5), 0;
+    v_ref << 0, 0, 0, 1, 2, 3;
+    CHECK((qpos - q_ref).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((qvel - v_ref).cwiseAbs().maxCoeff() < 1e-12);
+    const Rollout r = simulate(sc);
+    check_whole_run(sc, r);
+    CHECK(*r.chart_of(0) == sc.chart0[0]);
+  }
+  std::filesystem::remove(path);
 }
 #endif
 
