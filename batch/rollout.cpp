@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 
-#include "core/chart.h"
 #include "core/inertia.h"
 #include "batch/batch.h"
 #include "batch/step_stages.h"
@@ -180,12 +179,6 @@ void id_metrics(const Scene& sc, const Rollout& r, Metrics& out) {
 }
 
 }  // namespace
-
-VecX Rollout::world_theta(const Model& m, size_t i) const {
-  VecX th = theta[i];
-  to_identity_chart(m, chart_of(i), th);
-  return th;
-}
 
 Metrics compute_metrics(const Scene& sc, const Rollout& r) {
   const Model& m = sc.model;

@@ -13,8 +13,6 @@ struct Rollout {
   /// (core/chart.h); chart_of(i) gives the pointer the kinematics take
   std::vector<std::vector<Mat3>> chart;
   const Mat3* chart_of(size_t i) const { return chart.empty() ? nullptr : chart[i].data(); }
-  /// theta[i] with every angle in the identity chart (the world ZYX angles: what files show)
-  VecX world_theta(const Model& m, size_t i) const;
   std::vector<StepStats> stats;       ///< (steps_run) per step
   std::vector<double> step_wall_s;    ///< (steps_run) wall time per step [s]
   int steps_run = 0;
